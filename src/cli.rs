@@ -1,0 +1,242 @@
+//! The command line, as clap derive types.
+//!
+//! The parser, the man pages (`man/*.1`, checked by a test) and the shell
+//! completions (`yaraus completions SHELL`) all come from these definitions,
+//! so they cannot disagree. Options shared by every subcommand are `global`:
+//! they may stand before or after the subcommand's name.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::time::Duration;
+
+/// Exit statuses, for `--help` and the man page.
+const EXIT_STATUS: &str = "\
+Exit status:
+  0..123  the command's own exit status (run)
+  2       usage error: bad flag, malformed URL, nonsense duration or range
+  69      Redis unreachable, timed out, refused authentication, or no such db
+  75      nothing available within --wait (no free id)
+  124     the claim was lost while the command ran; the command was killed
+  125     another failure of yaraus (pool not initialised, key of the wrong type, ...)
+  126     the command could not be executed
+  127     the command was not found
+  128+N   the command died of signal N (or yaraus was stopped by signal N before it ran)";
+
+/// Lease scarce cluster-wide things from Redis to the processes that need them.
+#[derive(Parser, Debug)]
+#[command(
+    name = "yaraus",
+    version,
+    about,
+    long_about = "yaraus hands out scarce, cluster-wide things from Redis to ordinary processes: \
+a unique worker id for a snowflake-style id generator, held for as long as the process runs, \
+renewed in the background, and taken away (the process killed) if it is lost.",
+    after_long_help = EXIT_STATUS,
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand understands.
+#[derive(Args, Debug, Clone)]
+pub struct GlobalArgs {
+    /// Redis URL: redis://[user:password@]host[:port][/db], rediss:// (TLS),
+    /// unix:///path/redis.sock or redis+unix:///path?db=N. A query parameter
+    /// ?ns=NAME sets the namespace. Subcommands that use several independent
+    /// servers take the option several times (or a comma-separated list).
+    #[arg(
+        long = "redis",
+        visible_alias = "server",
+        env = "YARAUS_REDIS",
+        global = true,
+        value_name = "URL",
+        value_delimiter = ',',
+        default_value = "redis://localhost:6379/0?ns=yaraus",
+        hide_env_values = true
+    )]
+    pub redis: Vec<String>,
+
+    /// Key namespace (prefix of every key); overrides ?ns= in the URL. [default: yaraus]
+    #[arg(
+        long,
+        short = 'N',
+        env = "YARAUS_NAMESPACE",
+        global = true,
+        value_name = "NAME"
+    )]
+    pub namespace: Option<String>,
+
+    /// How long to wait for Redis to connect, and for replicas to confirm a write.
+    #[arg(long, global = true, value_name = "DURATION", default_value = "2s", value_parser = positive_duration)]
+    pub timeout: Duration,
+
+    /// Print only errors and warnings.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create a pool of worker ids, or grow or shrink it.
+    #[command(after_long_help = EXIT_STATUS)]
+    Init(InitArgs),
+    /// Lease a worker id and run COMMAND with it for as long as it runs.
+    #[command(after_long_help = EXIT_STATUS)]
+    Run(RunArgs),
+    /// Print the pool's statistics.
+    #[command(after_long_help = EXIT_STATUS)]
+    Stats(StatsArgs),
+    /// List every id of the pool, who holds it, and until when.
+    #[command(after_long_help = EXIT_STATUS)]
+    List(ListArgs),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(
+    long_about = "Create the pool of worker ids MIN..=MAX. Running it again with the same range \
+says \"already initialized\". A different range grows the pool (new ids are free at once) or \
+shrinks it, which is refused while any id to be removed is leased. Large pools are written in \
+chunks, and a new pool becomes visible only when complete."
+)]
+pub struct InitArgs {
+    /// Smallest worker id.
+    #[arg(long, default_value_t = 1)]
+    pub min: u64,
+    /// Largest worker id.
+    #[arg(long, default_value_t = 1023)]
+    pub max: u64,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    long_about = "Lease a worker id, wait --delay so that a previous holder of the id has \
+stopped, then run COMMAND with every occurrence of the placeholder in its arguments replaced \
+by the id (also exported as YARAUS_WORKER_ID, with YARAUS_CLIENT_ID). The lease is renewed \
+every --interval; if it is lost, or cannot be renewed before it would run out, COMMAND's \
+process group gets SIGTERM, then SIGKILL after --kill-after, and yaraus exits 124. The id is \
+released when COMMAND ends.\n\n\
+Safeguards: --expire at least 1s, --interval at most expire/2, --delay at least \
+2 x interval + kill-after. A value that breaks one is raised, with a warning, unless \
+--no-safeguards is given."
+)]
+pub struct RunArgs {
+    /// Text replaced by the worker id in COMMAND's arguments.
+    #[arg(long, default_value = "<>", value_name = "TEXT")]
+    pub replacement: String,
+
+    /// How often the lease is renewed.
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = positive_duration)]
+    pub interval: Duration,
+
+    /// Wait this long after leasing before starting COMMAND. [default: 2 x interval + kill-after]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub delay: Option<Duration>,
+
+    /// Lease length written to Redis at each renewal.
+    #[arg(long, default_value = "30m", value_name = "DURATION", value_parser = positive_duration)]
+    pub expire: Duration,
+
+    /// After SIGTERM, wait this long before SIGKILL.
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = duration)]
+    pub kill_after: Duration,
+
+    /// Give up (exit 75) if no id is free within this time. [default: wait forever]
+    #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration)]
+    pub wait: Option<Duration>,
+
+    /// Accept --expire, --interval and --delay as given, even when unsafe.
+    #[arg(long, visible_alias = "i-am-a-database-removable-specialist")]
+    pub no_safeguards: bool,
+
+    /// The command to run, and its arguments.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = StatsFormat::Json)]
+    pub format: StatsFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatsFormat {
+    /// A JSON object, with the Go yaraus's field names.
+    Json,
+    /// Prometheus text exposition format (for node_exporter's textfile collector).
+    Prometheus,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Json)]
+    pub format: ListFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListFormat {
+    /// A JSON array of {client_id, id, expire_at, using, ttl}, streamed.
+    Json,
+    /// Aligned columns for people.
+    Table,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// A humantime duration (`500ms`, `2s`, `30m`, `1h 30m`); a bare `0` is zero.
+pub fn duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    humantime::parse_duration(s).map_err(|e| {
+        format!("'{s}' is not a duration ({e}); write it like 500ms, 2s, 30m or 1h30m")
+    })
+}
+
+/// A duration that must be more than zero.
+pub fn positive_duration(s: &str) -> Result<Duration, String> {
+    let d = duration(s)?;
+    if d.is_zero() {
+        return Err(format!("'{s}' must be more than zero"));
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(duration("0").unwrap(), Duration::ZERO);
+        assert!(duration("soon").is_err());
+        assert!(duration("-1s").is_err());
+        assert!(positive_duration("0s").is_err());
+    }
+}

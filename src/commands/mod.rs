@@ -1,0 +1,75 @@
+//! One function per subcommand: turn parsed arguments into library calls and
+//! output. Each returns the exit status on success; errors carry their own.
+
+mod pool;
+mod run;
+
+use crate::cli::{Cli, Command, GlobalArgs};
+use crate::error::{Error, Result};
+use crate::lease::PoolKeys;
+use crate::store::{Store, Target, Timeouts};
+use clap::CommandFactory;
+
+/// Runs the parsed command line; returns the exit status.
+pub async fn execute(cli: Cli) -> Result<i32> {
+    crate::log::set_quiet(cli.global.quiet);
+    match cli.command {
+        Command::Init(args) => pool::init(&PoolContext::new(&cli.global)?, args).await,
+        Command::Run(args) => run::run(&PoolContext::new(&cli.global)?, args).await,
+        Command::Stats(args) => pool::stats(&PoolContext::new(&cli.global)?, args).await,
+        Command::List(args) => pool::list(&PoolContext::new(&cli.global)?, args).await,
+        Command::Completions(args) => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(args.shell, &mut cmd, "yaraus", &mut std::io::stdout());
+            Ok(0)
+        }
+    }
+}
+
+/// The parsed `--redis` URLs, in order.
+pub fn targets(global: &GlobalArgs) -> Result<Vec<Target>> {
+    global.redis.iter().map(|u| Target::parse(u)).collect()
+}
+
+/// The namespace: `--namespace`, else `?ns=` of the URL, else `yaraus`.
+pub fn namespace(global: &GlobalArgs, target: &Target) -> Result<String> {
+    let ns = global
+        .namespace
+        .clone()
+        .or_else(|| target.namespace().map(str::to_string))
+        .unwrap_or_else(|| "yaraus".into());
+    if ns.is_empty() {
+        return Err(Error::Usage("the namespace must not be empty".into()));
+    }
+    Ok(ns)
+}
+
+/// What every worker-id pool subcommand needs: one server and a namespace.
+pub struct PoolContext {
+    pub target: Target,
+    pub keys: PoolKeys,
+    pub timeouts: Timeouts,
+}
+
+impl PoolContext {
+    fn new(global: &GlobalArgs) -> Result<PoolContext> {
+        let mut targets = targets(global)?;
+        if targets.len() != 1 {
+            return Err(Error::Usage(format!(
+                "the worker-id pool lives on one Redis server (with its replicas); got {} --redis URLs",
+                targets.len()
+            )));
+        }
+        let target = targets.remove(0);
+        let ns = namespace(global, &target)?;
+        Ok(PoolContext {
+            keys: PoolKeys::new(&ns),
+            target,
+            timeouts: Timeouts::from_timeout(global.timeout),
+        })
+    }
+
+    pub async fn connect(&self) -> Result<Store> {
+        Store::connect(&self.target, self.timeouts).await
+    }
+}

@@ -1,0 +1,152 @@
+//! `init`, `stats` and `list`: the one-shot companions of `run`.
+
+use super::PoolContext;
+use crate::cli::{InitArgs, ListArgs, ListFormat, StatsArgs, StatsFormat};
+use crate::error::{Error, Result};
+use crate::lease::{self, InitOutcome, ListEntry, Stats};
+use std::io::Write;
+
+pub async fn init(ctx: &PoolContext, args: InitArgs) -> Result<i32> {
+    if args.min > args.max {
+        return Err(Error::Usage(format!(
+            "--min {} is greater than --max {}: the pool would be empty",
+            args.min, args.max
+        )));
+    }
+    let mut store = ctx.connect().await?;
+    match lease::init(&mut store, &ctx.keys, args.min, args.max).await? {
+        InitOutcome::Created { min, max } => {
+            crate::info!("initialized: ids {min}..{max} in {}", ctx.keys.ids)
+        }
+        InitOutcome::Already { min, max } => {
+            crate::info!("already initialized: ids {min}..{max} in {}", ctx.keys.ids)
+        }
+        InitOutcome::Resized {
+            from,
+            to,
+            added,
+            removed,
+        } => crate::info!(
+            "resized {} from {}..{} to {}..{}: {added} ids added, {removed} removed",
+            ctx.keys.ids,
+            from.0,
+            from.1,
+            to.0,
+            to.1
+        ),
+    }
+    Ok(0)
+}
+
+pub async fn stats(ctx: &PoolContext, args: StatsArgs) -> Result<i32> {
+    let mut store = ctx.connect().await?;
+    let stats = lease::stats(&mut store, &ctx.keys).await?;
+    let text = match args.format {
+        StatsFormat::Json => {
+            serde_json::to_string_pretty(&stats).map_err(|e| Error::Redis(e.to_string()))? + "\n"
+        }
+        StatsFormat::Prometheus => prometheus(&stats, &ctx.keys.ids),
+    };
+    write_out(text.as_bytes())?;
+    Ok(0)
+}
+
+/// The Prometheus text exposition format: counters for the Go tool's event
+/// counts, gauges for the rest, each labelled with the pool.
+fn prometheus(stats: &Stats, pool: &str) -> String {
+    let label = pool.replace('\\', "\\\\").replace('"', "\\\"");
+    let mut out = String::new();
+    for (i, (name, value)) in stats.figures().into_iter().enumerate() {
+        let kind = if i < 8 { "counter" } else { "gauge" };
+        let help = match name {
+            "client_id_count" => "Client ids handed out.",
+            "client_get_id_count" => "Attempts to lease an id.",
+            "client_get_id_success" => "Attempts to lease an id that succeeded.",
+            "get_id_no_available_id" => "Attempts to lease an id that found none free.",
+            "extend_ttl_count" => "Lease renewals attempted.",
+            "extend_ttl_success" => "Lease renewals that succeeded.",
+            "extend_ttl_ownership_error" => "Lease renewals that found the id taken.",
+            "extend_ttl_expire_warning" => "Lease renewals of an id that had already expired.",
+            "unusing_ids" => "Ids free now.",
+            "using_ids" => "Ids leased now.",
+            "using_ttl_max" => "Longest remaining lease, seconds.",
+            "using_ttl_mid" => "Median remaining lease, seconds.",
+            _ => "Shortest remaining lease, seconds.",
+        };
+        let metric = if kind == "counter" {
+            format!("yaraus_{name}_total")
+        } else {
+            format!("yaraus_{name}")
+        };
+        out.push_str(&format!(
+            "# HELP {metric} {help}\n# TYPE {metric} {kind}\n{metric}{{pool=\"{label}\"}} {value}\n"
+        ));
+    }
+    out
+}
+
+pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {
+    let mut store = ctx.connect().await?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut first = true;
+    let format = args.format;
+    let header = match format {
+        ListFormat::Json => "[".to_string(),
+        ListFormat::Table => format!(
+            "{:>10}  {:<5}  {:>10}  {:<24}  {}",
+            "ID", "USING", "TTL", "EXPIRE_AT", "CLIENT_ID"
+        ),
+    };
+    let result = lease::list(&mut store, &ctx.keys, |entry: ListEntry| {
+        if first {
+            writeln!(out, "{header}")?;
+        }
+        match format {
+            ListFormat::Json => {
+                if !first {
+                    out.write_all(b",\n")?;
+                }
+                serde_json::to_writer(&mut out, &entry)?;
+            }
+            ListFormat::Table => writeln!(
+                out,
+                "{:>10}  {:<5}  {:>10.3}  {:<24}  {}",
+                entry.id,
+                if entry.using { "yes" } else { "no" },
+                entry.ttl,
+                entry.expire_at,
+                entry.client_id.as_deref().unwrap_or("-")
+            )?,
+        }
+        first = false;
+        Ok(())
+    })
+    .await;
+    result?;
+    let tail = match (format, first) {
+        (ListFormat::Json, true) => "[]\n",
+        (ListFormat::Json, false) => "\n]\n",
+        (ListFormat::Table, true) => "",
+        (ListFormat::Table, false) => "",
+    };
+    out.write_all(tail.as_bytes())
+        .and_then(|_| out.flush())
+        .or_else(ignore_broken_pipe)?;
+    Ok(0)
+}
+
+fn write_out(bytes: &[u8]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|_| out.flush())
+        .or_else(ignore_broken_pipe)
+}
+
+fn ignore_broken_pipe(e: std::io::Error) -> Result<()> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Ok(())
+    } else {
+        Err(Error::Redis(format!("cannot write to stdout: {e}")))
+    }
+}

@@ -1,0 +1,95 @@
+//! Running a child while a claim holds: the shared middle of `run`, `lock`
+//! and every later subcommand that wraps a command.
+//!
+//!     claim (done by the caller) → grace delay → child runs → release
+//!
+//! While the child runs, three things can happen, and [`hold`] waits for all
+//! of them at once: the child ends (release, exit with its status), the
+//! keeper reports the claim lost (kill the child's group, exit 124), or a
+//! signal arrives (forward it to the child's group). The claim is released
+//! on every path, and never before the child's whole group is gone.
+
+use crate::error::{EXIT_LOST, Error, Result};
+use crate::keeper::{Claim, LeaseKeeper};
+use crate::signals::Signals;
+use crate::supervise::{Child, ChildSpec, exit_code};
+use std::time::Duration;
+
+/// How a held child is treated.
+#[derive(Clone, Copy, Debug)]
+pub struct HoldOptions {
+    /// Wait this long after claiming before starting the child.
+    pub delay: Duration,
+    /// After SIGTERM on loss, wait this long before SIGKILL.
+    pub kill_after: Duration,
+    /// Bound on the final release request.
+    pub release_timeout: Duration,
+}
+
+/// Runs `spec` while `keeper` keeps the claim; returns the exit status to
+/// report. Consumes the keeper, releasing the claim at the end.
+pub async fn hold<C: Claim>(
+    mut keeper: LeaseKeeper<C>,
+    spec: &ChildSpec,
+    options: HoldOptions,
+    signals: &mut Signals,
+) -> Result<i32> {
+    if !options.delay.is_zero() {
+        crate::info!(
+            "sleep {} for making sure that the previous holder has stopped",
+            humantime::format_duration(options.delay)
+        );
+        tokio::select! {
+            _ = tokio::time::sleep(options.delay) => {}
+            loss = keeper.lost() => {
+                let claim = keeper.stop().await;
+                return Err(Error::Lost(format!("{} lost before the command started: {loss}", claim.describe())));
+            }
+            sig = signals.recv() => {
+                release(keeper, options).await;
+                return Err(Error::Interrupted(sig as i32));
+            }
+        }
+    }
+
+    crate::info!("starting...");
+    let mut child = match Child::spawn(spec).await {
+        Ok(child) => child,
+        Err(e) => {
+            release(keeper, options).await;
+            return Err(e);
+        }
+    };
+
+    let status = loop {
+        tokio::select! {
+            status = child.wait() => break status,
+            loss = keeper.lost() => {
+                crate::warn!("killing the command (process group {}): {loss}", child.pid());
+                child.terminate(options.kill_after).await;
+                child.kill_leftovers(options.kill_after).await;
+                let claim = keeper.stop().await;
+                return Err(Error::Lost(format!(
+                    "{} lost while the command ran ({loss}); the command was killed (exit {EXIT_LOST})",
+                    claim.describe()
+                )));
+            }
+            sig = signals.recv() => child.signal(sig),
+        }
+    };
+    child.kill_leftovers(options.kill_after).await;
+    release(keeper, options).await;
+    Ok(exit_code(status))
+}
+
+/// Stops the keeper and gives the claim back, within the release timeout.
+pub async fn release<C: Claim>(keeper: LeaseKeeper<C>, options: HoldOptions) {
+    let mut claim = keeper.stop().await;
+    let what = claim.describe();
+    crate::info!("releasing {what}...");
+    match tokio::time::timeout(options.release_timeout, claim.release()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => crate::warn!("could not release {what}: {e}; it will expire by itself"),
+        Err(_) => crate::warn!("could not release {what} in time; it will expire by itself"),
+    }
+}

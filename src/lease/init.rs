@@ -1,0 +1,354 @@
+//! Creating, growing and shrinking a pool, in chunks.
+//!
+//! A pool of 2^22 ids cannot be written by one command without stopping
+//! Redis for seconds, and a Lua loop would be worse. So ids are written
+//! `CHUNK` at a time (each command a few milliseconds of server time), and:
+//!
+//! * a new pool is built under a temporary key that expires by itself if we
+//!   are interrupted, and published with one `RENAME` (O(1) onto a missing
+//!   key): `run` sees no pool or the whole pool, never half of one;
+//! * growing adds free ids to the live pool with `ZADD NX`; each id added is
+//!   usable at once, and running `init` again after an interruption
+//!   finishes the job;
+//! * shrinking is refused while any id to be removed is leased; otherwise
+//!   ids are removed by a script that re-checks each one, so an id leased in
+//!   the meantime is kept and reported.
+//!
+//! The pool's range is recorded in `ns:stats` as `min` and `max`; a pool made
+//! by the Go tool, which has none, is measured by scanning it.
+
+use super::{PoolKeys, WorkerId, pool_error};
+use crate::error::{Error, Result};
+use crate::store::Store;
+use std::ops::RangeInclusive;
+use std::sync::LazyLock;
+
+/// Ids per write; about 5 ms of server time each on a 4-million-id pool.
+const CHUNK: u64 = 10_000;
+/// Ids per shrink script call, which does three commands per id.
+const SHRINK_CHUNK: u64 = 2_000;
+/// Lifetime of a pool under construction, renewed at every chunk.
+const BUILD_TTL_MS: u64 = 120_000;
+
+static FINALIZE: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("finalize_init.lua")));
+static SHRINK: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("shrink.lua")));
+
+/// What `init` did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum InitOutcome {
+    Created {
+        min: u64,
+        max: u64,
+    },
+    Already {
+        min: u64,
+        max: u64,
+    },
+    Resized {
+        from: (u64, u64),
+        to: (u64, u64),
+        added: u64,
+        removed: u64,
+    },
+}
+
+/// Makes the pool hold exactly the ids `min..=max`.
+pub async fn init(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Result<InitOutcome> {
+    if min > max {
+        return Err(Error::Usage(format!(
+            "--min {min} is greater than --max {max}: the pool would be empty"
+        )));
+    }
+    let (ids_type, clients_type, stats_type): (String, String, String) = store
+        .pipeline(
+            redis::pipe()
+                .cmd("TYPE")
+                .arg(&keys.ids)
+                .cmd("TYPE")
+                .arg(&keys.clients)
+                .cmd("TYPE")
+                .arg(&keys.stats),
+        )
+        .await?;
+    for (key, found, want) in [
+        (&keys.ids, &ids_type, "zset"),
+        (&keys.clients, &clients_type, "hash"),
+        (&keys.stats, &stats_type, "hash"),
+    ] {
+        if found != "none" && found != want {
+            return Err(Error::State(format!(
+                "{key} is a {found}, not a {}; it belongs to something else — choose another namespace with --namespace",
+                if want == "zset" { "sorted set" } else { "hash" }
+            )));
+        }
+    }
+    if ids_type == "none" && build(store, keys, min, max).await? {
+        return Ok(InitOutcome::Created { min, max });
+    }
+    let (cur_min, cur_max) = current_range(store, keys).await?;
+    if (cur_min, cur_max) == (min, max) {
+        return Ok(InitOutcome::Already { min, max });
+    }
+    refuse_if_leased_outside(store, keys, min, max).await?;
+
+    let mut added = 0;
+    for range in difference(min..=max, cur_min..=cur_max) {
+        added += add(store, &keys.ids, range).await?;
+    }
+    let mut removed = 0;
+    let mut kept = Vec::new();
+    for range in difference(cur_min..=cur_max, min..=max) {
+        let (r, k) = remove(store, keys, range).await?;
+        removed += r;
+        kept.extend(k);
+    }
+    if !kept.is_empty() {
+        return Err(Error::State(format!(
+            "ids {} were leased while the pool was being shrunk and are still in it; run init again once they are released",
+            kept.iter()
+                .map(|id| id.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    store
+        .query::<()>(
+            redis::cmd("HSET")
+                .arg(&keys.stats)
+                .arg("min")
+                .arg(min)
+                .arg("max")
+                .arg(max),
+        )
+        .await?;
+    Ok(InitOutcome::Resized {
+        from: (cur_min, cur_max),
+        to: (min, max),
+        added,
+        removed,
+    })
+}
+
+/// Builds a new pool under a temporary key and publishes it. False when
+/// another `init` published one first.
+async fn build(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Result<bool> {
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let tmp = format!("{}:building:{}-{nonce}", keys.ids, std::process::id());
+    for (lo, hi) in chunks(min..=max, CHUNK) {
+        let mut zadd = redis::cmd("ZADD");
+        zadd.arg(&tmp);
+        for n in lo..=hi {
+            zadd.arg(0).arg(WorkerId(n).encode());
+        }
+        let mut pipe = redis::pipe();
+        pipe.add_command(zadd)
+            .ignore()
+            .cmd("PEXPIRE")
+            .arg(&tmp)
+            .arg(BUILD_TTL_MS)
+            .ignore();
+        store.pipeline::<()>(&pipe).await?;
+    }
+    let mut invocation = FINALIZE.prepare_invoke();
+    invocation
+        .key(&keys.ids)
+        .key(&tmp)
+        .key(&keys.stats)
+        .arg(max - min + 1)
+        .arg(min)
+        .arg(max);
+    match store.script::<i64>(&invocation).await? {
+        Ok(published) => Ok(published == 1),
+        Err(e) => Err(pool_error(store, &e)),
+    }
+}
+
+/// The range the pool holds now: from `ns:stats`, or measured.
+async fn current_range(store: &mut Store, keys: &PoolKeys) -> Result<(u64, u64)> {
+    let (min, max): (Option<u64>, Option<u64>) = store
+        .query(redis::cmd("HMGET").arg(&keys.stats).arg("min").arg("max"))
+        .await?;
+    if let (Some(min), Some(max)) = (min, max) {
+        return Ok((min, max));
+    }
+    let (min, max) = measure(store, keys).await?;
+    // Record it, so that the next command need not scan.
+    store
+        .query::<()>(
+            redis::cmd("HSET")
+                .arg(&keys.stats)
+                .arg("min")
+                .arg(min)
+                .arg("max")
+                .arg(max),
+        )
+        .await?;
+    Ok((min, max))
+}
+
+/// Scans a pool (one written by the Go tool, say) for its smallest and
+/// largest id.
+pub(crate) async fn measure(store: &mut Store, keys: &PoolKeys) -> Result<(u64, u64)> {
+    let mut cursor: u64 = 0;
+    let mut range: Option<(u64, u64)> = None;
+    loop {
+        let (next, page): (u64, Vec<(String, f64)>) = store
+            .query(
+                redis::cmd("ZSCAN")
+                    .arg(&keys.ids)
+                    .arg(cursor)
+                    .arg("COUNT")
+                    .arg(CHUNK),
+            )
+            .await?;
+        for (member, _) in page {
+            let id = WorkerId::decode(&member).ok_or_else(|| {
+                Error::State(format!(
+                    "the pool {} holds '{member}', which is not an encoded id (A1, B10, …)",
+                    keys.ids
+                ))
+            })?;
+            range = Some(match range {
+                None => (id.0, id.0),
+                Some((lo, hi)) => (lo.min(id.0), hi.max(id.0)),
+            });
+        }
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    range.ok_or_else(|| Error::State(format!("the pool {} is empty", keys.ids)))
+}
+
+/// Refuses, changing nothing, when an id outside `min..=max` is leased now.
+async fn refuse_if_leased_outside(
+    store: &mut Store,
+    keys: &PoolKeys,
+    min: u64,
+    max: u64,
+) -> Result<()> {
+    let (secs, micros): (u64, u64) = store.query(&redis::cmd("TIME")).await?;
+    let now = format!("({secs}.{micros:06}");
+    let leased: Vec<String> = store
+        .query(
+            redis::cmd("ZRANGEBYSCORE")
+                .arg(&keys.ids)
+                .arg(now)
+                .arg("+inf"),
+        )
+        .await?;
+    let outside: Vec<String> = leased
+        .into_iter()
+        .filter(|m| WorkerId::decode(m).is_none_or(|id| id.0 < min || id.0 > max))
+        .collect();
+    if outside.is_empty() {
+        return Ok(());
+    }
+    let owners: Vec<Option<String>> = store
+        .query(redis::cmd("HMGET").arg(&keys.clients).arg(&outside[..1]))
+        .await?;
+    let first = WorkerId::decode(&outside[0]).map_or(outside[0].clone(), |id| id.to_string());
+    Err(Error::State(format!(
+        "refusing to change the pool to {min}..{max}: {} id(s) outside it are leased (id {first} by {}); retry when they are released",
+        outside.len(),
+        owners
+            .first()
+            .cloned()
+            .flatten()
+            .unwrap_or_else(|| "an unknown client".into())
+    )))
+}
+
+async fn add(store: &mut Store, ids: &str, range: RangeInclusive<u64>) -> Result<u64> {
+    let mut added = 0;
+    for (lo, hi) in chunks(range, CHUNK) {
+        let mut zadd = redis::cmd("ZADD");
+        zadd.arg(ids).arg("NX");
+        for n in lo..=hi {
+            zadd.arg(0).arg(WorkerId(n).encode());
+        }
+        added += store.query::<u64>(&zadd).await?;
+    }
+    Ok(added)
+}
+
+async fn remove(
+    store: &mut Store,
+    keys: &PoolKeys,
+    range: RangeInclusive<u64>,
+) -> Result<(u64, Vec<WorkerId>)> {
+    let mut removed = 0;
+    let mut kept = Vec::new();
+    for (lo, hi) in chunks(range, SHRINK_CHUNK) {
+        let mut invocation = SHRINK.prepare_invoke();
+        invocation.key(&keys.ids).key(&keys.clients);
+        for n in lo..=hi {
+            invocation.arg(WorkerId(n).encode());
+        }
+        let k: Vec<String> = match store.script(&invocation).await? {
+            Ok(k) => k,
+            Err(e) => return Err(pool_error(store, &e)),
+        };
+        removed += (hi - lo + 1) - k.len() as u64;
+        kept.extend(k.iter().filter_map(|m| WorkerId::decode(m)));
+    }
+    Ok((removed, kept))
+}
+
+/// `a` minus `b`, as at most two ranges.
+fn difference(a: RangeInclusive<u64>, b: RangeInclusive<u64>) -> Vec<RangeInclusive<u64>> {
+    let (a0, a1, b0, b1) = (*a.start(), *a.end(), *b.start(), *b.end());
+    if b1 < a0 || b0 > a1 {
+        return vec![a];
+    }
+    let mut out = Vec::new();
+    if a0 < b0 {
+        out.push(a0..=b0 - 1);
+    }
+    if b1 < a1 {
+        out.push(b1 + 1..=a1);
+    }
+    out
+}
+
+/// Splits a range into consecutive `(lo, hi)` pieces of at most `size` ids.
+fn chunks(range: RangeInclusive<u64>, size: u64) -> impl Iterator<Item = (u64, u64)> {
+    let (start, end) = (*range.start(), *range.end());
+    let mut lo = Some(start);
+    std::iter::from_fn(move || {
+        let l = lo?;
+        let h = l.saturating_add(size - 1).min(end);
+        lo = if h == end { None } else { Some(h + 1) };
+        Some((l, h))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differences() {
+        assert_eq!(difference(1..=2047, 1..=1023), vec![1024..=2047]);
+        assert_eq!(difference(1..=1023, 1..=2047), vec![]);
+        assert_eq!(difference(1..=10, 3..=5), vec![1..=2, 6..=10]);
+        assert_eq!(difference(1..=10, 20..=30), vec![1..=10]);
+        assert_eq!(difference(0..=0, 1..=5), vec![0..=0]);
+    }
+
+    #[test]
+    fn chunking_covers_the_range_once() {
+        let c: Vec<_> = chunks(1..=25, 10).collect();
+        assert_eq!(c, vec![(1, 10), (11, 20), (21, 25)]);
+        let c: Vec<_> = chunks(5..=5, 10).collect();
+        assert_eq!(c, vec![(5, 5)]);
+        let c: Vec<_> = chunks(u64::MAX - 1..=u64::MAX, 10).collect();
+        assert_eq!(c, vec![(u64::MAX - 1, u64::MAX)]);
+    }
+}

@@ -1,0 +1,309 @@
+//! The worker-ID pool: key layout, id encoding, and leasing one id.
+//!
+//! The keyspace is the Go yaraus's, so both tools can share one pool while a
+//! fleet migrates:
+//!
+//! | key | type | content |
+//! | --- | --- | --- |
+//! | `ns:ids` | sorted set | member = encoded id, score = lease expiry (Unix seconds, server time) |
+//! | `ns:clients` | hash | encoded id → owner client id |
+//! | `ns:stats` | hash | counters, and the pool's `min` and `max` |
+//!
+//! An id is free when its score is not after the server's `TIME`. Leasing
+//! takes the member with the lowest score, so the id that has been free the
+//! longest goes first; the encoding (`A1`…`A9`, `B10`…) makes equal scores
+//! sort by number, so the smallest id wins ties.
+//!
+//! Acquire, renew and release are each one Lua script, timed by the server's
+//! clock, and each reports how many replicas the server has, so that the
+//! caller can `WAIT` for a majority of them without another round trip when
+//! there are none.
+
+mod init;
+mod report;
+
+pub use init::{InitOutcome, init};
+pub use report::{ListEntry, Stats, list, stats};
+
+use crate::error::{Error, Result};
+use crate::keeper::{Claim, RenewError};
+use crate::store::{Store, script_error};
+use std::sync::LazyLock;
+use std::time::Duration;
+use tokio::time::Instant;
+
+static ACQUIRE: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("acquire.lua")));
+static RENEW: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("renew.lua")));
+static RELEASE: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("release.lua")));
+
+/// A worker id, as the child sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkerId(pub u64);
+
+impl WorkerId {
+    /// The pool's member name: a letter for the digit count, then the digits
+    /// (`A7`, `B42`, `C100`), so that names sort like numbers.
+    pub fn encode(self) -> String {
+        let digits = self.0.to_string();
+        let letter = (b'A' + (digits.len() as u8 - 1)) as char;
+        format!("{letter}{digits}")
+    }
+
+    /// Reads a member name; `None` unless it is exactly what [`encode`](Self::encode) makes.
+    pub fn decode(member: &str) -> Option<WorkerId> {
+        let bytes = member.as_bytes();
+        let (&letter, digits) = bytes.split_first()?;
+        if !letter.is_ascii_uppercase() || digits.len() != (letter - b'A' + 1) as usize {
+            return None;
+        }
+        if !digits.iter().all(u8::is_ascii_digit) || (digits.len() > 1 && digits[0] == b'0') {
+            return None;
+        }
+        std::str::from_utf8(digits).ok()?.parse().ok().map(WorkerId)
+    }
+}
+
+impl std::fmt::Display for WorkerId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The three keys of one pool.
+#[derive(Clone, Debug)]
+pub struct PoolKeys {
+    pub ids: String,
+    pub clients: String,
+    pub stats: String,
+}
+
+impl PoolKeys {
+    pub fn new(namespace: &str) -> PoolKeys {
+        PoolKeys {
+            ids: format!("{namespace}:ids"),
+            clients: format!("{namespace}:clients"),
+            stats: format!("{namespace}:stats"),
+        }
+    }
+}
+
+/// How long a lease lasts, and how much of it the holder trusts.
+#[derive(Clone, Copy, Debug)]
+pub struct LeaseTerms {
+    /// Lease length written to Redis at each acquire and renewal.
+    pub expire: Duration,
+}
+
+impl LeaseTerms {
+    /// The part of `expire` the holder may count on, from the instant before
+    /// its request was sent: minus a margin for the two clocks running at
+    /// different rates (1% + 2 ms, as Redlock's implementations use).
+    pub fn validity(&self) -> Duration {
+        let margin = self.expire / 100 + Duration::from_millis(2);
+        self.expire.saturating_sub(margin)
+    }
+}
+
+/// A leased worker id: the [`Claim`] that `yaraus run` keeps alive.
+pub struct Lease {
+    store: Store,
+    keys: PoolKeys,
+    client_id: String,
+    id: WorkerId,
+    terms: LeaseTerms,
+}
+
+/// What one acquire attempt gave.
+pub enum Acquired {
+    /// An id, valid until `deadline` (local monotonic clock).
+    Leased {
+        lease: Box<Lease>,
+        deadline: Instant,
+    },
+    /// Every id is leased; the first expires in `next_free`.
+    Exhausted { next_free: Duration },
+    /// An id was leased but a majority of the replicas did not confirm it in
+    /// time, so it was released again.
+    NotReplicated { why: String },
+}
+
+impl Lease {
+    /// Tries once to lease an id. `client_id` is empty on the first attempt
+    /// and is filled in with the client id the server made; later attempts
+    /// reuse it (the Go tool burns a new client id per retry).
+    ///
+    /// When the server has replicas and a majority of them does not confirm
+    /// the lease in time, the lease is released and reported as
+    /// [`Acquired::NotReplicated`]: an id held only by a master that may fail
+    /// over is not held.
+    pub async fn acquire(
+        store: &mut Store,
+        keys: &PoolKeys,
+        client_id: &mut String,
+        terms: LeaseTerms,
+    ) -> Result<Acquired> {
+        let host = hostname::get()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "localhost".into());
+        let mut invocation = ACQUIRE.prepare_invoke();
+        invocation
+            .key(&keys.ids)
+            .key(&keys.clients)
+            .key(&keys.stats)
+            .arg(client_id.as_str())
+            .arg(host)
+            .arg(terms.expire.as_millis() as u64);
+        let sent = Instant::now();
+        let reply: (i64, String, String, i64, i64, i64) = match store.script(&invocation).await? {
+            Ok(reply) => reply,
+            Err(e) => return Err(pool_error(store, &e)),
+        };
+        let (ok, client, member, expiry_ms, now_ms, replicas) = reply;
+        *client_id = client;
+        if ok == 0 {
+            let next_free = Duration::from_millis(expiry_ms.saturating_sub(now_ms).max(0) as u64);
+            return Ok(Acquired::Exhausted { next_free });
+        }
+        let id = WorkerId::decode(&member).ok_or_else(|| {
+            Error::State(format!(
+                "the pool {} holds '{member}', which is not an encoded id (A1, B10, …)",
+                keys.ids
+            ))
+        })?;
+        let mut lease = Lease {
+            store: store.clone(),
+            keys: keys.clone(),
+            client_id: client_id.clone(),
+            id,
+            terms,
+        };
+        let why = match lease.store.wait_for_replicas(replicas).await {
+            Ok(r) if r.ok() => {
+                return Ok(Acquired::Leased {
+                    deadline: sent + terms.validity(),
+                    lease: Box::new(lease),
+                });
+            }
+            Ok(r) => format!(
+                "only {} of the {} replicas needed confirmed it",
+                r.acked, r.needed
+            ),
+            Err(e) => e.to_string(),
+        };
+        let _ = lease.release().await;
+        Ok(Acquired::NotReplicated {
+            why: format!("leased id {id} but {why}; released it"),
+        })
+    }
+
+    pub fn id(&self) -> WorkerId {
+        self.id
+    }
+
+    pub fn client_id(&self) -> &str {
+        &self.client_id
+    }
+}
+
+impl Claim for Lease {
+    async fn renew(&mut self) -> Result<Duration, RenewError> {
+        let mut invocation = RENEW.prepare_invoke();
+        invocation
+            .key(&self.keys.ids)
+            .key(&self.keys.clients)
+            .key(&self.keys.stats)
+            .arg(&self.client_id)
+            .arg(self.id.encode())
+            .arg(self.terms.expire.as_millis() as u64);
+        let reply: redis::Value = match self.store.script(&invocation).await {
+            Ok(Ok(v)) => v,
+            Ok(Err(e)) => return Err(RenewError::Failed(pool_error(&self.store, &e))),
+            Err(e) => return Err(RenewError::Failed(e)),
+        };
+        let (ok, owner_or_expiry, _now, replicas): (i64, redis::Value, i64, i64) =
+            redis::from_redis_value(reply)
+                .map_err(|e| RenewError::Failed(Error::Redis(e.to_string())))?;
+        if ok == 0 {
+            let owner: String = redis::from_redis_value(owner_or_expiry).unwrap_or_default();
+            return Err(RenewError::Lost(if owner.is_empty() {
+                format!("id {} is gone from the pool {}", self.id, self.keys.ids)
+            } else {
+                format!("id {} now belongs to {owner}", self.id)
+            }));
+        }
+        match self.store.wait_for_replicas(replicas).await {
+            Ok(r) if r.ok() => Ok(self.terms.validity()),
+            Ok(r) => Err(RenewError::Failed(Error::Unavailable(format!(
+                "renewed, but only {} of the {} replicas needed confirmed it",
+                r.acked, r.needed
+            )))),
+            Err(e) => Err(RenewError::Failed(e)),
+        }
+    }
+
+    async fn release(&mut self) -> Result<()> {
+        let mut invocation = RELEASE.prepare_invoke();
+        invocation
+            .key(&self.keys.ids)
+            .key(&self.keys.clients)
+            .arg(&self.client_id)
+            .arg(self.id.encode());
+        match self.store.script::<i64>(&invocation).await? {
+            Ok(_) => Ok(()),
+            Err(e) => Err(pool_error(&self.store, &e)),
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!("id {}", self.id)
+    }
+}
+
+/// Turns an error from one of the pool scripts into what the user sees.
+pub(crate) fn pool_error(store: &Store, e: &redis::RedisError) -> Error {
+    match script_error(e) {
+        Some((_, msg)) => Error::State(msg.to_string()),
+        None => crate::store::classify(store.target(), e.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_sorts_like_numbers() {
+        let mut names: Vec<String> = [1u64, 9, 10, 11, 99, 100, 1023, 4194303, 0]
+            .iter()
+            .map(|&n| WorkerId(n).encode())
+            .collect();
+        names.sort();
+        let back: Vec<u64> = names
+            .iter()
+            .map(|m| WorkerId::decode(m).unwrap().0)
+            .collect();
+        assert_eq!(back, vec![0, 1, 9, 10, 11, 99, 100, 1023, 4194303]);
+        assert_eq!(WorkerId(7).encode(), "A7");
+        assert_eq!(WorkerId(42).encode(), "B42");
+        assert_eq!(WorkerId(u64::MAX).encode(), format!("T{}", u64::MAX));
+    }
+
+    #[test]
+    fn decoding_rejects_what_encoding_never_makes() {
+        for bad in ["", "A", "B1", "A12", "a1", "B01", "Ax", "1", "C1000"] {
+            assert_eq!(WorkerId::decode(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn validity_is_shorter_than_the_lease() {
+        let t = LeaseTerms {
+            expire: Duration::from_secs(30),
+        };
+        assert!(t.validity() < t.expire);
+        assert!(t.validity() > Duration::from_secs(29));
+    }
+}

@@ -1,0 +1,244 @@
+//! `stats` and `list`: what a pool looks like, by the server's clock.
+//!
+//! `stats` is one read-only script, so every figure is of the same instant.
+//! `list` walks the pool's range in chunks of ids, asking for their scores
+//! and owners with `ZMSCORE` and `HMGET`; many chunk requests are in flight
+//! at once on the one connection, and entries are handed to the caller as
+//! they arrive, so listing millions of ids costs neither one round trip per
+//! id (as the Go tool did) nor one reply of hundreds of megabytes.
+
+use super::{PoolKeys, WorkerId, pool_error};
+use crate::error::{Error, Result};
+use crate::store::Store;
+use serde::Serialize;
+use std::sync::LazyLock;
+use std::time::{Duration, UNIX_EPOCH};
+
+static STATS: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("stats.lua")));
+
+/// Ids per list request.
+const LIST_CHUNK: u64 = 5_000;
+/// List requests in flight at once.
+const LIST_DEPTH: usize = 8;
+
+/// The figures of `yaraus stats`; the first thirteen are the Go tool's.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Stats {
+    pub client_id_count: i64,
+    pub client_get_id_count: i64,
+    pub client_get_id_success: i64,
+    pub get_id_no_available_id: i64,
+    pub extend_ttl_count: i64,
+    pub extend_ttl_success: i64,
+    pub extend_ttl_ownership_error: i64,
+    pub extend_ttl_expire_warning: i64,
+    pub unusing_ids: i64,
+    pub using_ids: i64,
+    pub using_ttl_max: f64,
+    pub using_ttl_mid: f64,
+    pub using_ttl_min: f64,
+    /// The pool's range, when recorded.
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+}
+
+impl Stats {
+    /// Every figure with its name, for other output formats.
+    pub fn figures(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("client_id_count", self.client_id_count as f64),
+            ("client_get_id_count", self.client_get_id_count as f64),
+            ("client_get_id_success", self.client_get_id_success as f64),
+            ("get_id_no_available_id", self.get_id_no_available_id as f64),
+            ("extend_ttl_count", self.extend_ttl_count as f64),
+            ("extend_ttl_success", self.extend_ttl_success as f64),
+            (
+                "extend_ttl_ownership_error",
+                self.extend_ttl_ownership_error as f64,
+            ),
+            (
+                "extend_ttl_expire_warning",
+                self.extend_ttl_expire_warning as f64,
+            ),
+            ("unusing_ids", self.unusing_ids as f64),
+            ("using_ids", self.using_ids as f64),
+            ("using_ttl_max", self.using_ttl_max),
+            ("using_ttl_mid", self.using_ttl_mid),
+            ("using_ttl_min", self.using_ttl_min),
+        ]
+    }
+}
+
+/// Reads the pool's statistics in one script.
+pub async fn stats(store: &mut Store, keys: &PoolKeys) -> Result<Stats> {
+    let mut invocation = STATS.prepare_invoke();
+    invocation.key(&keys.ids).key(&keys.stats);
+    type Reply = (i64, Vec<(String, String)>, i64, i64, String, String, String);
+    let (_now, counters, free, using, min, mid, max): Reply =
+        match store.script(&invocation).await? {
+            Ok(r) => r,
+            Err(e) => return Err(pool_error(store, &e)),
+        };
+    let get = |name: &str| -> i64 {
+        counters
+            .iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0)
+    };
+    let bound = |name: &str| -> Option<u64> {
+        counters
+            .iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.parse().ok())
+    };
+    let secs = |s: &str| s.parse::<f64>().unwrap_or(0.0);
+    Ok(Stats {
+        client_id_count: get("client_id_count"),
+        client_get_id_count: get("get_id_count"),
+        client_get_id_success: get("get_id_success"),
+        get_id_no_available_id: get("get_id_no_available_id"),
+        extend_ttl_count: get("extend_ttl_count"),
+        extend_ttl_success: get("extend_ttl_success"),
+        extend_ttl_ownership_error: get("extend_ttl_ownership_error"),
+        extend_ttl_expire_warning: get("extend_ttl_expire_warning"),
+        unusing_ids: free,
+        using_ids: using,
+        using_ttl_max: secs(&max),
+        using_ttl_mid: secs(&mid),
+        using_ttl_min: secs(&min),
+        min: bound("min"),
+        max: bound("max"),
+    })
+}
+
+/// Scores and owners of one chunk of ids.
+type Chunk = (Vec<Option<f64>>, Vec<Option<String>>);
+
+/// One id of `yaraus list`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ListEntry {
+    /// Who holds it, or held it last; `null` if nobody ever did.
+    pub client_id: Option<String>,
+    pub id: u64,
+    /// When its lease ends (or ended), RFC 3339, from the server's clock.
+    pub expire_at: String,
+    /// Whether it is leased now.
+    pub using: bool,
+    /// Seconds left on the lease; 0 when free.
+    pub ttl: f64,
+}
+
+/// Streams every id of the pool, in id order, to `emit`.
+pub async fn list(
+    store: &mut Store,
+    keys: &PoolKeys,
+    mut emit: impl FnMut(ListEntry) -> std::io::Result<()>,
+) -> Result<()> {
+    type Head = (String, (Option<u64>, Option<u64>), (u64, u64));
+    let (ids_type, bounds, time): Head = store
+        .pipeline(
+            redis::pipe()
+                .cmd("TYPE")
+                .arg(&keys.ids)
+                .cmd("HMGET")
+                .arg(&keys.stats)
+                .arg("min")
+                .arg("max")
+                .cmd("TIME"),
+        )
+        .await
+        .map_err(|e| match e {
+            // HMGET on a key of the wrong type.
+            Error::State(_) => Error::State(format!(
+                "{} is not a hash; it belongs to something else",
+                keys.stats
+            )),
+            e => e,
+        })?;
+    match ids_type.as_str() {
+        "zset" => {}
+        "none" => {
+            return Err(Error::State(format!(
+                "the pool {} does not exist; create it with `yaraus init`",
+                keys.ids
+            )));
+        }
+        t => {
+            return Err(Error::State(format!(
+                "{} is a {t}, not the sorted set of a pool",
+                keys.ids
+            )));
+        }
+    }
+    let now = time.0 as f64 + time.1 as f64 / 1e6;
+    let (min, max) = match bounds {
+        (Some(min), Some(max)) => (min, max),
+        _ => super::init::measure(store, keys).await?,
+    };
+
+    let (tx, mut rx) = tokio::sync::mpsc::channel(LIST_DEPTH);
+    let conn = store.connection().await?;
+    let ids_key = keys.ids.clone();
+    let clients_key = keys.clients.clone();
+    let producer = tokio::spawn(async move {
+        let mut lo = min;
+        loop {
+            let hi = lo.saturating_add(LIST_CHUNK - 1).min(max);
+            let members: Vec<String> = (lo..=hi).map(|n| WorkerId(n).encode()).collect();
+            let mut conn = conn.clone();
+            let mut pipe = redis::pipe();
+            pipe.cmd("ZMSCORE")
+                .arg(&ids_key)
+                .arg(&members)
+                .cmd("HMGET")
+                .arg(&clients_key)
+                .arg(&members);
+            let request = tokio::spawn(async move {
+                let reply: redis::RedisResult<Chunk> = pipe.query_async(&mut conn).await;
+                (lo, reply)
+            });
+            if tx.send(request).await.is_err() || hi == max {
+                break;
+            }
+            lo = hi + 1;
+        }
+    });
+
+    while let Some(request) = rx.recv().await {
+        let (lo, reply) = request
+            .await
+            .map_err(|e| Error::Redis(format!("list request failed: {e}")))?;
+        let (scores, owners) = reply.map_err(|e| store.fail(e))?;
+        for (i, (score, owner)) in scores.into_iter().zip(owners).enumerate() {
+            let Some(score) = score else { continue };
+            let using = score > now;
+            let entry = ListEntry {
+                client_id: owner,
+                id: lo + i as u64,
+                expire_at: rfc3339(score),
+                using,
+                ttl: if using {
+                    ((score - now) * 1000.0).round() / 1000.0
+                } else {
+                    0.0
+                },
+            };
+            if let Err(e) = emit(entry) {
+                producer.abort();
+                if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    return Ok(());
+                }
+                return Err(Error::Redis(format!("cannot write the list: {e}")));
+            }
+        }
+    }
+    let _ = producer.await;
+    Ok(())
+}
+
+fn rfc3339(unix_secs: f64) -> String {
+    let d = Duration::from_secs_f64(unix_secs.max(0.0));
+    humantime::format_rfc3339_millis(UNIX_EPOCH + d).to_string()
+}

@@ -1,0 +1,39 @@
+-- A consistent picture of a pool at one server instant. Read-only.
+-- KEYS[1] ns:ids, KEYS[2] ns:stats
+-- Returns {now_ms, {stats hash flat}, free, using, ttl_min, ttl_mid, ttl_max}
+-- with the ttls as strings (seconds), for the using ids only.
+local ids, stats = KEYS[1], KEYS[2]
+local t = redis.call('TYPE', ids)['ok']
+if t == 'none' then
+  return redis.error_reply('YARAUS_UNINIT the pool ' .. ids .. ' does not exist; create it with `yaraus init`')
+elseif t ~= 'zset' then
+  return redis.error_reply('YARAUS_WRONGTYPE ' .. ids .. ' is a ' .. t .. ', not the sorted set of a pool')
+end
+local st = redis.call('TYPE', stats)['ok']
+if st ~= 'none' and st ~= 'hash' then
+  return redis.error_reply('YARAUS_WRONGTYPE ' .. stats .. ' is a ' .. st .. ', not a hash')
+end
+local time = redis.call('TIME')
+local now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = now_ms / 1000
+local counters = {}
+if st == 'hash' then counters = redis.call('HGETALL', stats) end
+local total = redis.call('ZCARD', ids)
+local using = redis.call('ZCOUNT', ids, '(' .. now, '+inf')
+local free = total - using
+local function ttl_at(rank)
+  local r = redis.call('ZRANGE', ids, rank, rank, 'WITHSCORES')
+  return tonumber(r[2]) - now
+end
+local min, mid, max = 0, 0, 0
+if using > 0 then
+  min = ttl_at(free)
+  max = ttl_at(total - 1)
+  local half = math.floor((using - 1) / 2)
+  if using % 2 == 1 then
+    mid = ttl_at(free + half)
+  else
+    mid = (ttl_at(free + half) + ttl_at(free + half + 1)) / 2
+  end
+end
+return {now_ms, counters, free, using, string.format('%.3f', min), string.format('%.3f', mid), string.format('%.3f', max)}

@@ -1,0 +1,49 @@
+//! The `yaraus` binary: parse, dispatch, turn an error into an exit status.
+
+use clap::Parser;
+use yaraus::cli::Cli;
+use yaraus::error::EXIT_USAGE;
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                e.exit();
+            }
+            // One line, as for every other error: clap's first line, without
+            // its "error: " prefix and the usage block that follows.
+            let text = e.to_string();
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("yaraus: {first} (see yaraus --help)");
+            std::process::exit(EXIT_USAGE);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("yaraus: cannot start: {e}");
+            std::process::exit(yaraus::error::EXIT_SOFTWARE);
+        }
+    };
+    let code = match runtime.block_on(yaraus::commands::execute(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("yaraus: {e}");
+            e.exit_code()
+        }
+    };
+    // Leave pending tasks (a stopped keeper's socket) behind without waiting.
+    runtime.shutdown_background();
+    std::process::exit(code);
+}

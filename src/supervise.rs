@@ -1,0 +1,251 @@
+//! The child: spawn it, forward signals to it, kill its whole tree when the
+//! claim is lost, and report its exit status as a shell would.
+//!
+//! Design, after tini and watchexec's process-wrap:
+//!
+//! * The child leads a process group of its own, so one `killpg` reaches it
+//!   and everything it started (`sh -c 'a | b'`), and a signal meant for it
+//!   is never delivered twice.
+//! * When yaraus runs in the foreground of a terminal, the child's group is
+//!   made the terminal's foreground group, so an interactive child can read
+//!   the terminal and Ctrl-C reaches it exactly once. The terminal is handed
+//!   back when the child ends.
+//! * The child gets `PR_SET_PDEATHSIG(SIGKILL)`: if yaraus is SIGKILLed, the
+//!   kernel kills the child, which would otherwise go on using an id, a lock
+//!   or an index that is about to be handed to someone else. Linux sends that
+//!   signal when the *thread* that forked exits, not the process; so the
+//!   child is forked from a dedicated thread that then waits for it, and lives
+//!   exactly as long as it does. (A tokio blocking-pool thread would exit
+//!   when idle and kill the child with it.)
+//! * Exit status: the child's code; 128+N when it died of signal N; 127 when
+//!   the command was not found and 126 when it could not be executed.
+
+use crate::error::{EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, Error, Result};
+use nix::sys::signal::{self, SigHandler, Signal};
+use nix::unistd::Pid;
+use std::io;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::ExitStatus;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// Replaces every occurrence of `placeholder` in every argument with `value`.
+pub fn substitute(argv: &[String], placeholder: &str, value: &str) -> Vec<String> {
+    if placeholder.is_empty() {
+        return argv.to_vec();
+    }
+    argv.iter().map(|a| a.replace(placeholder, value)).collect()
+}
+
+/// The exit status a shell would report for `status`.
+pub fn exit_code(status: ExitStatus) -> i32 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(sig)) => 128 + sig,
+        (None, None) => crate::error::EXIT_SOFTWARE,
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct ChildSpec {
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+/// A running child and its process group.
+pub struct Child {
+    pid: Pid,
+    exit: Option<oneshot::Receiver<io::Result<ExitStatus>>>,
+    status: Option<ExitStatus>,
+    terminal: Option<Terminal>,
+}
+
+impl Child {
+    /// Starts the child in a new process group, from a thread that lives as
+    /// long as it does.
+    pub async fn spawn(spec: &ChildSpec) -> Result<Child> {
+        let Some(program) = spec.argv.first().cloned() else {
+            return Err(Error::Usage("no command given to run".into()));
+        };
+        let terminal = Terminal::foreground();
+        let take_terminal = terminal.is_some();
+        let parent = nix::unistd::getpid();
+        let mut cmd = std::process::Command::new(&program);
+        cmd.args(&spec.argv[1..]);
+        cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+        // SAFETY: only async-signal-safe calls (prctl, getppid, setpgid,
+        // sigaction, tcsetpgrp) run between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+                // yaraus may have died before the line above took effect.
+                if nix::unistd::getppid() != parent {
+                    return Err(io::Error::other("supervisor died"));
+                }
+                nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0))?;
+                if take_terminal {
+                    // We are in a background group now: tcsetpgrp would stop
+                    // us with SIGTTOU unless it is ignored for the call.
+                    let old = signal::signal(Signal::SIGTTOU, SigHandler::SigIgn)?;
+                    let _ = nix::unistd::tcsetpgrp(
+                        std::os::fd::BorrowedFd::borrow_raw(0),
+                        nix::unistd::getpid(),
+                    );
+                    signal::signal(Signal::SIGTTOU, old)?;
+                }
+                Ok(())
+            });
+        }
+        let (spawned_tx, spawned_rx) = oneshot::channel::<io::Result<u32>>();
+        let (exit_tx, exit_rx) = oneshot::channel();
+        std::thread::Builder::new()
+            .name("yaraus-child".into())
+            .spawn(move || match cmd.spawn() {
+                Err(e) => {
+                    let _ = spawned_tx.send(Err(e));
+                }
+                Ok(mut child) => {
+                    let _ = spawned_tx.send(Ok(child.id()));
+                    let _ = exit_tx.send(child.wait());
+                }
+            })
+            .map_err(|e| Error::Exec(EXIT_CANNOT_EXECUTE, format!("cannot start a thread: {e}")))?;
+        let pid = match spawned_rx.await {
+            Ok(Ok(pid)) => Pid::from_raw(pid as i32),
+            Ok(Err(e)) => {
+                if let Some(t) = &terminal {
+                    t.restore();
+                }
+                return Err(exec_error(&program, e));
+            }
+            Err(_) => {
+                return Err(Error::Exec(
+                    EXIT_CANNOT_EXECUTE,
+                    format!("cannot run '{program}': the spawning thread died"),
+                ));
+            }
+        };
+        Ok(Child {
+            pid,
+            exit: Some(exit_rx),
+            status: None,
+            terminal,
+        })
+    }
+
+    pub fn pid(&self) -> Pid {
+        self.pid
+    }
+
+    /// Sends `sig` to the child's whole process group.
+    pub fn signal(&self, sig: Signal) {
+        if self.status.is_none() {
+            let _ = signal::killpg(self.pid, sig);
+        }
+    }
+
+    /// Waits for the child to end. Cancel-safe.
+    pub async fn wait(&mut self) -> ExitStatus {
+        if let Some(status) = self.status {
+            return status;
+        }
+        let rx = self
+            .exit
+            .as_mut()
+            .expect("exit receiver present until status");
+        let status = match rx.await {
+            Ok(Ok(status)) => status,
+            // wait(2) cannot fail for our own child; report it as yaraus's failure.
+            _ => ExitStatus::from_raw(crate::error::EXIT_SOFTWARE << 8),
+        };
+        self.exit = None;
+        self.status = Some(status);
+        if let Some(t) = self.terminal.take() {
+            t.restore();
+        }
+        status
+    }
+
+    /// SIGTERM to the group, SIGKILL after `kill_after`; returns the status.
+    pub async fn terminate(&mut self, kill_after: Duration) -> ExitStatus {
+        self.signal(Signal::SIGTERM);
+        let _ = signal::killpg(self.pid, Signal::SIGCONT);
+        match tokio::time::timeout(kill_after, self.wait()).await {
+            Ok(status) => status,
+            Err(_) => {
+                crate::warn!(
+                    "child {} did not stop within {}; sending SIGKILL",
+                    self.pid,
+                    humantime::format_duration(kill_after)
+                );
+                self.signal(Signal::SIGKILL);
+                self.wait().await
+            }
+        }
+    }
+
+    /// After the child ended: processes it left behind in its group would
+    /// go on using what we are about to release. SIGTERM them, and SIGKILL
+    /// whatever is left after `kill_after`.
+    pub async fn kill_leftovers(&self, kill_after: Duration) {
+        if signal::killpg(self.pid, None).is_err() {
+            return;
+        }
+        crate::warn!(
+            "the child left processes in its group {}; stopping them",
+            self.pid
+        );
+        let _ = signal::killpg(self.pid, Signal::SIGTERM);
+        let _ = signal::killpg(self.pid, Signal::SIGCONT);
+        let until = tokio::time::Instant::now() + kill_after;
+        while tokio::time::Instant::now() < until {
+            if signal::killpg(self.pid, None).is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let _ = signal::killpg(self.pid, Signal::SIGKILL);
+    }
+}
+
+fn exec_error(program: &str, e: io::Error) -> Error {
+    match e.kind() {
+        io::ErrorKind::NotFound => Error::Exec(
+            EXIT_NOT_FOUND,
+            format!("cannot run '{program}': command not found"),
+        ),
+        _ => Error::Exec(EXIT_CANNOT_EXECUTE, format!("cannot run '{program}': {e}")),
+    }
+}
+
+/// The terminal yaraus was in the foreground of, handed to the child and
+/// taken back when it ends.
+struct Terminal {
+    ours: Pid,
+}
+
+impl Terminal {
+    /// Some when stdin is a terminal whose foreground group is ours.
+    fn foreground() -> Option<Terminal> {
+        let stdin = std::io::stdin();
+        if !nix::unistd::isatty(&stdin).unwrap_or(false) {
+            return None;
+        }
+        let ours = nix::unistd::getpgrp();
+        match nix::unistd::tcgetpgrp(&stdin) {
+            Ok(fg) if fg == ours => Some(Terminal { ours }),
+            _ => None,
+        }
+    }
+
+    fn restore(&self) {
+        // SAFETY: changing a signal disposition of our own process.
+        unsafe {
+            if let Ok(old) = signal::signal(Signal::SIGTTOU, SigHandler::SigIgn) {
+                let _ = nix::unistd::tcsetpgrp(std::io::stdin(), self.ours);
+                let _ = signal::signal(Signal::SIGTTOU, old);
+            }
+        }
+    }
+}
