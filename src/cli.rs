@@ -79,13 +79,28 @@ pub struct GlobalArgs {
     pub quiet: bool,
 }
 
+const INIT_ABOUT: &str = "Create the pool of worker ids MIN..=MAX. Running it again with the same range \
+says \"already initialized\". A different range grows the pool (new ids are free at once) or \
+shrinks it, which is refused while any id to be removed is leased. Large pools are written in \
+chunks, and a new pool becomes visible only when complete.";
+
+const RUN_ABOUT: &str = "Lease a worker id, wait --delay so that a previous holder of the id has \
+stopped, then run COMMAND with every occurrence of the placeholder in its arguments replaced \
+by the id (also exported as YARAUS_WORKER_ID, with YARAUS_CLIENT_ID). The lease is renewed \
+every --interval; if it is lost, or cannot be renewed before it would run out, COMMAND's \
+process group gets SIGTERM, then SIGKILL after --kill-after, and yaraus exits 124. The id is \
+released when COMMAND ends.\n\n\
+Safeguards: --expire at least 1s, --interval at most expire/2, --delay at least \
+2 x interval + kill-after. A value that breaks one is raised, with a warning, unless \
+--no-safeguards is given.";
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Create a pool of worker ids, or grow or shrink it.
-    #[command(after_long_help = EXIT_STATUS)]
+    #[command(long_about = INIT_ABOUT, after_long_help = EXIT_STATUS)]
     Init(InitArgs),
     /// Lease a worker id and run COMMAND with it for as long as it runs.
-    #[command(after_long_help = EXIT_STATUS)]
+    #[command(long_about = RUN_ABOUT, after_long_help = EXIT_STATUS)]
     Run(RunArgs),
     /// Print the pool's statistics.
     #[command(after_long_help = EXIT_STATUS)]
@@ -98,12 +113,6 @@ pub enum Command {
 }
 
 #[derive(Args, Debug)]
-#[command(
-    long_about = "Create the pool of worker ids MIN..=MAX. Running it again with the same range \
-says \"already initialized\". A different range grows the pool (new ids are free at once) or \
-shrinks it, which is refused while any id to be removed is leased. Large pools are written in \
-chunks, and a new pool becomes visible only when complete."
-)]
 pub struct InitArgs {
     /// Smallest worker id.
     #[arg(long, default_value_t = 1)]
@@ -114,17 +123,6 @@ pub struct InitArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(
-    long_about = "Lease a worker id, wait --delay so that a previous holder of the id has \
-stopped, then run COMMAND with every occurrence of the placeholder in its arguments replaced \
-by the id (also exported as YARAUS_WORKER_ID, with YARAUS_CLIENT_ID). The lease is renewed \
-every --interval; if it is lost, or cannot be renewed before it would run out, COMMAND's \
-process group gets SIGTERM, then SIGKILL after --kill-after, and yaraus exits 124. The id is \
-released when COMMAND ends.\n\n\
-Safeguards: --expire at least 1s, --interval at most expire/2, --delay at least \
-2 x interval + kill-after. A value that breaks one is raised, with a warning, unless \
---no-safeguards is given."
-)]
 pub struct RunArgs {
     /// Text replaced by the worker id in COMMAND's arguments.
     #[arg(long, default_value = "<>", value_name = "TEXT")]
