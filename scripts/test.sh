@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The whole check, as CI runs it: formatting, lints, then every test against
+# real redis-server processes. Extra arguments go to `cargo test`
+# (e.g. scripts/test.sh -- --test-threads=1).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "ensuring redis-server is installed (scripts/install-redis.sh)"
+scripts/install-redis.sh
+
+# A minimal rustup profile lacks rustfmt and clippy.
+for component in rustfmt clippy; do
+    subcommand=${component/rustfmt/fmt}
+    if ! cargo "$subcommand" --version >/dev/null 2>&1; then
+        if command -v rustup >/dev/null 2>&1; then
+            step "installing the $component component (rustup component add $component)"
+            rustup component add "$component"
+        else
+            echo "test.sh: cargo $subcommand is missing and rustup is not available" >&2
+            exit 1
+        fi
+    fi
+done
+
+step "cargo fmt --check"
+cargo fmt --check
+
+step "cargo clippy --all-targets -- -D warnings"
+cargo clippy --all-targets -- -D warnings
+
+step "cargo test --all-targets $*"
+cargo test --all-targets "$@"
+
+step "all checks passed"

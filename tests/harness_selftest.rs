@@ -1,0 +1,317 @@
+//! Proves the test harness itself: real servers start, faults are real, and
+//! snapshots notice changes. If these fail, no other integration test means
+//! anything.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{RedisServer, ServerOptions, wait_until};
+
+#[test]
+fn start_answers_ping_on_a_unix_socket() {
+    let server = RedisServer::start();
+    assert_eq!(server.query::<String>(&["PING"]), "PONG");
+    assert_eq!(server.cmd(&["SET", "k", "v"]), redis::Value::Okay);
+    assert_eq!(
+        server.query::<Option<String>>(&["GET", "k"]).as_deref(),
+        Some("v")
+    );
+
+    let socket = server.socket_path().expect("a socket server");
+    assert!(socket.exists());
+    assert_eq!(server.url(), format!("unix://{}", socket.display()));
+    assert_eq!(
+        server.url_ns("t1"),
+        format!("unix://{}?ns=t1", socket.display())
+    );
+    assert_eq!(server.port(), None);
+    // No TCP listener, no persistence.
+    assert_eq!(
+        server.info_field("server", "tcp_port").as_deref(),
+        Some("0")
+    );
+    assert_eq!(
+        server.query::<Vec<String>>(&["CONFIG", "GET", "save"]),
+        ["save", ""]
+    );
+    assert_eq!(
+        server.query::<Vec<String>>(&["CONFIG", "GET", "appendonly"]),
+        ["appendonly", "no"]
+    );
+
+    // The URL is one redis-rs accepts too.
+    let mut conn = redis::Client::open(server.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    assert_eq!(
+        redis::cmd("GET")
+            .arg("k")
+            .query::<String>(&mut conn)
+            .unwrap(),
+        "v"
+    );
+}
+
+#[test]
+fn servers_are_independent() {
+    let a = RedisServer::start();
+    let b = RedisServer::start();
+    assert_ne!(a.url(), b.url());
+    a.cmd(&["SET", "only-in-a", "1"]);
+    assert_eq!(b.query::<i64>(&["DBSIZE"]), 0);
+}
+
+#[test]
+fn snapshot_detects_changes() {
+    let server = RedisServer::start();
+    assert!(server.snapshot().is_empty());
+
+    server.cmd(&["SET", "s", "v"]);
+    server.cmd(&["HSET", "ns:stats", "get_id_count", "3", "min", "1"]);
+    server.cmd(&["ZADD", "ns:ids", "100", "A1", "200", "A2"]);
+    server.cmd(&["SADD", "set", "b", "a"]);
+    server.cmd(&["RPUSH", "list", "x", "y"]);
+    let mut conn = server.conn();
+    redis::cmd("SELECT").arg(3).exec(&mut conn).unwrap();
+    redis::cmd("SET")
+        .arg("elsewhere")
+        .arg("1")
+        .exec(&mut conn)
+        .unwrap();
+
+    let before = server.snapshot();
+    assert_eq!(before.len(), 6, "{before:#?}");
+    assert_eq!(before["s"], r#"string "v" expire=none"#);
+    assert_eq!(
+        before["ns:stats"],
+        r#"hash {"get_id_count"="3", "min"="1"} expire=none"#
+    );
+    assert_eq!(before["ns:ids"], r#"zset ["A1"=100, "A2"=200] expire=none"#);
+    assert_eq!(before["set"], r#"set {"a", "b"} expire=none"#);
+    assert_eq!(before["list"], r#"list ["x", "y"] expire=none"#);
+    assert!(before.contains_key("[db3] elsewhere"), "{before:#?}");
+    assert_eq!(
+        server.snapshot(),
+        before,
+        "a snapshot of an idle server is stable"
+    );
+
+    let changes: &[&[&str]] = &[
+        &["ZADD", "ns:ids", "101", "A1"],
+        &["HINCRBY", "ns:stats", "get_id_count", "1"],
+        &["SADD", "set", "c"],
+        &["LSET", "list", "0", "z"],
+        &["APPEND", "s", "w"],
+        &["PEXPIRE", "s", "100000"],
+        &["SET", "new", ""],
+    ];
+    let mut last = before;
+    for change in changes {
+        server.cmd(change);
+        let now = server.snapshot();
+        assert_ne!(now, last, "snapshot missed {change:?}");
+        last = now;
+    }
+    assert!(last["s"].contains("expire=@"), "{}", last["s"]);
+}
+
+#[test]
+fn restart_empty_really_empties() {
+    let mut server = RedisServer::start();
+    let url = server.url();
+    let pid = server.pid();
+    server.cmd(&["SET", "k", "v"]);
+    server.cmd(&["ZADD", "ns:ids", "1", "A1"]);
+    // Even a dump on disk must not come back.
+    server.cmd(&["SAVE"]);
+    assert!(server.dir().join("dump.rdb").exists());
+
+    server.restart_empty();
+    assert_eq!(server.url(), url, "same address after restart");
+    assert_ne!(server.pid(), pid, "a new process");
+    assert_eq!(server.query::<i64>(&["DBSIZE"]), 0);
+    assert!(server.snapshot().is_empty());
+}
+
+#[test]
+fn restart_keeps_appendfsync_always_data() {
+    let mut server = RedisServer::start_with(ServerOptions {
+        appendfsync_always: true,
+        ..Default::default()
+    });
+    assert_eq!(
+        server.query::<Vec<String>>(&["CONFIG", "GET", "appendfsync"]),
+        ["appendfsync", "always"]
+    );
+    server.cmd(&["INCR", "seq"]);
+    server.cmd(&["INCR", "seq"]);
+    server.restart();
+    assert_eq!(server.query::<i64>(&["GET", "seq"]), 2);
+}
+
+#[test]
+fn sigkill_makes_the_server_unreachable() {
+    let mut server = RedisServer::start();
+    let pid = server.pid();
+    server.sigkill();
+    assert!(!server.is_running());
+    assert!(!server.ping());
+    assert!(server.try_conn().is_err());
+    // Reaped: no zombie left.
+    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+    server.restart_empty();
+    assert!(server.ping());
+}
+
+#[test]
+fn sigstop_freezes_and_sigcont_resumes() {
+    let server = RedisServer::start();
+    let conn = server.conn();
+    conn.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let mut conn = conn;
+    assert_eq!(
+        redis::cmd("PING").query::<String>(&mut conn).unwrap(),
+        "PONG"
+    );
+
+    server.sigstop();
+    let err = redis::cmd("PING").query::<String>(&mut conn).unwrap_err();
+    assert!(err.is_timeout(), "expected a read timeout, got {err:?}");
+
+    server.sigcont();
+    let fresh = server.conn();
+    fresh
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let mut fresh = fresh;
+    assert_eq!(
+        redis::cmd("PING").query::<String>(&mut fresh).unwrap(),
+        "PONG"
+    );
+}
+
+#[test]
+fn replica_syncs_and_promote_makes_it_writable() {
+    let master = RedisServer::start_with(ServerOptions {
+        tcp: true,
+        ..Default::default()
+    });
+    master.cmd(&["SET", "before", "1"]);
+    let replica = RedisServer::start_with(ServerOptions {
+        replica_of: Some(&master),
+        ..Default::default()
+    });
+    replica.wait_replica_synced(&master);
+    assert_eq!(replica.query::<i64>(&["GET", "before"]), 1);
+
+    master.cmd(&["HSET", "h", "f", "v"]);
+    replica.wait_replica_synced(&master);
+    assert_eq!(replica.snapshot(), master.snapshot());
+
+    let err = replica
+        .try_query::<redis::Value>(&["SET", "x", "1"])
+        .unwrap_err();
+    assert!(err.to_string().contains("read only replica"), "{err}");
+
+    replica.promote();
+    assert_eq!(
+        replica.info_field("replication", "role").as_deref(),
+        Some("master")
+    );
+    replica.cmd(&["SET", "x", "1"]);
+    assert_eq!(master.query::<Option<String>>(&["GET", "x"]), None);
+}
+
+#[test]
+fn tcp_with_requirepass_rejects_unauthenticated_clients() {
+    let master = RedisServer::start_with(ServerOptions {
+        tcp: true,
+        requirepass: Some("s3cr3t".into()),
+        ..Default::default()
+    });
+    let port = master.port().expect("a TCP server");
+    assert_eq!(master.url(), format!("redis://:s3cr3t@127.0.0.1:{port}/0"));
+    assert_eq!(
+        master.url_ns("x"),
+        format!("redis://:s3cr3t@127.0.0.1:{port}/0?ns=x")
+    );
+    assert_eq!(master.query::<String>(&["PING"]), "PONG");
+
+    let anonymous = redis::Client::open(format!("redis://127.0.0.1:{port}/0")).unwrap();
+    let mut conn = anonymous.get_connection().unwrap();
+    let err = redis::cmd("SET")
+        .arg("k")
+        .arg("v")
+        .exec(&mut conn)
+        .unwrap_err();
+    assert!(err.to_string().contains("NOAUTH"), "{err}");
+    let wrong = redis::Client::open(format!("redis://:nope@127.0.0.1:{port}/0")).unwrap();
+    assert!(
+        wrong
+            .get_connection()
+            .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c))
+            .is_err()
+    );
+
+    // The URL carries the password.
+    let mut conn = redis::Client::open(master.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    redis::cmd("SET").arg("k").arg("v").exec(&mut conn).unwrap();
+
+    // A replica of a password-protected master authenticates with masterauth.
+    let replica = RedisServer::start_with(ServerOptions {
+        replica_of: Some(&master),
+        ..Default::default()
+    });
+    replica.wait_replica_synced(&master);
+    assert_eq!(replica.query::<String>(&["GET", "k"]), "v");
+}
+
+#[test]
+fn extra_args_are_applied() {
+    let server = RedisServer::start_with(ServerOptions {
+        extra_args: vec!["--maxclients".into(), "123".into()],
+        ..Default::default()
+    });
+    assert_eq!(
+        server.query::<Vec<String>>(&["CONFIG", "GET", "maxclients"]),
+        ["maxclients", "123"]
+    );
+}
+
+#[test]
+fn drop_kills_the_server() {
+    let server = RedisServer::start();
+    let pid = server.pid();
+    let dir = server.dir().to_path_buf();
+    drop(server);
+    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+    assert!(!dir.exists());
+}
+
+#[test]
+fn wait_until_returns_once_the_condition_holds() {
+    let mut calls = 0;
+    wait_until("three calls", Duration::from_secs(5), || {
+        calls += 1;
+        calls == 3
+    });
+    assert_eq!(calls, 3);
+}
+
+#[test]
+#[should_panic(expected = "timed out after 50ms waiting for the impossible")]
+fn wait_until_panics_on_timeout() {
+    wait_until("the impossible", Duration::from_millis(50), || false);
+}
+
+#[test]
+fn yaraus_is_the_binary_under_test() {
+    let cmd = common::yaraus();
+    assert!(std::path::Path::new(cmd.get_program()).is_file());
+}
