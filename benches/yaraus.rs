@@ -1,0 +1,196 @@
+//! The benchmark harness behind `scripts/bench.sh`.
+//!
+//! It starts its own redis-server on a loopback TCP port and measures, in the
+//! same run so that the figures are comparable:
+//!
+//! 1. whole-process wall time of `yaraus run --delay 0 --no-safeguards -- true`
+//!    against `flock FILE true` (median and p90 over `--runs` runs);
+//! 2. acquire + renew + release cycles per second through the library on one
+//!    connection, against the round-trip rate of a PING loop on the same
+//!    server (the target: at least half of "three round trips").
+//!
+//! Figures go to stdout as a Markdown table. Nothing here is asserted: speed
+//! is reported, never tested.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use yaraus::keeper::Claim;
+use yaraus::lease::{Acquired, Lease, LeaseTerms, PoolKeys};
+use yaraus::store::{Store, Target, Timeouts};
+
+struct Server {
+    child: Child,
+    port: u16,
+    _dir: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start_redis(dir: &Path) -> Server {
+    let port = free_port();
+    let child = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no"])
+        .arg("--dir")
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server not found: run scripts/install-redis.sh");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "redis-server did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Server {
+        child,
+        port,
+        _dir: dir.to_path_buf(),
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn time_runs(runs: usize, mut cmd: impl FnMut() -> Command) -> (Duration, Duration) {
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let mut c = cmd();
+        c.stdout(Stdio::null()).stderr(Stdio::null());
+        let start = Instant::now();
+        let status = c.status().expect("spawn");
+        times.push(start.elapsed());
+        assert!(status.success(), "benchmark command failed: {status}");
+    }
+    times.sort();
+    (percentile(&times, 0.5), percentile(&times, 0.9))
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let runs: usize = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let cycles: usize = args
+        .iter()
+        .position(|a| a == "--cycles")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5000);
+
+    let dir = std::env::temp_dir().join(format!("yaraus-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = start_redis(&dir);
+    let url = format!("redis://127.0.0.1:{}/0?ns=bench", server.port);
+    let yaraus = env!("CARGO_BIN_EXE_yaraus");
+
+    let init = Command::new(yaraus)
+        .args(["--quiet", "--redis", &url, "init", "--min", "1", "--max", "1023"])
+        .status()
+        .unwrap();
+    assert!(init.success());
+
+    // Warm up the page cache and the server's script cache.
+    let run = || {
+        let mut c = Command::new(yaraus);
+        c.args(["--quiet", "--redis", &url, "run", "--delay", "0"]);
+        c.args(["--no-safeguards", "--", "true"]);
+        c
+    };
+    time_runs(3, run);
+    let lockfile = dir.join("flock.lock");
+    let flock = || {
+        let mut c = Command::new("flock");
+        c.arg(&lockfile).arg("true");
+        c
+    };
+    time_runs(3, flock);
+
+    let (flock_p50, flock_p90) = time_runs(runs, flock);
+    let (run_p50, run_p90) = time_runs(runs, run);
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (ping_rate, cycle_rate) = rt.block_on(async {
+        let target = Target::parse(&url).unwrap();
+        let mut store = Store::connect(&target, Timeouts::from_timeout(Duration::from_secs(2)))
+            .await
+            .unwrap();
+        let n = cycles * 3;
+        let start = Instant::now();
+        for _ in 0..n {
+            let _: String = store.query(&redis::cmd("PING")).await.unwrap();
+        }
+        let ping_rate = n as f64 / start.elapsed().as_secs_f64();
+
+        let keys = PoolKeys::new("bench");
+        let terms = LeaseTerms {
+            expire: Duration::from_secs(30),
+        };
+        let mut client_id = String::new();
+        let start = Instant::now();
+        for _ in 0..cycles {
+            let mut lease = match Lease::acquire(&mut store, &keys, &mut client_id, terms)
+                .await
+                .unwrap()
+            {
+                Acquired::Leased { lease, .. } => lease,
+                _ => panic!("no id"),
+            };
+            lease.renew().await.unwrap();
+            lease.release().await.unwrap();
+        }
+        (ping_rate, cycles as f64 / start.elapsed().as_secs_f64())
+    });
+    let limit = ping_rate / 3.0;
+
+    println!("| measure | figure |");
+    println!("| --- | --- |");
+    println!(
+        "| `flock FILE true`, median (p90) of {runs} | {} ({}) |",
+        ms(flock_p50),
+        ms(flock_p90)
+    );
+    println!(
+        "| `yaraus run --delay 0 --no-safeguards -- true`, median (p90) of {runs} | {} ({}) |",
+        ms(run_p50),
+        ms(run_p90)
+    );
+    println!(
+        "| yaraus run / flock (median) | {:.2}x (target ≤ 2x) |",
+        run_p50.as_secs_f64() / flock_p50.as_secs_f64()
+    );
+    println!("| PING round trips per second, one connection | {ping_rate:.0} |");
+    println!("| three-round-trip limit (PING rate / 3) | {limit:.0} cycles/s |");
+    println!(
+        "| acquire + renew + release through the library, {cycles} cycles | {cycle_rate:.0} cycles/s ({:.0}% of the limit; target ≥ 50%) |",
+        100.0 * cycle_rate / limit
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
