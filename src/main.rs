@@ -20,8 +20,20 @@ fn main() {
             // One line, as for every other error: clap's first line, without
             // its "error: " prefix and the usage block that follows.
             let text = e.to_string();
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
+            let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
+            let first = lines.next().unwrap_or("");
+            let mut first = first.strip_prefix("error: ").unwrap_or(first).to_string();
+            // "the following required arguments were not provided:" names
+            // them on the indented lines that follow: keep them.
+            if first.ends_with(':') {
+                let named: Vec<&str> = lines
+                    .take_while(|l| l.starts_with(' ') && !l.trim().is_empty())
+                    .map(str::trim)
+                    .collect();
+                if !named.is_empty() {
+                    first = format!("{first} {}", named.join(", "));
+                }
+            }
             eprintln!("yaraus: {first} (see yaraus --help)");
             std::process::exit(EXIT_USAGE);
         }

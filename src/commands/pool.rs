@@ -7,12 +7,7 @@ use crate::lease::{self, InitOutcome, ListEntry, Stats};
 use std::io::Write;
 
 pub async fn init(ctx: &PoolContext, args: InitArgs) -> Result<i32> {
-    if args.min > args.max {
-        return Err(Error::Usage(format!(
-            "--min {} is greater than --max {}: the pool would be empty",
-            args.min, args.max
-        )));
-    }
+    lease::validate_range(args.min, args.max)?;
     let mut store = ctx.connect().await?;
     match lease::init(&mut store, &ctx.keys, args.min, args.max).await? {
         InitOutcome::Created { min, max } => {

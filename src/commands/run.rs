@@ -88,10 +88,17 @@ pub async fn run(ctx: &PoolContext, args: RunArgs) -> Result<i32> {
     };
     let give_up = args.wait.map(|w| Instant::now() + w);
 
-    crate::info!("getting new id...");
     let mut client_id = String::new();
+    let mut announced = false;
     let (lease, deadline) = loop {
-        let why = match Lease::acquire(&mut store, &ctx.keys, &mut client_id, terms).await {
+        let attempt = Lease::acquire(&mut store, &ctx.keys, &mut client_id, terms).await;
+        // Announced once the pool has answered, so that a pool that is not
+        // there (bad input) gets one line on stderr: the error.
+        if !announced && !matches!(&attempt, Err(e) if !e.is_unavailable()) {
+            crate::info!("getting new id...");
+            announced = true;
+        }
+        let why = match attempt {
             Ok(Acquired::Leased { lease, deadline }) => break (lease, deadline),
             Ok(Acquired::Exhausted { next_free }) => Error::Exhausted(format!(
                 "no id is free in {} (the next one frees in {})",

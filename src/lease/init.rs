@@ -23,8 +23,12 @@ use crate::store::Store;
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 
-/// Ids per write; about 5 ms of server time each on a 4-million-id pool.
+/// Ids per write; about 13 ms of server time each on a 4-million-id pool.
 const CHUNK: u64 = 10_000;
+/// The largest pool: 2^24 ids (16.7 million, about 1.5 GB of Redis memory
+/// with the owners), far beyond any snowflake layout, so that a typo such as
+/// `--max 4194303000` is refused instead of running for hours.
+pub const MAX_POOL_SIZE: u64 = 1 << 24;
 /// Ids per shrink script call, which does three commands per id.
 const SHRINK_CHUNK: u64 = 2_000;
 /// Lifetime of a pool under construction, renewed at every chunk.
@@ -56,11 +60,7 @@ pub enum InitOutcome {
 
 /// Makes the pool hold exactly the ids `min..=max`.
 pub async fn init(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Result<InitOutcome> {
-    if min > max {
-        return Err(Error::Usage(format!(
-            "--min {min} is greater than --max {max}: the pool would be empty"
-        )));
-    }
+    validate_range(min, max)?;
     let (ids_type, clients_type, stats_type): (String, String, String) = store
         .pipeline(
             redis::pipe()
@@ -129,6 +129,22 @@ pub async fn init(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Res
         added,
         removed,
     })
+}
+
+/// Refuses, before anything is sent, a range that is empty or too large.
+pub fn validate_range(min: u64, max: u64) -> Result<()> {
+    if min > max {
+        return Err(Error::Usage(format!(
+            "--min {min} is greater than --max {max}: the pool would be empty"
+        )));
+    }
+    if max - min >= MAX_POOL_SIZE {
+        return Err(Error::Usage(format!(
+            "--min {min} --max {max} would make a pool of {} ids; at most {MAX_POOL_SIZE} are allowed",
+            (max - min).saturating_add(1)
+        )));
+    }
+    Ok(())
 }
 
 /// Builds a new pool under a temporary key and publishes it. False when

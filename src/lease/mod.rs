@@ -22,7 +22,7 @@
 mod init;
 mod report;
 
-pub use init::{InitOutcome, init};
+pub use init::{InitOutcome, MAX_POOL_SIZE, init, validate_range};
 pub use report::{ListEntry, Stats, list, stats};
 
 use crate::error::{Error, Result};

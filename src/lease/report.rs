@@ -73,7 +73,10 @@ impl Stats {
 /// Reads the pool's statistics in one script.
 pub async fn stats(store: &mut Store, keys: &PoolKeys) -> Result<Stats> {
     let mut invocation = STATS.prepare_invoke();
-    invocation.key(&keys.ids).key(&keys.stats);
+    invocation
+        .key(&keys.ids)
+        .key(&keys.stats)
+        .key(&keys.clients);
     type Reply = (i64, Vec<(String, String)>, i64, i64, String, String, String);
     let (_now, counters, free, using, min, mid, max): Reply =
         match store.script(&invocation).await? {
@@ -136,27 +139,19 @@ pub async fn list(
     keys: &PoolKeys,
     mut emit: impl FnMut(ListEntry) -> std::io::Result<()>,
 ) -> Result<()> {
-    type Head = (String, (Option<u64>, Option<u64>), (u64, u64));
-    let (ids_type, bounds, time): Head = store
+    type Head = (String, String, String, (u64, u64));
+    let (ids_type, clients_type, stats_type, time): Head = store
         .pipeline(
             redis::pipe()
                 .cmd("TYPE")
                 .arg(&keys.ids)
-                .cmd("HMGET")
+                .cmd("TYPE")
+                .arg(&keys.clients)
+                .cmd("TYPE")
                 .arg(&keys.stats)
-                .arg("min")
-                .arg("max")
                 .cmd("TIME"),
         )
-        .await
-        .map_err(|e| match e {
-            // HMGET on a key of the wrong type.
-            Error::State(_) => Error::State(format!(
-                "{} is not a hash; it belongs to something else",
-                keys.stats
-            )),
-            e => e,
-        })?;
+        .await?;
     match ids_type.as_str() {
         "zset" => {}
         "none" => {
@@ -172,6 +167,14 @@ pub async fn list(
             )));
         }
     }
+    for (key, t) in [(&keys.clients, &clients_type), (&keys.stats, &stats_type)] {
+        if t != "none" && t != "hash" {
+            return Err(Error::State(format!("{key} is a {t}, not a hash")));
+        }
+    }
+    let bounds: (Option<u64>, Option<u64>) = store
+        .query(redis::cmd("HMGET").arg(&keys.stats).arg("min").arg("max"))
+        .await?;
     let now = time.0 as f64 + time.1 as f64 / 1e6;
     let (min, max) = match bounds {
         (Some(min), Some(max)) => (min, max),

@@ -1,8 +1,9 @@
 -- A consistent picture of a pool at one server instant. Read-only.
--- KEYS[1] ns:ids, KEYS[2] ns:stats
+-- KEYS[1] ns:ids, KEYS[2] ns:stats, KEYS[3] ns:clients (only checked: a pool
+-- whose owners hash is of the wrong type is not a pool)
 -- Returns {now_ms, {stats hash flat}, free, using, ttl_min, ttl_mid, ttl_max}
 -- with the ttls as strings (seconds), for the using ids only.
-local ids, stats = KEYS[1], KEYS[2]
+local ids, stats, clients = KEYS[1], KEYS[2], KEYS[3]
 local t = redis.call('TYPE', ids)['ok']
 if t == 'none' then
   return redis.error_reply('YARAUS_UNINIT the pool ' .. ids .. ' does not exist; create it with `yaraus init`')
@@ -12,6 +13,10 @@ end
 local st = redis.call('TYPE', stats)['ok']
 if st ~= 'none' and st ~= 'hash' then
   return redis.error_reply('YARAUS_WRONGTYPE ' .. stats .. ' is a ' .. st .. ', not a hash')
+end
+local ct = redis.call('TYPE', clients)['ok']
+if ct ~= 'none' and ct ~= 'hash' then
+  return redis.error_reply('YARAUS_WRONGTYPE ' .. clients .. ' is a ' .. ct .. ', not a hash')
 end
 local time = redis.call('TIME')
 local now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

@@ -67,7 +67,13 @@ impl Store {
     /// or database number is reported before anything else happens.
     pub async fn connect(target: &Target, timeouts: Timeouts) -> Result<Store> {
         let mut store = Store::new(target, timeouts)?;
-        store.connection().await?;
+        let mut conn = store.connection().await?;
+        // Without a password and with db 0, the handshake sends nothing a
+        // server that requires a password would refuse: ask once, so that
+        // its NOAUTH is reported here rather than retried as an outage.
+        if let Err(e) = redis::cmd("PING").query_async::<()>(&mut conn).await {
+            return Err(store.connect_error(e));
+        }
         Ok(store)
     }
 
@@ -173,15 +179,19 @@ impl Store {
 
     fn connect_error(&self, e: redis::RedisError) -> Error {
         let d = self.target.display();
+        let text = e.to_string();
+        // A SELECT refused for want of AUTH comes back from redis-rs as
+        // "refused to switch database: Authentication required.", its NOAUTH
+        // code dropped.
         if e.kind() == redis::ErrorKind::AuthenticationFailed
             || matches!(e.code(), Some("NOAUTH") | Some("WRONGPASS"))
+            || text.contains("Authentication required")
         {
             return Error::Unavailable(format!(
                 "Redis at {d} refused authentication: {}",
                 detail(&e)
             ));
         }
-        let text = e.to_string();
         if text.contains("DB index is out of range") || text.contains("invalid DB index") {
             return Error::Unavailable(format!(
                 "Redis at {d} has no such database: {}",
