@@ -108,7 +108,9 @@ fn main() {
     let yaraus = env!("CARGO_BIN_EXE_yaraus");
 
     let init = Command::new(yaraus)
-        .args(["--quiet", "--redis", &url, "init", "--min", "1", "--max", "1023"])
+        .args([
+            "--quiet", "--redis", &url, "init", "--min", "1", "--max", "1023",
+        ])
         .status()
         .unwrap();
     assert!(init.success());

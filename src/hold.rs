@@ -1,7 +1,9 @@
 //! Running a child while a claim holds: the shared middle of `run`, `lock`
 //! and every later subcommand that wraps a command.
 //!
-//!     claim (done by the caller) → grace delay → child runs → release
+//! ```text
+//! claim (done by the caller) → grace delay → child runs → release
+//! ```
 //!
 //! While the child runs, three things can happen, and [`hold`] waits for all
 //! of them at once: the child ends (release, exit with its status), the
@@ -66,8 +68,14 @@ pub async fn hold<C: Claim>(
             status = child.wait() => break status,
             loss = keeper.lost() => {
                 crate::warn!("killing the command (process group {}): {loss}", child.pid());
+                // One --kill-after for the whole group, counted from the
+                // SIGTERM: a leader that exits late must not buy the rest of
+                // its group another one (the new holder's --delay allows one).
+                let sigterm = tokio::time::Instant::now();
                 child.terminate(options.kill_after).await;
-                child.kill_leftovers(options.kill_after).await;
+                child
+                    .kill_leftovers(options.kill_after.saturating_sub(sigterm.elapsed()))
+                    .await;
                 let claim = keeper.stop().await;
                 return Err(Error::Lost(format!(
                     "{} lost while the command ran ({loss}); the command was killed (exit {EXIT_LOST})",

@@ -1,6 +1,7 @@
 //! One function per subcommand: turn parsed arguments into library calls and
 //! output. Each returns the exit status on success; errors carry their own.
 
+mod lock;
 mod pool;
 mod run;
 
@@ -18,6 +19,7 @@ pub async fn execute(cli: Cli) -> Result<i32> {
         Command::Run(args) => run::run(&PoolContext::new(&cli.global)?, args).await,
         Command::Stats(args) => pool::stats(&PoolContext::new(&cli.global)?, args).await,
         Command::List(args) => pool::list(&PoolContext::new(&cli.global)?, args).await,
+        Command::Lock(args) => lock::lock(&cli.global, args).await,
         Command::Completions(args) => {
             let mut cmd = Cli::command();
             clap_complete::generate(args.shell, &mut cmd, "yaraus", &mut std::io::stdout());

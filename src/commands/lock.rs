@@ -1,0 +1,377 @@
+//! `yaraus lock`: flock(1) over Redis. Parse the mode, then either
+//!
+//! * wrap a command: take the lock (waiting as told, interruptible by
+//!   SIGINT/SIGTERM), hand it to a [`LeaseKeeper`] that extends it every
+//!   ttl/3, and let [`hold`] run the command while it holds; or
+//! * one of the script-friendly forms: `--acquire` (take it, print the token
+//!   and the fencing token, exit), `--extend` and `--release` (given the
+//!   token), `--info` (JSON).
+//!
+//! The modes are options rather than subcommands so that the first word after
+//! `lock` is always the lock's name: a lock named `acquire` or `info` works
+//! like any other.
+//!
+//! A busy lock exits with `-E/--conflict-exit-code` (75 by default); the
+//! library reports it as [`Error::Exhausted`], turned into that code here.
+
+use crate::cli::{AcquireFormat, GlobalArgs, LockArgs};
+use crate::error::{Error, Result};
+use crate::hold::{HoldOptions, hold};
+use crate::keeper::{LeaseKeeper, RenewError};
+use crate::lock::{HeldLock, LockOptions, Locker, Token};
+use crate::signals::Signals;
+use crate::store::Target;
+use crate::supervise::{ChildSpec, substitute};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What `yaraus lock` was asked to do.
+enum Mode {
+    /// Run a command (argv) while holding the lock.
+    Wrap(Vec<String>),
+    Acquire,
+    Extend(Token),
+    Release(Token),
+    Info,
+}
+
+pub async fn lock(global: &GlobalArgs, args: LockArgs) -> Result<i32> {
+    let mode = mode(&args)?;
+    let targets = super::targets(global)?;
+    let namespace = namespace(global, &targets)?;
+    let request_timeout = match mode {
+        Mode::Info => global.timeout,
+        _ => global.timeout.min(args.ttl / 10),
+    };
+    let options = LockOptions {
+        ttl: args.ttl,
+        prefix: args.prefix.clone(),
+        namespace,
+        limit: args.limit,
+        request_timeout: request_timeout.max(Duration::from_millis(1)),
+        require_fsync: !args.no_fsync_check,
+    };
+    let mut locker = Locker::new(&targets, &args.name, options)?;
+    let (n, m) = (locker.masters(), locker.majority());
+    if n > 1 {
+        let even = if n % 2 == 0 {
+            format!(
+                "; an even count tolerates no more failures than {} masters would",
+                n - 1
+            )
+        } else {
+            String::new()
+        };
+        crate::info!(
+            "{n} masters: a majority is {m}, so {} may fail{even}",
+            n - m
+        );
+    }
+    let conflict_code = i32::from(args.conflict_exit_code);
+    let wait = if args.no_wait {
+        Some(Duration::ZERO)
+    } else {
+        args.wait
+    };
+    let outcome = match mode {
+        Mode::Info => info(&mut locker).await,
+        Mode::Extend(token) => extend(&mut locker, &token).await,
+        Mode::Release(token) => release(&mut locker, &token).await,
+        Mode::Acquire => acquire(&mut locker, wait, args.format).await,
+        Mode::Wrap(argv) => wrap(&mut locker, wait, &args, argv).await,
+    };
+    match outcome {
+        Err(Error::Exhausted(message)) => {
+            // One line, as the binary prints every error, with our own code.
+            eprintln!("yaraus: {message}");
+            Ok(conflict_code)
+        }
+        other => other,
+    }
+}
+
+/// Sorts out the mode, with one clear line for each wrong combination.
+fn mode(args: &LockArgs) -> Result<Mode> {
+    let token = || match &args.token {
+        Some(t) => Token::from_user(t),
+        None => Err(Error::Usage(format!(
+            "--{} needs --token TOKEN: the YARAUS_LOCK_TOKEN that `yaraus lock --acquire {}` printed",
+            if args.extend { "extend" } else { "release" },
+            args.name
+        ))),
+    };
+    if args.token.is_some() && !(args.extend || args.release) {
+        return Err(Error::Usage(
+            "--token is only for --extend and --release".into(),
+        ));
+    }
+    if args.name.is_empty() {
+        return Err(Error::Usage("the lock name must not be empty".into()));
+    }
+    if args.acquire {
+        return Ok(Mode::Acquire);
+    }
+    if args.extend {
+        return Ok(Mode::Extend(token()?));
+    }
+    if args.release {
+        return Ok(Mode::Release(token()?));
+    }
+    if args.info {
+        return Ok(Mode::Info);
+    }
+    if let Some(script) = &args.shell_command {
+        return Ok(Mode::Wrap(vec!["sh".into(), "-c".into(), script.clone()]));
+    }
+    if args.argv.is_empty() {
+        return Err(Error::Usage(format!(
+            "no command to run while holding the lock: yaraus lock {name} -- COMMAND [ARGS...], \
+             or yaraus lock {name} -c 'shell command' (or --acquire, --extend, --release, --info)",
+            name = args.name
+        )));
+    }
+    Ok(Mode::Wrap(args.argv.clone()))
+}
+
+/// The namespace of the fencing counters: `--namespace`, else the `?ns=` the
+/// URLs agree on, else `yaraus`.
+fn namespace(global: &GlobalArgs, targets: &[Target]) -> Result<String> {
+    let first = targets
+        .first()
+        .ok_or_else(|| Error::Usage("no Redis server given (--redis URL)".into()))?;
+    if global.namespace.is_none() {
+        if let Some(other) = targets.iter().find(|t| t.namespace() != first.namespace()) {
+            return Err(Error::Usage(format!(
+                "the --redis URLs disagree on ?ns= ({} has {:?}, {} has {:?}); give --namespace",
+                first.display(),
+                first.namespace().unwrap_or("none"),
+                other.display(),
+                other.namespace().unwrap_or("none")
+            )));
+        }
+    }
+    super::namespace(global, first)
+}
+
+/// Takes the lock, waiting as told; SIGINT/SIGTERM/… during the wait end it
+/// (what was partly taken is released) with 128+N.
+async fn take(
+    locker: &mut Locker,
+    wait: Option<Duration>,
+    signals: &mut Signals,
+) -> Result<HeldLock> {
+    let give_up = wait.map(|w| Instant::now() + w);
+    let mut left = wait;
+    loop {
+        let cancel = async { Error::Interrupted(signals.recv().await as i32) };
+        let held = locker.acquire(left, cancel).await?;
+        // Checked again just before use: a pause of ours (SIGSTOP, swap)
+        // between the acquisition and now must not hand out a stale lock.
+        if held.fresh_enough() {
+            return Ok(held);
+        }
+        crate::warn!(
+            "{}: only {} of its validity left by the time it could be used; releasing and retrying",
+            locker.name(),
+            humantime::format_duration(Duration::from_millis(held.remaining().as_millis() as u64))
+        );
+        held.releaser().release().await;
+        left = give_up.map(|g| g.saturating_duration_since(Instant::now()));
+    }
+}
+
+/// The wrapping form: run the command while the lock holds.
+async fn wrap(
+    locker: &mut Locker,
+    wait: Option<Duration>,
+    args: &LockArgs,
+    argv: Vec<String>,
+) -> Result<i32> {
+    // Caught from now on, so that a signal during the wait ends it cleanly.
+    let mut signals =
+        Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
+    let held = take(locker, wait, &mut signals).await?;
+    let fence = held.fencing_token().to_string();
+    crate::info!(
+        "{}: acquired on {} of {} masters; fencing token {fence}",
+        locker.name(),
+        held.taken_on(),
+        locker.masters()
+    );
+    let argv = if args.shell_command.is_some() {
+        argv // a shell script reads $YARAUS_FENCING_TOKEN; `<>` is a shell redirection there
+    } else {
+        substitute(&argv, &args.replacement, &fence)
+    };
+    let spec = ChildSpec {
+        argv,
+        env: vec![
+            ("YARAUS_LOCK_NAME".into(), args.name.clone()),
+            ("YARAUS_FENCING_TOKEN".into(), fence),
+        ],
+    };
+    let releaser = held.releaser();
+    let deadline = held.deadline();
+    let keeper = LeaseKeeper::start(held, locker.ttl() / 3, deadline);
+    let options = HoldOptions {
+        delay: Duration::ZERO,
+        kill_after: args.kill_after,
+        release_timeout: locker.round_timeout() * 2,
+    };
+    match hold(keeper, &spec, options, &mut signals).await {
+        // `hold` does not release a lost claim; a lock may still hold our
+        // token on a minority of the masters, which would delay the next
+        // holder until it expires.
+        Err(lost @ Error::Lost(_)) => {
+            let _ = tokio::time::timeout(locker.round_timeout() * 2, releaser.release()).await;
+            Err(lost)
+        }
+        other => other,
+    }
+}
+
+/// `--acquire`: take the lock, print what the script needs, leave it held.
+async fn acquire(
+    locker: &mut Locker,
+    wait: Option<Duration>,
+    format: AcquireFormat,
+) -> Result<i32> {
+    let mut signals =
+        Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
+    let held = take(locker, wait, &mut signals).await?;
+    let validity_ms = held.remaining().as_millis() as u64;
+    let text = match format {
+        AcquireFormat::Shell => format!(
+            "YARAUS_LOCK_NAME={}\nYARAUS_LOCK_TOKEN={}\nYARAUS_FENCING_TOKEN={}\nYARAUS_LOCK_VALIDITY_MS={validity_ms}\n",
+            shell_quote(locker.name()),
+            shell_quote(held.token().as_str()),
+            held.fencing_token(),
+        ),
+        AcquireFormat::Json => {
+            serde_json::json!({
+                "name": locker.name(),
+                "key": locker.key(),
+                "token": held.token().as_str(),
+                "fencing_token": held.fencing_token(),
+                "validity_ms": validity_ms,
+            })
+            .to_string()
+                + "\n"
+        }
+    };
+    write_stdout(&text)?;
+    crate::info!(
+        "{}: acquired on {} of {} masters; fencing token {}; held for {} unless extended \
+         (yaraus lock --extend) or released (yaraus lock --release)",
+        locker.name(),
+        held.taken_on(),
+        locker.masters(),
+        held.fencing_token(),
+        humantime::format_duration(locker.ttl())
+    );
+    Ok(0)
+}
+
+/// `--extend`: a full ttl again, if the token still holds the lock.
+async fn extend(locker: &mut Locker, token: &Token) -> Result<i32> {
+    match locker.extend(token).await {
+        Ok(validity) => {
+            crate::info!(
+                "{}: extended; valid for {}",
+                locker.name(),
+                humantime::format_duration(Duration::from_millis(validity.as_millis() as u64))
+            );
+            Ok(0)
+        }
+        Err(RenewError::Lost(why)) => Err(Error::Lost(format!(
+            "{} is not held with this token any more: {why}",
+            locker.name()
+        ))),
+        Err(RenewError::Failed(e)) => Err(e),
+    }
+}
+
+/// `--release`: delete the lock where it holds the token.
+async fn release(locker: &mut Locker, token: &Token) -> Result<i32> {
+    let released = locker.release(token).await;
+    let (n, m) = (locker.masters(), locker.majority());
+    if released.freed >= m {
+        crate::info!(
+            "{}: released on {} of {n} masters",
+            locker.name(),
+            released.freed
+        );
+        return Ok(0);
+    }
+    let unknown = n - released.answered;
+    if released.freed + unknown >= m {
+        // The masters that did not answer may hold it: we cannot tell.
+        return Err(Error::Unavailable(format!(
+            "{}: released on {} of {n} masters; {unknown} did not answer: {}",
+            locker.name(),
+            released.freed,
+            released.problems.join("; ")
+        )));
+    }
+    Err(Error::Lost(format!(
+        "{} was not held with this token (it expired, or was taken); freed on {} of {n} \
+         masters, nothing of another holder was touched",
+        locker.name(),
+        released.freed
+    )))
+}
+
+/// `--info`: JSON on stdout; 69 when fewer than a majority answered.
+async fn info(locker: &mut Locker) -> Result<i32> {
+    let info = locker.inspect().await;
+    let text = serde_json::to_string_pretty(&info).map_err(|e| Error::Redis(e.to_string()))?;
+    write_stdout(&(text + "\n"))?;
+    if info.answered < info.majority {
+        let problems: Vec<String> = info.nodes.iter().filter_map(|n| n.error.clone()).collect();
+        return Err(Error::Unavailable(format!(
+            "only {} of {} masters answered: {}",
+            info.answered,
+            info.masters,
+            problems.join("; ")
+        )));
+    }
+    Ok(0)
+}
+
+fn write_stdout(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::State(format!("cannot write to stdout: {e}")))
+}
+
+/// A word the shell reads back as `s`: as is when it is plainly safe,
+/// otherwise in single quotes.
+fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:/@%+=,".contains(&b));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_quoting() {
+        assert_eq!(shell_quote("deploy"), "deploy");
+        assert_eq!(
+            shell_quote("yaraus:ab12:1:2:host.x"),
+            "yaraus:ab12:1:2:host.x"
+        );
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}

@@ -1,0 +1,197 @@
+//! `yaraus lock --info`: what every master knows about a lock, as JSON.
+//!
+//! One read-only script per node (`inspect.lua`) returns the key's type,
+//! value, remaining time and the fencing counter, so that the picture of a
+//! node is taken at one instant. The holder's host, pid and age come from the
+//! token itself (see [`super::token`]); a token of another tool shows as a
+//! value without a holder. The lock counts as held when a majority of the
+//! masters hold the same token, which is exactly when nobody else can take it.
+
+use super::{Locker, Token, field, reply_items};
+use crate::error::Result;
+use crate::seq::gather;
+use serde::Serialize;
+use std::sync::LazyLock;
+
+static INSPECT: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&[crate::seq::COUNTER_LUA, include_str!("inspect.lua")].concat())
+});
+
+/// The whole picture of one lock.
+#[derive(Clone, Debug, Serialize)]
+pub struct LockInfo {
+    pub name: String,
+    pub key: String,
+    pub fencing_key: String,
+    pub masters: usize,
+    pub majority: usize,
+    /// How many masters answered.
+    pub answered: usize,
+    /// A majority of the masters hold the same token.
+    pub held: bool,
+    /// That token.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// Who took it, when the token is a yaraus token.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holder: Option<super::Holder>,
+    /// The highest fencing counter among the masters that answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fencing_counter: Option<u64>,
+    pub nodes: Vec<NodeInfo>,
+}
+
+/// What one master knows.
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeInfo {
+    /// The URL, password hidden.
+    pub redis: String,
+    /// `free`, `held` (a lock), `semaphore`, `other_type` or `unreachable`.
+    pub state: &'static str,
+    /// The holder's token (a lock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holder: Option<super::Holder>,
+    /// Time since the holder took the lock (yaraus tokens only; holder's clock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub age_ms: Option<u64>,
+    /// Time left before the key expires; -1 when it never does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fencing_counter: Option<u64>,
+    /// A semaphore's holders.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holders: Option<Vec<SemaphoreHolder>>,
+    /// The type of a key that is neither a lock nor a semaphore.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One holder of a semaphore.
+#[derive(Clone, Debug, Serialize)]
+pub struct SemaphoreHolder {
+    pub token: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holder: Option<super::Holder>,
+    pub ttl_ms: i64,
+}
+
+pub(super) async fn inspect(locker: &mut Locker) -> LockInfo {
+    let labels = locker.quorum.labels();
+    let limit = locker.quorum.round_timeout();
+    let (key, fence_key) = (locker.key.as_str(), locker.fencing.key());
+    let futures: Vec<_> = locker
+        .quorum
+        .nodes_mut()
+        .iter_mut()
+        .map(|node| async move {
+            let mut invocation = INSPECT.prepare_invoke();
+            invocation.key(key).key(fence_key);
+            let reply: redis::Value = node.script(&invocation).await?;
+            parse_node(node.label(), reply)
+        })
+        .collect();
+    let replies = gather(futures, &labels, limit, |_| false).await;
+    let nodes: Vec<NodeInfo> = labels
+        .iter()
+        .zip(replies)
+        .map(|(label, reply)| match reply {
+            Some(Ok(node)) => node,
+            Some(Err(e)) => unreachable_node(label, e.to_string()),
+            None => unreachable_node(label, "no answer".into()),
+        })
+        .collect();
+
+    let majority = locker.quorum.majority();
+    let answered = nodes.iter().filter(|n| n.state != "unreachable").count();
+    let mut token = None;
+    for candidate in nodes.iter().filter_map(|n| n.token.as_ref()) {
+        let count = nodes
+            .iter()
+            .filter(|n| n.token.as_ref() == Some(candidate))
+            .count();
+        if count >= majority {
+            token = Some(candidate.clone());
+            break;
+        }
+    }
+    LockInfo {
+        name: locker.name.clone(),
+        key: locker.key.clone(),
+        fencing_key: locker.fencing.key().to_string(),
+        masters: nodes.len(),
+        majority,
+        answered,
+        held: token.is_some(),
+        holder: token.as_ref().and_then(|t| Token::holder_of(t.as_bytes())),
+        token,
+        fencing_counter: nodes.iter().filter_map(|n| n.fencing_counter).max(),
+        nodes,
+    }
+}
+
+fn unreachable_node(label: &str, error: String) -> NodeInfo {
+    NodeInfo {
+        redis: label.to_string(),
+        state: "unreachable",
+        token: None,
+        holder: None,
+        age_ms: None,
+        ttl_ms: None,
+        fencing_counter: None,
+        holders: None,
+        key_type: None,
+        error: Some(error),
+    }
+}
+
+fn parse_node(label: &str, reply: redis::Value) -> Result<NodeInfo> {
+    let items = reply_items(label, reply)?;
+    let kind: String = field(label, &items, 0)?;
+    let value: Vec<u8> = field(label, &items, 1)?;
+    let pttl: i64 = field(label, &items, 2)?;
+    let counter: String = field(label, &items, 3)?;
+    let now_ms: i64 = field(label, &items, 4)?;
+    let mut node = unreachable_node(label, String::new());
+    node.error = None;
+    node.fencing_counter = counter.parse().ok();
+    match kind.as_str() {
+        "none" => node.state = "free",
+        "string" => {
+            node.state = "held";
+            node.holder = Token::holder_of(&value);
+            node.age_ms = node.holder.as_ref().map(|h| h.age().as_millis() as u64);
+            node.token = Some(String::from_utf8_lossy(&value).into_owned());
+            node.ttl_ms = Some(pttl);
+        }
+        "zset" => {
+            node.state = "semaphore";
+            node.ttl_ms = Some(pttl);
+            let mut holders = Vec::new();
+            for pair in items[5..].chunks(2) {
+                let [member, expiry] = pair else { break };
+                let token: Vec<u8> = redis::from_redis_value_ref(member).unwrap_or_default();
+                let expiry: String = redis::from_redis_value_ref(expiry).unwrap_or_default();
+                let expiry: i64 = expiry.parse().unwrap_or(now_ms);
+                if expiry <= now_ms {
+                    continue; // expired, not purged yet: nobody holds it
+                }
+                holders.push(SemaphoreHolder {
+                    holder: Token::holder_of(&token),
+                    token: String::from_utf8_lossy(&token).into_owned(),
+                    ttl_ms: (expiry - now_ms).max(0),
+                });
+            }
+            node.holders = Some(holders);
+        }
+        other => {
+            node.state = "other_type";
+            node.key_type = Some(other.to_string());
+        }
+    }
+    Ok(node)
+}

@@ -1,0 +1,18 @@
+-- Give our place in a semaphore back (an emptied sorted set disappears).
+-- KEYS[1] the semaphore; ARGV[1] our token
+-- Returns 1 when our place was still live and is now free, 0 when it was
+-- not there or had already expired (it is removed all the same).
+if redis.call('TYPE', KEYS[1])['ok'] ~= 'zset' then
+  return 0
+end
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score then
+  return 0
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if tonumber(score) > now then
+  return 1
+end
+return 0

@@ -1,0 +1,69 @@
+-- Counter helpers of the majority monotonic sequence, put in front of every
+-- script that reads or proposes a counter value (a script cannot include
+-- another, so the Rust side concatenates this prelude with the script body).
+--
+-- A counter is a string key holding a 64-bit unsigned integer in decimal:
+-- 1 to 20 digits, no sign, no leading zero, at most 18446744073709551615.
+-- Lua 5.1 numbers are doubles, exact only up to 2^53, so a counter is never
+-- turned into a number here: it is validated and compared as text, digit by
+-- digit, which also keeps the comparison independent of the server's locale.
+-- Redis's own INCR (the one-master fencing token) works on the same text.
+
+local U64_MAX = '18446744073709551615'
+
+-- a < b, for two valid counters.
+local function counter_less(a, b)
+  if #a ~= #b then
+    return #a < #b
+  end
+  for i = 1, #a do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return false
+end
+
+-- True when s is a valid counter.
+local function is_counter(s)
+  if type(s) ~= 'string' or #s == 0 or #s > 20 or string.find(s, '%D') then
+    return false
+  end
+  if #s > 1 and string.sub(s, 1, 1) == '0' then
+    return false
+  end
+  return not counter_less(U64_MAX, s)
+end
+
+-- The counter at key: its value ('0' when the key does not exist), or nil
+-- and the reason it is not a counter.
+local function counter_read(key)
+  local t = redis.call('TYPE', key)['ok']
+  if t == 'none' then
+    return '0'
+  end
+  if t ~= 'string' then
+    return nil, key .. ' is a ' .. t .. ', not a counter'
+  end
+  local v = redis.call('GET', key)
+  if not is_counter(v) then
+    return nil, key .. " holds '" .. string.sub(v, 1, 40) .. "', not a counter (decimal digits)"
+  end
+  return v
+end
+
+-- Set-if-less-than: stores proposed when the counter is below it.
+-- Returns (true, proposed) when stored, (false, current) when the counter is
+-- already at or above proposed, (nil, reason) when the key is not a counter.
+local function counter_propose(key, proposed)
+  local current, err = counter_read(key)
+  if not current then
+    return nil, err
+  end
+  if counter_less(current, proposed) then
+    redis.call('SET', key, proposed)
+    return true, proposed
+  end
+  return false, current
+end

@@ -1,0 +1,342 @@
+//! Several independent Redis masters, and asking all of them at once.
+//!
+//! Both the majority sequence and the Redlock lock talk to N masters that know
+//! nothing of each other, and both need the same three things, kept here:
+//!
+//! * a [`Node`] per master: its [`Store`] (timeouts, reconnecting, error
+//!   sorting) and whether it has been seen to persist every write before
+//!   replying (`appendonly yes` + `appendfsync always`), which the majority
+//!   sequence needs and checks once per node, on first contact;
+//! * the majority, `N/2 + 1`;
+//! * [`gather`]: send one request to every node concurrently, bound each by a
+//!   timeout, and stop waiting as soon as the outcome is decided. A node that
+//!   is down or frozen then costs at most the timeout, and a healthy majority
+//!   decides without waiting for it. The requests are futures polled in one
+//!   task, so a caller can drop the whole round (a signal arrived) and nothing
+//!   keeps running behind its back.
+
+use crate::error::{Error, Result};
+use crate::store::{Store, Target, Timeouts, classify, script_error};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+use std::time::Duration;
+
+/// Whether a node has been seen to fsync every write before replying.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Durability {
+    /// Nobody asked us to check.
+    NotRequired,
+    /// Required, not checked yet (the node has not answered so far).
+    Unchecked,
+    /// Checked: `appendonly yes` and `appendfsync always`.
+    Verified,
+}
+
+/// One Redis master of a [`Quorum`].
+#[derive(Clone)]
+pub struct Node {
+    store: Store,
+    label: String,
+    durability: Durability,
+}
+
+impl Node {
+    /// The URL, password hidden, for messages.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    pub fn store(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
+    /// Makes sure the node persists every write before replying, when the
+    /// quorum was told to require it; asks the node once (`CONFIG GET`).
+    /// A node that does not is an [`Error::State`]: the caller must refuse,
+    /// not retry.
+    pub async fn ensure_durable(&mut self) -> Result<()> {
+        if self.durability != Durability::Unchecked {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        pipe.cmd("CONFIG")
+            .arg("GET")
+            .arg("appendonly")
+            .cmd("CONFIG")
+            .arg("GET")
+            .arg("appendfsync");
+        let mut conn = self.store.connection().await?;
+        let reply: redis::RedisResult<(Vec<String>, Vec<String>)> =
+            pipe.query_async(&mut conn).await;
+        let (appendonly, appendfsync) = match reply {
+            Ok(pair) => pair,
+            Err(e) if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() => {
+                return Err(self.store.fail(e));
+            }
+            Err(e) => {
+                return Err(Error::State(format!(
+                    "cannot check that Redis at {} persists every write: CONFIG GET failed ({}); \
+                     make sure every node runs with appendonly yes and appendfsync always, \
+                     then pass --no-fsync-check",
+                    self.label,
+                    e.detail().unwrap_or(&e.to_string())
+                )));
+            }
+        };
+        let value = |pair: &[String]| pair.get(1).cloned().unwrap_or_default();
+        let (aof, fsync) = (value(&appendonly), value(&appendfsync));
+        if aof != "yes" || fsync != "always" {
+            return Err(Error::State(format!(
+                "Redis at {} has appendonly {aof} and appendfsync {fsync}: a crash could lose the \
+                 latest sequence value and a number could be handed out twice; set \
+                 `CONFIG SET appendonly yes` and `CONFIG SET appendfsync always` (and in \
+                 redis.conf) on every node, or pass --no-fsync-check to accept the risk",
+                self.label,
+                aof = if aof.is_empty() { "?" } else { &aof },
+                fsync = if fsync.is_empty() { "?" } else { &fsync },
+            )));
+        }
+        self.durability = Durability::Verified;
+        Ok(())
+    }
+
+    /// Runs one of our scripts. An error our script raised (`YARAUS_…`) is an
+    /// [`Error::State`] carrying the script's message and this node's URL;
+    /// anything else is sorted by [`classify`].
+    pub async fn script<T: redis::FromRedisValue>(
+        &mut self,
+        invocation: &redis::ScriptInvocation<'_>,
+    ) -> Result<T> {
+        match self.store.script(invocation).await? {
+            Ok(v) => Ok(v),
+            Err(e) => Err(match script_error(&e) {
+                Some((_, msg)) => Error::State(format!("Redis at {}: {msg}", self.label)),
+                None => classify(self.store.target(), e),
+            }),
+        }
+    }
+}
+
+/// N independent masters: no replication between them, each may fail alone.
+#[derive(Clone)]
+pub struct Quorum {
+    nodes: Vec<Node>,
+    request_timeout: Duration,
+}
+
+impl Quorum {
+    /// A quorum over `targets`. Each request to a node is bounded by
+    /// `request_timeout` (dialing is bounded by it too). `require_durable`:
+    /// [`Node::ensure_durable`] checks each node once; otherwise it does
+    /// nothing. Nothing is dialed yet.
+    pub fn new(
+        targets: &[Target],
+        request_timeout: Duration,
+        require_durable: bool,
+    ) -> Result<Quorum> {
+        if targets.is_empty() {
+            return Err(Error::Usage("no Redis server given (--redis URL)".into()));
+        }
+        for (i, a) in targets.iter().enumerate() {
+            if targets[..i].iter().any(|b| b.display() == a.display()) {
+                return Err(Error::Usage(format!(
+                    "Redis at {} is given twice: each --redis must be a different, independent master",
+                    a.display()
+                )));
+            }
+        }
+        let timeouts = Timeouts {
+            connect: request_timeout,
+            response: request_timeout,
+        };
+        let durability = if require_durable {
+            Durability::Unchecked
+        } else {
+            Durability::NotRequired
+        };
+        let nodes = targets
+            .iter()
+            .map(|t| {
+                Ok(Node {
+                    store: Store::new(t, timeouts)?,
+                    label: t.display().to_string(),
+                    durability,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Quorum {
+            nodes,
+            request_timeout,
+        })
+    }
+
+    /// How many masters.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// How many of them make a majority: `N/2 + 1`.
+    pub fn majority(&self) -> usize {
+        majority(self.nodes.len())
+    }
+
+    /// The bound on one request to one node.
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// The bound on one node's part of a round: a (re)dial and a request, or
+    /// a persistence check and a request.
+    pub fn round_timeout(&self) -> Duration {
+        self.request_timeout * 2
+    }
+
+    /// The URLs, passwords hidden, in the order given.
+    pub fn labels(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.label.clone()).collect()
+    }
+
+    pub fn nodes_mut(&mut self) -> &mut [Node] {
+        &mut self.nodes
+    }
+}
+
+/// `N/2 + 1`.
+pub fn majority(n: usize) -> usize {
+    n / 2 + 1
+}
+
+/// True for a node error that waiting cannot cure: the server refused our
+/// password, or has no such database. Such a node is misconfigured, not
+/// down, and a caller that would retry should stop and say so.
+pub fn is_permanent(e: &Error) -> bool {
+    matches!(e, Error::Unavailable(m)
+        if m.contains("refused authentication") || m.contains("has no such database"))
+}
+
+/// One outcome per node of a round: `None` when the round was decided before
+/// that node answered.
+pub type Replies<T> = Vec<Option<Result<T>>>;
+
+/// Polls `futures` (one per node, in node order) concurrently until each has
+/// finished or `decided` says the replies so far settle the round. Each future
+/// is bounded by `limit`; one that runs out gives [`Error::Unavailable`]
+/// naming `labels[i]`.
+///
+/// Once the round is decided, the stragglers get a grace period as long as
+/// the round has taken so far: a healthy node that was only a little slower
+/// (still dialing, say) still gets the write, so that a lock usually sits on
+/// every master, not on a bare majority; a frozen node costs at most twice
+/// what the majority took. Futures still running after that are dropped,
+/// which cancels them.
+pub async fn gather<F, T>(
+    futures: Vec<F>,
+    labels: &[String],
+    limit: Duration,
+    mut decided: impl FnMut(&[Option<Result<T>>]) -> bool,
+) -> Replies<T>
+where
+    F: Future<Output = Result<T>>,
+{
+    let started = tokio::time::Instant::now();
+    let mut pending: Vec<Option<Pin<Box<tokio::time::Timeout<F>>>>> = futures
+        .into_iter()
+        .map(|f| Some(Box::pin(tokio::time::timeout(limit, f))))
+        .collect();
+    let mut replies: Replies<T> = pending.iter().map(|_| None).collect();
+    let mut poll_all = |cx: &mut std::task::Context<'_>, replies: &mut Replies<T>| {
+        let mut progress = false;
+        for (i, slot) in pending.iter_mut().enumerate() {
+            let Some(fut) = slot else { continue };
+            if let Poll::Ready(outcome) = fut.as_mut().poll(cx) {
+                replies[i] = Some(outcome.unwrap_or_else(|_| {
+                    Err(Error::Unavailable(format!(
+                        "Redis at {} did not answer within {}",
+                        labels.get(i).map(String::as_str).unwrap_or("?"),
+                        humantime::format_duration(limit)
+                    )))
+                }));
+                *slot = None;
+                progress = true;
+            }
+        }
+        (progress, pending.iter().all(Option::is_none))
+    };
+    let mut all_done = false;
+    std::future::poll_fn(|cx| {
+        let (progress, done) = poll_all(cx, &mut replies);
+        all_done = done;
+        if done || (progress && decided(&replies)) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+    if !all_done {
+        let grace = tokio::time::sleep(started.elapsed());
+        tokio::pin!(grace);
+        std::future::poll_fn(|cx| {
+            let (_, done) = poll_all(cx, &mut replies);
+            if done || grace.as_mut().poll(cx).is_ready() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+    }
+    replies
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn majorities() {
+        assert_eq!(
+            (1..=7).map(majority).collect::<Vec<_>>(),
+            [1, 2, 2, 3, 3, 4, 4]
+        );
+    }
+
+    #[tokio::test]
+    async fn gather_stops_when_decided_and_bounds_each_future() {
+        let labels: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let futures: Vec<Pin<Box<dyn Future<Output = Result<u32>>>>> = vec![
+            Box::pin(async { Ok(1) }),
+            Box::pin(async { Ok(2) }),
+            Box::pin(async {
+                std::future::pending::<()>().await;
+                Ok(3)
+            }),
+        ];
+        let replies = gather(futures, &labels, Duration::from_secs(3600), |r| {
+            r.iter().flatten().filter(|x| x.is_ok()).count() >= 2
+        })
+        .await;
+        assert!(matches!(replies[0], Some(Ok(1))));
+        assert!(matches!(replies[1], Some(Ok(2))));
+        assert!(replies[2].is_none());
+
+        let futures: Vec<Pin<Box<dyn Future<Output = Result<u32>>>>> = vec![
+            Box::pin(async { Ok(1) }),
+            Box::pin(async {
+                std::future::pending::<()>().await;
+                Ok(2)
+            }),
+        ];
+        let replies = gather(futures, &labels, Duration::from_millis(20), |_| false).await;
+        assert!(matches!(replies[0], Some(Ok(1))));
+        match &replies[1] {
+            Some(Err(Error::Unavailable(m))) => assert!(m.contains("Redis at b"), "{m}"),
+            other => panic!("{:?}", other.as_ref().map(|r| r.is_ok())),
+        }
+    }
+}

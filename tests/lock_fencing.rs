@@ -1,0 +1,130 @@
+//! Fencing tokens of `yaraus lock` against real redis-servers: strictly
+//! increasing over 100 sequential and 20 concurrent acquisitions, with one
+//! master (INCR in the acquire script) and with three (the majority
+//! sequence), in the order the lock was actually held.
+
+mod common;
+mod lock_common;
+
+use common::RedisServer;
+use lock_common::*;
+use std::path::Path;
+use std::process::{Child, Stdio};
+
+/// The child appends `<substituted> <env>`: the token in place of `<>` in its
+/// arguments, and the one in its environment.
+fn recorder(servers: &[&RedisServer], name: &str, log: &Path) -> std::process::Command {
+    let mut cmd = lock_cmd(servers);
+    cmd.args(["--quiet", "--ttl", "5s", name, "--", "sh", "-c"])
+        .arg(format!(
+            "echo \"$1 $YARAUS_FENCING_TOKEN $YARAUS_LOCK_NAME\" >> {}",
+            log.display()
+        ))
+        .args(["sh", "<>"]);
+    cmd
+}
+
+/// Reads the log: each line's two tokens agree, name is right, and the
+/// tokens strictly increase in the order the children ran.
+fn assert_increasing(log: &Path, name: &str, expected: usize) -> Vec<u64> {
+    let lines = lines(log);
+    assert_eq!(lines.len(), expected, "{lines:?}");
+    let tokens: Vec<u64> = lines
+        .iter()
+        .map(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(fields.len(), 3, "{l}");
+            assert_eq!(fields[0], fields[1], "argument and environment differ: {l}");
+            assert_eq!(fields[2], name, "{l}");
+            fields[0]
+                .parse()
+                .unwrap_or_else(|_| panic!("not a number: {l}"))
+        })
+        .collect();
+    for pair in tokens.windows(2) {
+        assert!(
+            pair[0] < pair[1],
+            "fencing tokens went from {} to {}: {tokens:?}",
+            pair[0],
+            pair[1]
+        );
+    }
+    tokens
+}
+
+fn sequential(servers: &[RedisServer], name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("tokens.log");
+    for _ in 0..100 {
+        let output = run(&mut recorder(&all(servers), name, &log));
+        assert_code(&output, 0);
+    }
+    let tokens = assert_increasing(&log, name, 100);
+    assert!(tokens[0] >= 1);
+}
+
+fn concurrent(servers: &[RedisServer], name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("tokens.log");
+    let children: Vec<Child> = (0..20)
+        .map(|_| {
+            recorder(&all(servers), name, &log)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        assert_code(&finish(child), 0);
+    }
+    assert_increasing(&log, name, 20);
+}
+
+#[test]
+fn one_hundred_sequential_acquisitions_on_one_master() {
+    let servers = masters(1, false);
+    sequential(&servers, "fence-seq-1");
+    // One master: the counter is the INCR of the companion key, exactly 100.
+    assert_eq!(
+        get(&servers[0], "yaraus:fencing:fence-seq-1").as_deref(),
+        Some("100")
+    );
+}
+
+#[test]
+fn one_hundred_sequential_acquisitions_on_three_masters() {
+    let servers = masters(3, true);
+    sequential(&servers, "fence-seq-3");
+}
+
+#[test]
+fn twenty_concurrent_acquisitions_on_one_master() {
+    let servers = masters(1, false);
+    concurrent(&servers, "fence-par-1");
+}
+
+#[test]
+fn twenty_concurrent_acquisitions_on_three_masters() {
+    let servers = masters(3, true);
+    concurrent(&servers, "fence-par-3");
+}
+
+#[test]
+fn tokens_keep_growing_past_a_lost_master_and_a_stale_one() {
+    let mut servers = masters(3, true);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("tokens.log");
+    for _ in 0..3 {
+        assert_code(&run(&mut recorder(&all(&servers), "fence-f", &log)), 0);
+    }
+    // One master falls behind (a stale counter), another dies: the majority
+    // still only moves forward.
+    servers[2].cmd(&["SET", "yaraus:fencing:fence-f", "1"]);
+    servers[0].sigkill();
+    for _ in 0..3 {
+        assert_code(&run(&mut recorder(&all(&servers), "fence-f", &log)), 0);
+    }
+    assert_increasing(&log, "fence-f", 6);
+}

@@ -1,0 +1,152 @@
+//! The library under `yaraus lock`, against real redis-servers: the majority
+//! sequence (64-bit values kept exact, nodes without fsync refused, a
+//! minority down) and the in-process benchmark hook.
+
+mod common;
+mod lock_common;
+
+use common::RedisServer;
+use lock_common::masters;
+use std::time::Duration;
+use tokio::time::Instant;
+use yaraus::error::Error;
+use yaraus::lock::{LockOptions, acquire_release_cycles};
+use yaraus::seq::{MajoritySequence, Quorum};
+use yaraus::store::Target;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn quorum(servers: &[RedisServer], require_fsync: bool) -> Quorum {
+    let targets: Vec<Target> = servers
+        .iter()
+        .map(|s| Target::parse(&s.url()).unwrap())
+        .collect();
+    Quorum::new(&targets, Duration::from_secs(2), require_fsync).unwrap()
+}
+
+fn soon() -> Instant {
+    Instant::now() + Duration::from_secs(10)
+}
+
+#[test]
+fn sequence_values_above_two_to_the_53_stay_exact() {
+    let servers = masters(3, true);
+    let rt = runtime();
+    let mut q = quorum(&servers, true);
+    // 2^53 + 1 cannot be a Lua number (a double): it must never become one.
+    for s in &servers {
+        s.cmd(&["SET", "seq:big", "9007199254740993"]);
+    }
+    let mut seq = MajoritySequence::new("seq:big");
+    assert_eq!(
+        rt.block_on(seq.next(&mut q, soon())).unwrap(),
+        9_007_199_254_740_994
+    );
+    assert_eq!(
+        rt.block_on(seq.next(&mut q, soon())).unwrap(),
+        9_007_199_254_740_995
+    );
+    for s in &servers {
+        assert_eq!(
+            s.query::<String>(&["GET", "seq:big"]),
+            "9007199254740995",
+            "{}",
+            s.url()
+        );
+    }
+
+    // Up to the last 64-bit value, and no further.
+    for s in &servers {
+        s.cmd(&["SET", "seq:top", "18446744073709551614"]);
+    }
+    let mut seq = MajoritySequence::new("seq:top");
+    assert_eq!(rt.block_on(seq.next(&mut q, soon())).unwrap(), u64::MAX);
+    match rt.block_on(seq.next(&mut q, soon())) {
+        Err(Error::State(m)) => assert!(m.contains("18446744073709551615"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn sequence_refuses_a_counter_that_is_not_one() {
+    let servers = masters(3, true);
+    let rt = runtime();
+    let mut q = quorum(&servers, true);
+    servers[1].cmd(&["SET", "seq:bad", "12abc"]);
+    let mut seq = MajoritySequence::new("seq:bad");
+    match rt.block_on(seq.next(&mut q, soon())) {
+        Err(Error::State(m)) => assert!(m.contains("not a counter"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn sequence_refuses_nodes_that_do_not_fsync_unless_told() {
+    let servers = masters(3, false);
+    let rt = runtime();
+    let mut strict = quorum(&servers, true);
+    let mut seq = MajoritySequence::new("seq:nofsync");
+    match rt.block_on(seq.next(&mut strict, soon())) {
+        Err(Error::State(m)) => {
+            assert!(
+                m.contains("appendfsync") && m.contains("--no-fsync-check"),
+                "{m}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    for s in &servers {
+        assert!(s.snapshot().is_empty(), "a refused node was written to");
+    }
+    let mut relaxed = quorum(&servers, false);
+    assert_eq!(rt.block_on(seq.next(&mut relaxed, soon())).unwrap(), 1);
+}
+
+#[test]
+fn sequence_moves_on_with_a_minority_down_and_stops_without_a_majority() {
+    let mut servers = masters(3, true);
+    let rt = runtime();
+    let mut q = quorum(&servers, true);
+    let mut seq = MajoritySequence::new("seq:down");
+    let first = rt.block_on(seq.next(&mut q, soon())).unwrap();
+    servers[0].sigkill();
+    // A new process (no floor) must still go past `first`.
+    let mut fresh = MajoritySequence::new("seq:down");
+    let second = rt.block_on(fresh.next(&mut q, soon())).unwrap();
+    assert!(second > first, "{first} then {second}");
+    servers[1].sigkill();
+    let deadline = Instant::now() + Duration::from_millis(300);
+    match rt.block_on(fresh.next(&mut q, deadline)) {
+        Err(Error::Unavailable(m)) => assert!(m.contains("majority"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn benchmark_hook_runs_cycles_on_one_and_three_masters() {
+    let one = masters(1, false);
+    let three = masters(3, false);
+    let rt = runtime();
+    for servers in [&one, &three] {
+        let urls: Vec<String> = servers.iter().map(|s| s.url()).collect();
+        let mut options = LockOptions::new(Duration::from_secs(30));
+        options.require_fsync = false;
+        let report = rt
+            .block_on(acquire_release_cycles(&urls, "bench", 200, options))
+            .unwrap();
+        assert_eq!(report.masters, servers.len());
+        assert_eq!(report.cycles, 200);
+        assert!(report.cycles_per_second > 0.0 && report.fraction_of_limit > 0.0);
+        for s in servers {
+            assert_eq!(
+                s.try_query::<Option<String>>(&["GET", "bench"]).unwrap(),
+                None
+            );
+        }
+    }
+}
