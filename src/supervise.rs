@@ -17,10 +17,15 @@
 //!   child is forked from a dedicated thread that then waits for it, and lives
 //!   exactly as long as it does. (A tokio blocking-pool thread would exit
 //!   when idle and kill the child with it.)
+//! * PDEATHSIG reaches only the child itself, so a guard process
+//!   ([`crate::guard`]) SIGKILLs the whole group if yaraus dies, and yaraus
+//!   is the subreaper of the group's orphans, so that a finished orphan is
+//!   reaped instead of counting as a live member of the group.
 //! * Exit status: the child's code; 128+N when it died of signal N; 127 when
 //!   the command was not found and 126 when it could not be executed.
 
 use crate::error::{EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, Error, Result};
+use crate::guard::Guard;
 use nix::sys::signal::{self, SigHandler, Signal};
 use nix::unistd::Pid;
 use std::io;
@@ -59,6 +64,7 @@ pub struct Child {
     exit: Option<oneshot::Receiver<io::Result<ExitStatus>>>,
     status: Option<ExitStatus>,
     terminal: Option<Terminal>,
+    guard: Option<Guard>,
 }
 
 impl Child {
@@ -68,6 +74,10 @@ impl Child {
         let Some(program) = spec.argv.first().cloned() else {
             return Err(Error::Usage("no command given to run".into()));
         };
+        // Orphans of the child's group are re-parented to us, not to init, so
+        // that we can reap them: a zombie still counts as a member of the
+        // group, and init may reap late (or never, in a container).
+        let _ = nix::sys::prctl::set_child_subreaper(true);
         let terminal = Terminal::foreground();
         let take_terminal = terminal.is_some();
         let parent = nix::unistd::getpid();
@@ -101,6 +111,8 @@ impl Child {
         let (exit_tx, exit_rx) = oneshot::channel();
         std::thread::Builder::new()
             .name("yaraus-child".into())
+            // It only forks and waits.
+            .stack_size(64 * 1024)
             .spawn(move || match cmd.spawn() {
                 Err(e) => {
                     let _ = spawned_tx.send(Err(e));
@@ -126,11 +138,19 @@ impl Child {
                 ));
             }
         };
+        let guard = match Guard::watch(pid) {
+            Ok(guard) => Some(guard),
+            Err(e) => {
+                crate::warn!("cannot start the guard of process group {pid}: {e}");
+                None
+            }
+        };
         Ok(Child {
             pid,
             exit: Some(exit_rx),
             status: None,
             terminal,
+            guard,
         })
     }
 
@@ -188,24 +208,46 @@ impl Child {
     /// After the child ended: processes it left behind in its group would
     /// go on using what we are about to release. SIGTERM them, and SIGKILL
     /// whatever is left after `kill_after`.
-    pub async fn kill_leftovers(&self, kill_after: Duration) {
-        if signal::killpg(self.pid, None).is_err() {
-            return;
-        }
-        crate::warn!(
-            "the child left processes in its group {}; stopping them",
-            self.pid
-        );
-        let _ = signal::killpg(self.pid, Signal::SIGTERM);
-        let _ = signal::killpg(self.pid, Signal::SIGCONT);
-        let until = tokio::time::Instant::now() + kill_after;
-        while tokio::time::Instant::now() < until {
-            if signal::killpg(self.pid, None).is_err() {
-                return;
+    pub async fn kill_leftovers(&mut self, kill_after: Duration) {
+        if self.group_alive() {
+            crate::warn!(
+                "the child left processes in its group {}; stopping them",
+                self.pid
+            );
+            let _ = signal::killpg(self.pid, Signal::SIGTERM);
+            let _ = signal::killpg(self.pid, Signal::SIGCONT);
+            let until = tokio::time::Instant::now() + kill_after;
+            while self.group_alive() && tokio::time::Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(10)).await;
             }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            if self.group_alive() {
+                let _ = signal::killpg(self.pid, Signal::SIGKILL);
+                // SIGKILL cannot be ignored; give the kernel a moment to
+                // finish the processes so that we can reap the orphans.
+                let until = tokio::time::Instant::now() + Duration::from_millis(200);
+                while self.group_alive() && tokio::time::Instant::now() < until {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            }
         }
-        let _ = signal::killpg(self.pid, Signal::SIGKILL);
+        if let Some(guard) = self.guard.take() {
+            guard.stand_down();
+        }
+    }
+
+    /// Whether any process of the child's group is left, after reaping the
+    /// group's orphans that have exited (ours, as the subreaper). Only called
+    /// once the group leader has been waited for, so that this never takes
+    /// its exit status from the thread that waits for it.
+    fn group_alive(&self) -> bool {
+        use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+        let group = Pid::from_raw(-self.pid.as_raw());
+        while let Ok(status) = waitpid(group, Some(WaitPidFlag::WNOHANG)) {
+            if status == WaitStatus::StillAlive {
+                break;
+            }
+        }
+        signal::killpg(self.pid, None).is_ok()
     }
 }
 

@@ -1407,6 +1407,30 @@ fn sigkilled_yaraus_takes_its_child_with_it() {
     assert_eq!(owner(&server, id).as_deref(), Some(client.as_str()));
 }
 
+#[test]
+fn sigkilled_yaraus_takes_the_childs_whole_group_with_it() {
+    // PDEATHSIG reaches only the child; the guard process must kill the
+    // background grandchild too.
+    let server = RedisServer::start();
+    init_pool(&server, 1, 1);
+    let scratch = Scratch::new();
+    let child = scratch.script(
+        "child.sh",
+        "sleep 1000 &\necho $! > \"$D/gpid\"\necho $$ > \"$D/pid\"\nwait\n",
+    );
+    let run = Run::start(&server.url_ns(NS), &scratch, FAST, &["sh", &child]);
+    let pid = read_pid(&scratch, "pid");
+    let grandchild = read_pid(&scratch, "gpid");
+    run.wait_lease();
+    assert!(alive(pid) && alive(grandchild));
+
+    run.signal(Signal::SIGKILL);
+    wait_until("the child to die with yaraus", EVENT, || !alive(pid));
+    wait_until("the grandchild to die with yaraus", EVENT, || {
+        !alive(grandchild)
+    });
+}
+
 // ===========================================================================
 // Replication: WAIT for a majority of the replicas.
 // ===========================================================================
