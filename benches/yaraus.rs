@@ -40,13 +40,20 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn start_redis(dir: &Path) -> Server {
+fn start_redis(dir: &Path, extra: &[&str]) -> Server {
     let port = free_port();
+    let dir = dir.join(port.to_string());
+    std::fs::create_dir_all(&dir).unwrap();
     let child = Command::new("redis-server")
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no"])
+        .args(["--save", ""])
+        .args(if extra.is_empty() {
+            &["--appendonly", "no"][..]
+        } else {
+            extra
+        })
         .arg("--dir")
-        .arg(dir)
+        .arg(&dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -59,7 +66,56 @@ fn start_redis(dir: &Path) -> Server {
     Server {
         child,
         port,
-        _dir: dir.to_path_buf(),
+        _dir: dir,
+    }
+}
+
+/// A local etcd for the `etcdctl lock` comparison, if etcd is installed.
+fn start_etcd(dir: &Path) -> Option<(Server, String)> {
+    Command::new("etcd").arg("--version").output().ok()?;
+    Command::new("etcdctl").arg("version").output().ok()?;
+    let (client, peer) = (free_port(), free_port());
+    let endpoint = format!("http://127.0.0.1:{client}");
+    let child = Command::new("etcd")
+        .arg("--data-dir")
+        .arg(dir.join("etcd"))
+        .args(["--listen-client-urls", &endpoint])
+        .args(["--advertise-client-urls", &endpoint])
+        .args(["--listen-peer-urls", &format!("http://127.0.0.1:{peer}")])
+        .args([
+            "--initial-advertise-peer-urls",
+            &format!("http://127.0.0.1:{peer}"),
+        ])
+        .args([
+            "--initial-cluster",
+            &format!("default=http://127.0.0.1:{peer}"),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let server = Server {
+        child,
+        port: client,
+        _dir: dir.join("etcd"),
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let ok = Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .args(["--endpoints", &endpoint, "endpoint", "health"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if ok {
+            return Some((server, endpoint));
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -103,7 +159,7 @@ fn main() {
 
     let dir = std::env::temp_dir().join(format!("yaraus-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let server = start_redis(&dir);
+    let server = start_redis(&dir, &[]);
     let url = format!("redis://127.0.0.1:{}/0?ns=bench", server.port);
     let yaraus = env!("CARGO_BIN_EXE_yaraus");
 
@@ -193,6 +249,127 @@ fn main() {
         "| acquire + renew + release through the library, {cycles} cycles | {cycle_rate:.0} cycles/s ({:.0}% of the limit; target ≥ 50%) |",
         100.0 * cycle_rate / limit
     );
+
+    // ---- yaraus lock -------------------------------------------------
+    // Three independent masters that fsync every write, as the fencing
+    // sequence requires; the one-master figures use the server above.
+    let fsync = ["--appendonly", "yes", "--appendfsync", "always"];
+    let masters: Vec<Server> = (0..3).map(|_| start_redis(&dir, &fsync)).collect();
+    let one = vec![format!("redis://127.0.0.1:{}/0", server.port)];
+    let three: Vec<String> = masters
+        .iter()
+        .map(|m| format!("redis://127.0.0.1:{}/0", m.port))
+        .collect();
+    let lock = |urls: &[String]| {
+        let urls = urls.to_vec();
+        move || {
+            let mut c = Command::new(yaraus);
+            c.arg("--quiet");
+            for u in &urls {
+                c.args(["--redis", u]);
+            }
+            c.args(["lock", "bench-lock", "--", "true"]);
+            c
+        }
+    };
+    time_runs(3, lock(&one));
+    time_runs(3, lock(&three));
+    let (flock2_p50, _) = time_runs(runs, flock);
+    let (lock1_p50, lock1_p90) = time_runs(runs, lock(&one));
+    let (lock3_p50, lock3_p90) = time_runs(runs, lock(&three));
+    let etcd = start_etcd(&dir);
+    let etcd_figures = etcd.as_ref().map(|(_, endpoint)| {
+        let endpoint = endpoint.clone();
+        let etcdctl = move || {
+            let mut c = Command::new("etcdctl");
+            c.env("ETCDCTL_API", "3");
+            c.args(["--endpoints", &endpoint, "lock", "bench-lock", "true"]);
+            c
+        };
+        time_runs(3, etcdctl.clone());
+        time_runs(runs.min(30), etcdctl)
+    });
+
+    let mut options = yaraus::lock::LockOptions::new(Duration::from_secs(30));
+    options.namespace = "bench".into();
+    let report1 = yaraus::lock::acquire_release_cycles_blocking(
+        &one,
+        "bench-cycles",
+        cycles as u64,
+        options.clone(),
+    )
+    .expect("lock cycles, 1 master");
+    let report3 = yaraus::lock::acquire_release_cycles_blocking(
+        &three,
+        "bench-cycles",
+        cycles as u64,
+        options,
+    )
+    .expect("lock cycles, 3 masters");
+    // What two trivial scripts a cycle cost on the same server: the ceiling
+    // any two-script protocol can reach here.
+    let trivial_rate = rt.block_on(async {
+        let target = Target::parse(&one[0]).unwrap();
+        let mut store = Store::connect(&target, Timeouts::from_timeout(Duration::from_secs(2)))
+            .await
+            .unwrap();
+        let script = redis::Script::new("return redis.call('GET', KEYS[1])");
+        let start = Instant::now();
+        for _ in 0..cycles * 2 {
+            let mut inv = script.prepare_invoke();
+            inv.key("bench-trivial");
+            let _: Option<String> = store.script(&inv).await.unwrap().unwrap();
+        }
+        cycles as f64 / start.elapsed().as_secs_f64()
+    });
+
+    println!();
+    println!("| lock measure | figure |");
+    println!("| --- | --- |");
+    println!(
+        "| `flock FILE true`, median of {runs} (same run) | {} |",
+        ms(flock2_p50)
+    );
+    println!(
+        "| `yaraus lock NAME -- true`, 1 master, median (p90) | {} ({}); {:.2}x flock (target ≤ 1.5x) |",
+        ms(lock1_p50),
+        ms(lock1_p90),
+        lock1_p50.as_secs_f64() / flock2_p50.as_secs_f64()
+    );
+    println!(
+        "| `yaraus lock NAME -- true`, 3 masters (appendfsync always), median (p90) | {} ({}); {:.2}x flock (target ≤ 2x) |",
+        ms(lock3_p50),
+        ms(lock3_p90),
+        lock3_p50.as_secs_f64() / flock2_p50.as_secs_f64()
+    );
+    match etcd_figures {
+        Some((p50, p90)) => println!(
+            "| `etcdctl lock NAME true`, local etcd, median (p90) | {} ({}); yaraus lock (1 master) is {:.1}x faster (target ≥ 5x) |",
+            ms(p50),
+            ms(p90),
+            p50.as_secs_f64() / lock1_p50.as_secs_f64()
+        ),
+        None => println!(
+            "| `etcdctl lock NAME true` | etcd not installed (apt-get install etcd-server etcd-client) |"
+        ),
+    }
+    for r in [&report1, &report3] {
+        println!(
+            "| lock acquire + release through the library, {} master(s), {} cycles | {:.0} cycles/s; PING to all masters {:.1} µs; {:.0}% of the two-round-trip limit {:.0}/s (target ≥ 80%) |",
+            r.masters,
+            r.cycles,
+            r.cycles_per_second,
+            r.ping_round_trip_us,
+            100.0 * r.fraction_of_limit,
+            r.two_round_trip_limit_per_second
+        );
+    }
+    println!(
+        "| two trivial scripts (`return GET`) per cycle, 1 master | {trivial_rate:.0} cycles/s ({:.0}% of the same limit): the ceiling of any two-script protocol here |",
+        100.0 * trivial_rate / report1.two_round_trip_limit_per_second
+    );
+    drop(etcd);
+    drop(masters);
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
