@@ -30,7 +30,11 @@ cargo fmt --check
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
 
-step "cargo test --all-targets $*"
-cargo test --all-targets "$@"
+# Unit, integration and doc tests. Not --all-targets: that would also run the
+# benchmark harness (benches/, figures rather than tests; scripts/bench.sh).
+step "cargo test --lib --bins --tests $*"
+cargo test --lib --bins --tests "$@"
+step "cargo test --doc"
+cargo test --doc
 
 step "all checks passed"
