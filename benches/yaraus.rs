@@ -156,6 +156,11 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(5000);
+    let static_bin: Option<String> = args
+        .iter()
+        .position(|a| a == "--static-bin")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
 
     let dir = std::env::temp_dir().join(format!("yaraus-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -260,10 +265,11 @@ fn main() {
         .iter()
         .map(|m| format!("redis://127.0.0.1:{}/0", m.port))
         .collect();
-    let lock = |urls: &[String]| {
+    let lock_with = |bin: &str, urls: &[String]| {
         let urls = urls.to_vec();
+        let bin = bin.to_string();
         move || {
-            let mut c = Command::new(yaraus);
+            let mut c = Command::new(&bin);
             c.arg("--quiet");
             for u in &urls {
                 c.args(["--redis", u]);
@@ -272,6 +278,7 @@ fn main() {
             c
         }
     };
+    let lock = |urls: &[String]| lock_with(yaraus, urls);
     time_runs(3, lock(&one));
     time_runs(3, lock(&three));
     let (flock2_p50, _) = time_runs(runs, flock);
@@ -368,6 +375,44 @@ fn main() {
         "| two trivial scripts (`return GET`) per cycle, 1 master | {trivial_rate:.0} cycles/s ({:.0}% of the same limit): the ceiling of any two-script protocol here |",
         100.0 * trivial_rate / report1.two_round_trip_limit_per_second
     );
+
+    // The same binary linked statically (scripts/bench.sh builds it), where
+    // start-up skips the dynamic loader: most of what separates yaraus from
+    // flock here is process start-up, not Redis.
+    if let Some(bin) = static_bin {
+        let run_static = || {
+            let mut c = Command::new(&bin);
+            c.args(["--quiet", "--redis", &url, "run", "--delay", "0"]);
+            c.args(["--no-safeguards", "--", "true"]);
+            c
+        };
+        time_runs(3, run_static);
+        time_runs(3, lock_with(&bin, &one));
+        let (flock3_p50, _) = time_runs(runs, flock);
+        let (run_s, _) = time_runs(runs, run_static);
+        let (lock1_s, _) = time_runs(runs, lock_with(&bin, &one));
+        let (lock3_s, _) = time_runs(runs, lock_with(&bin, &three));
+        let ratio = |d: Duration| d.as_secs_f64() / flock3_p50.as_secs_f64();
+        println!();
+        println!("| static build (crt-static), medians of {runs} | figure |");
+        println!("| --- | --- |");
+        println!("| `flock FILE true` (same run) | {} |", ms(flock3_p50));
+        println!(
+            "| `yaraus run --delay 0 --no-safeguards -- true` | {} ({:.2}x flock) |",
+            ms(run_s),
+            ratio(run_s)
+        );
+        println!(
+            "| `yaraus lock NAME -- true`, 1 master | {} ({:.2}x flock) |",
+            ms(lock1_s),
+            ratio(lock1_s)
+        );
+        println!(
+            "| `yaraus lock NAME -- true`, 3 masters (appendfsync always) | {} ({:.2}x flock) |",
+            ms(lock3_s),
+            ratio(lock3_s)
+        );
+    }
     drop(etcd);
     drop(masters);
     drop(server);

@@ -1,10 +1,24 @@
 #!/usr/bin/env bash
-# Benchmarks (figures, never assertions): starts its own redis-server on a
-# loopback port and prints a Markdown table. Extra arguments go to the
-# harness: --runs N (whole-process runs, default 50), --cycles N (library
-# acquire+renew+release cycles, default 5000).
+# Benchmarks (figures, never assertions): starts its own redis-servers (and a
+# local etcd when etcd-server is installed) on loopback ports and prints
+# Markdown tables. Extra arguments go to the harness: --runs N (whole-process
+# runs, default 50), --cycles N (library cycles, default 5000).
+#
+# Besides the ordinary release build it measures a statically linked one
+# (glibc crt-static, x86_64 only), whose start-up skips the dynamic loader.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-redis.sh
 command -v flock >/dev/null || { echo "bench.sh: flock (util-linux) is required" >&2; exit 1; }
-cargo bench --quiet --bench yaraus -- "$@"
+if ! command -v etcdctl >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client >/dev/null ||
+        echo "bench.sh: could not install etcd; the etcdctl comparison is skipped" >&2
+fi
+extra=()
+host=$(rustc -vV | sed -n 's/^host: //p')
+if [ "$host" = x86_64-unknown-linux-gnu ]; then
+    RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --release \
+        --target "$host" --target-dir target/static --bin yaraus
+    extra=(--static-bin "target/static/$host/release/yaraus")
+fi
+cargo bench --quiet --bench yaraus -- "${extra[@]}" "$@"

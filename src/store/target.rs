@@ -65,6 +65,10 @@ impl Target {
                 e.detail().unwrap_or(&e.to_string())
             ))
         })?;
+        // CLIENT SETINFO costs a round trip on every connection (and an
+        // error before Redis 7.2); a short-lived supervisor cannot afford it.
+        let settings = info.redis_settings().clone().set_skip_set_lib_name();
+        let info = info.set_redis_settings(settings);
         Ok(Target {
             info,
             display,
