@@ -11,14 +11,9 @@
 mod common;
 
 use std::net::TcpListener;
-use std::process::Stdio;
-use std::sync::mpsc;
-use std::thread;
 use std::time::Duration;
 
-use common::{RedisServer, ServerOptions};
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+use common::{Output, RedisServer, ServerOptions};
 
 const USAGE: i32 = 2;
 const UNAVAILABLE: i32 = 69;
@@ -27,41 +22,8 @@ const SOFTWARE: i32 = 125;
 /// No bad input may take longer than this; a hang fails the test.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(20);
 
-#[derive(Debug)]
-struct Output {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
 fn yaraus_env(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let child = common::yaraus()
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn yaraus");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(COMMAND_TIMEOUT) {
-        Ok(out) => {
-            let out = out.expect("wait for yaraus");
-            Output {
-                code: out.status.code(),
-                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            }
-        }
-        Err(_) => {
-            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
-            panic!("yaraus {args:?} did not finish within {COMMAND_TIMEOUT:?}");
-        }
-    }
+    common::run_yaraus(args, env, COMMAND_TIMEOUT)
 }
 
 fn yaraus(args: &[&str]) -> Output {

@@ -13,11 +13,10 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use common::{RedisServer, wait_until};
+use common::{Output, RedisServer, wait_until};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value as Json;
@@ -32,14 +31,11 @@ const BIG_TIMEOUT: Duration = Duration::from_secs(300);
 // ----- helpers -------------------------------------------------------------
 
 /// What a finished yaraus process left behind.
-#[derive(Debug)]
-struct Output {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+trait OneLine {
+    fn one_line(&self) -> &str;
 }
 
-impl Output {
+impl OneLine for Output {
     /// The one line on stderr; panics if there are zero or several.
     fn one_line(&self) -> &str {
         let lines: Vec<&str> = self.stderr.lines().collect();
@@ -54,32 +50,7 @@ impl Output {
 
 /// Runs yaraus with `args` and waits for it (SIGKILL + panic after `timeout`).
 fn yaraus_for(args: &[&str], timeout: Duration) -> Output {
-    let child = common::yaraus()
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn yaraus");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(timeout) {
-        Ok(out) => {
-            let out = out.expect("wait for yaraus");
-            Output {
-                code: out.status.code(),
-                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            }
-        }
-        Err(_) => {
-            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
-            panic!("yaraus {args:?} did not finish within {timeout:?}");
-        }
-    }
+    common::run_yaraus(args, &[], timeout)
 }
 
 fn yaraus(args: &[&str]) -> Output {

@@ -779,3 +779,46 @@ pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool)
         thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// What a finished yaraus said.
+#[derive(Debug)]
+pub struct Output {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs yaraus with `args` and `env` to completion; SIGKILLs it and panics
+/// if it has not finished within `timeout`.
+pub fn run_yaraus(args: &[&str], env: &[(&str, &str)], timeout: Duration) -> Output {
+    let child = yaraus()
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn yaraus");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(out) => {
+            let out = out.expect("wait for yaraus");
+            Output {
+                code: out.status.code(),
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            }
+        }
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!("yaraus {args:?} did not finish within {timeout:?}");
+        }
+    }
+}
