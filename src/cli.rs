@@ -28,8 +28,9 @@ Exit status:
     version,
     about,
     long_about = "yaraus hands out scarce, cluster-wide things from Redis to ordinary processes: \
-a unique worker id for a snowflake-style id generator, held for as long as the process runs, \
-renewed in the background, and taken away (the process killed) if it is lost.",
+a unique worker id for a snowflake-style id generator (run), or a distributed lock with a \
+fencing token for a shell script (lock), held for as long as the process runs, renewed in the \
+background, and taken away (the process killed) if it is lost.",
     after_long_help = EXIT_STATUS,
     propagate_version = true
 )]
