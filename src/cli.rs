@@ -327,6 +327,9 @@ pub struct ListArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Json)]
     pub format: ListFormat,
+    /// Only the ids leased now (what the Go tool's list shows).
+    #[arg(long)]
+    pub using: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -1098,6 +1098,21 @@ fn list_json_has_every_id_in_order_with_its_lease() {
         }
     }
 
+    // --using keeps exactly the leased ones, still in id order.
+    let out = yaraus_ok(&["--redis", &url, "list", "--using"]);
+    let Json::Array(using) = parse_json(&out.stdout) else {
+        panic!("not an array:\n{}", out.stdout)
+    };
+    let ids: Vec<u64> = using.iter().map(|e| entry_fields(e).1).collect();
+    let t1 = server_now(&s);
+    let expected: Vec<u64> = leases
+        .iter()
+        .filter(|(_, (score, _))| *score > t1)
+        .map(|(id, _)| *id)
+        .collect();
+    assert_eq!(ids, expected);
+    assert!(using.iter().all(|e| entry_fields(e).3));
+
     // list only reads.
     let before = s.snapshot();
     yaraus_ok(&["--redis", &url, "list"]);

@@ -93,7 +93,11 @@ pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {
             "ID", "USING", "TTL", "EXPIRE_AT", "CLIENT_ID"
         ),
     };
+    let only_using = args.using;
     let result = lease::list(&mut store, &ctx.keys, |entry: ListEntry| {
+        if only_using && !entry.using {
+            return Ok(());
+        }
         if first {
             writeln!(out, "{header}")?;
         }
