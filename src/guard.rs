@@ -20,7 +20,8 @@ use nix::unistd::{ForkResult, Pid};
 use std::os::fd::OwnedFd;
 
 /// The parent's end of a guard. Dropping it without [`Guard::stand_down`]
-/// makes the guard kill the group, exactly as yaraus dying would.
+/// makes the guard kill the group, exactly as yaraus dying would; dropping
+/// it reaps the guard.
 pub struct Guard {
     alive: Option<OwnedFd>,
     pid: Pid,
@@ -65,19 +66,21 @@ impl Guard {
         }
     }
 
-    /// Tells the guard the group is gone and reaps it.
-    pub fn stand_down(mut self) {
+    /// Tells the guard the group is gone. The guard exits by itself; it is
+    /// reaped when the `Guard` is dropped, by which time (after the release
+    /// round trip) it has long finished.
+    pub fn stand_down(&mut self) {
         if let Some(fd) = self.alive.take() {
             let _ = nix::unistd::write(&fd, b"x");
         }
-        let _ = nix::sys::wait::waitpid(self.pid, None);
     }
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        if self.alive.take().is_some() {
-            let _ = nix::sys::wait::waitpid(self.pid, None);
-        }
+        // Without a stand-down, closing our end makes the guard kill the
+        // group, exactly as our death would.
+        drop(self.alive.take());
+        let _ = nix::sys::wait::waitpid(self.pid, None);
     }
 }

@@ -230,7 +230,7 @@ impl Child {
                 }
             }
         }
-        if let Some(guard) = self.guard.take() {
+        if let Some(guard) = self.guard.as_mut() {
             guard.stand_down();
         }
     }
