@@ -44,8 +44,8 @@ pub async fn hold<C: Claim>(
         tokio::select! {
             _ = tokio::time::sleep(options.delay) => {}
             loss = keeper.lost() => {
-                let claim = keeper.stop().await;
-                return Err(Error::Lost(format!("{} lost before the command started: {loss}", claim.describe())));
+                let what = release(keeper, options).await;
+                return Err(Error::Lost(format!("{what} lost before the command started: {loss}")));
             }
             sig = signals.recv() => {
                 release(keeper, options).await;
@@ -76,10 +76,12 @@ pub async fn hold<C: Claim>(
                 child
                     .kill_leftovers(options.kill_after.saturating_sub(sigterm.elapsed()))
                     .await;
-                let claim = keeper.stop().await;
+                // What is left of the claim (a lock may still hold our
+                // token on a minority of its masters) is given back, so that
+                // the next holder need not wait for it to expire.
+                let what = release(keeper, options).await;
                 return Err(Error::Lost(format!(
-                    "{} lost while the command ran ({loss}); the command was killed (exit {EXIT_LOST})",
-                    claim.describe()
+                    "{what} lost while the command ran ({loss}); the command was killed (exit {EXIT_LOST})"
                 )));
             }
             sig = signals.recv() => child.signal(sig),
@@ -90,8 +92,10 @@ pub async fn hold<C: Claim>(
     Ok(exit_code(status))
 }
 
-/// Stops the keeper and gives the claim back, within the release timeout.
-pub async fn release<C: Claim>(keeper: LeaseKeeper<C>, options: HoldOptions) {
+/// Stops the keeper and gives back whatever is still ours of the claim
+/// (release only touches what is ours), within the release timeout. Returns
+/// the claim's description, for messages.
+pub async fn release<C: Claim>(keeper: LeaseKeeper<C>, options: HoldOptions) -> String {
     let mut claim = keeper.stop().await;
     let what = claim.describe();
     crate::info!("releasing {what}...");
@@ -100,4 +104,5 @@ pub async fn release<C: Claim>(keeper: LeaseKeeper<C>, options: HoldOptions) {
         Ok(Err(e)) => crate::warn!("could not release {what}: {e}; it will expire by itself"),
         Err(_) => crate::warn!("could not release {what} in time; it will expire by itself"),
     }
+    what
 }

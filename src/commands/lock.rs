@@ -17,7 +17,7 @@
 use crate::cli::{AcquireFormat, GlobalArgs, LockArgs};
 use crate::error::{Error, Result};
 use crate::hold::{HoldOptions, hold};
-use crate::keeper::{LeaseKeeper, RenewError};
+use crate::keeper::{Claim, LeaseKeeper, RenewError};
 use crate::lock::{HeldLock, LockOptions, Locker, Token};
 use crate::signals::Signals;
 use crate::store::Target;
@@ -164,7 +164,7 @@ async fn take(
     let mut left = wait;
     loop {
         let cancel = async { Error::Interrupted(signals.recv().await as i32) };
-        let held = locker.acquire(left, cancel).await?;
+        let mut held = locker.acquire(left, cancel).await?;
         // Checked again just before use: a pause of ours (SIGSTOP, swap)
         // between the acquisition and now must not hand out a stale lock.
         if held.fresh_enough() {
@@ -175,7 +175,7 @@ async fn take(
             locker.name(),
             humantime::format_duration(Duration::from_millis(held.remaining().as_millis() as u64))
         );
-        held.releaser().release().await;
+        let _ = held.release().await;
         left = give_up.map(|g| g.saturating_duration_since(Instant::now()));
     }
 }
@@ -210,7 +210,6 @@ async fn wrap(
             ("YARAUS_FENCING_TOKEN".into(), fence),
         ],
     };
-    let releaser = held.releaser();
     let deadline = held.deadline();
     let keeper = LeaseKeeper::start(held, locker.ttl() / 3, deadline);
     let options = HoldOptions {
@@ -218,16 +217,9 @@ async fn wrap(
         kill_after: args.kill_after,
         release_timeout: locker.round_timeout() * 2,
     };
-    match hold(keeper, &spec, options, &mut signals).await {
-        // `hold` does not release a lost claim; a lock may still hold our
-        // token on a minority of the masters, which would delay the next
-        // holder until it expires.
-        Err(lost @ Error::Lost(_)) => {
-            let _ = tokio::time::timeout(locker.round_timeout() * 2, releaser.release()).await;
-            Err(lost)
-        }
-        other => other,
-    }
+    // `hold` also gives back what is left of a lost lock (our token on a
+    // minority of the masters), so that the next holder need not wait.
+    hold(keeper, &spec, options, &mut signals).await
 }
 
 /// `--acquire`: take the lock, print what the script needs, leave it held.

@@ -909,15 +909,6 @@ impl HeldLock {
     pub fn fresh_enough(&self) -> bool {
         self.remaining() >= self.locker.ttl / 2
     }
-
-    /// A handle that can release this lock after the [`HeldLock`] itself was
-    /// handed to a keeper (which drops it when the lock is lost).
-    pub fn releaser(&self) -> Releaser {
-        Releaser {
-            locker: self.locker.clone(),
-            token: self.token.clone(),
-        }
-    }
 }
 
 impl Claim for HeldLock {
@@ -935,19 +926,6 @@ impl Claim for HeldLock {
 
     fn describe(&self) -> String {
         self.locker.what()
-    }
-}
-
-/// Releases a lock by its token; see [`HeldLock::releaser`].
-pub struct Releaser {
-    locker: Locker,
-    token: Token,
-}
-
-impl Releaser {
-    /// Best effort, bounded by the round timeout.
-    pub async fn release(mut self) -> Released {
-        self.locker.release(&self.token).await
     }
 }
 
