@@ -1471,6 +1471,53 @@ while [ ! -e "$D/go" ]; do sleep 0.05; done
 }
 
 #[test]
+fn a_promoted_replica_does_not_hand_out_the_ids_its_dead_master_leased() {
+    let (mut master, replica) = master_and_replica();
+    let scratch = Scratch::new();
+    let opts: &[&str] = &[
+        "--interval",
+        "100ms",
+        "--expire",
+        "3s",
+        "--kill-after",
+        "300ms",
+        "--delay",
+        "0",
+        "--no-safeguards",
+        "--timeout",
+        "300ms",
+    ];
+    let child = scratch.script(
+        "child.sh",
+        "echo \"$YARAUS_WORKER_ID\" >> \"$D/ids\"\nexec sleep 1000\n",
+    );
+    let mut a = Run::start(&master.url_ns(NS), &scratch, opts, &["sh", &child]);
+    let mut b = Run::start(&master.url_ns(NS), &scratch, opts, &["sh", &child]);
+    scratch.wait_lines("ids", 2);
+
+    // The master dies; its replica is promoted in its place.
+    master.sigkill();
+    replica.promote();
+
+    // Both leases were confirmed by the replica before the children started,
+    // so the new master still has them, and a newcomer finds no free id.
+    assert_eq!(leased_ids(&replica), vec![1, 2]);
+    let (code, newcomer) = run_to_end(
+        &replica.url_ns(NS),
+        &scratch,
+        &with(opts, &["--wait", "500ms"]),
+        &["touch", &scratch.arg("newcomer-ran")],
+    );
+    assert_eq!(code, 75, "{}", newcomer.log());
+    assert!(!scratch.exists("newcomer-ran"));
+
+    // The old holders cannot reach their master: they kill their children at
+    // their local deadline.
+    assert_eq!(a.wait(), 124, "{}", a.log());
+    assert_eq!(b.wait(), 124, "{}", b.log());
+}
+
+#[test]
 fn with_a_stopped_replica_the_acquisition_is_released_and_retried() {
     let (master, replica) = master_and_replica();
     let url = master.url_ns(NS);
