@@ -14,7 +14,7 @@
 use crate::error::{EXIT_LOST, Error, Result};
 use crate::keeper::{Claim, LeaseKeeper};
 use crate::signals::Signals;
-use crate::supervise::{Child, ChildSpec, exit_code};
+use crate::supervise::{Child, ChildEvent, ChildSpec, exit_code};
 use std::time::Duration;
 
 /// How a held child is treated.
@@ -65,7 +65,10 @@ pub async fn hold<C: Claim>(
 
     let status = loop {
         tokio::select! {
-            status = child.wait() => break status,
+            event = child.event() => match event {
+                ChildEvent::Exited(status) => break status,
+                ChildEvent::Stopped(sig) => child.follow_stop(sig),
+            },
             loss = keeper.lost() => {
                 crate::warn!("killing the command (process group {}): {loss}", child.pid());
                 // One --kill-after for the whole group, counted from the

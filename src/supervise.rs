@@ -10,6 +10,11 @@
 //!   made the terminal's foreground group, so an interactive child can read
 //!   the terminal and Ctrl-C reaches it exactly once. The terminal is handed
 //!   back when the child ends.
+//! * Ctrl-Z stops the child's group; yaraus then takes the terminal back and
+//!   stops itself, as a job-control shell expects of its job (sudo does the
+//!   same), and on `fg` hands the terminal back and continues the child. In
+//!   an orphaned process group (no shell to continue us) the kernel discards
+//!   our SIGTSTP, and the child is simply continued.
 //! * The child gets `PR_SET_PDEATHSIG(SIGKILL)`: if yaraus is SIGKILLed, the
 //!   kernel kills the child, which would otherwise go on using an id, a lock
 //!   or an index that is about to be handed to someone else. Linux sends that
@@ -58,10 +63,18 @@ pub struct ChildSpec {
     pub env: Vec<(String, String)>,
 }
 
+/// What [`Child::event`] reports.
+#[derive(Clone, Copy, Debug)]
+pub enum ChildEvent {
+    Exited(ExitStatus),
+    Stopped(Signal),
+}
+
 /// A running child and its process group.
 pub struct Child {
     pid: Pid,
     exit: Option<oneshot::Receiver<io::Result<ExitStatus>>>,
+    stops: tokio::sync::mpsc::UnboundedReceiver<Signal>,
     status: Option<ExitStatus>,
     terminal: Option<Terminal>,
     guard: Option<Guard>,
@@ -109,6 +122,7 @@ impl Child {
         }
         let (spawned_tx, spawned_rx) = oneshot::channel::<io::Result<u32>>();
         let (exit_tx, exit_rx) = oneshot::channel();
+        let (stop_tx, stop_rx) = tokio::sync::mpsc::unbounded_channel();
         std::thread::Builder::new()
             .name("yaraus-child".into())
             // It only forks and waits.
@@ -117,9 +131,9 @@ impl Child {
                 Err(e) => {
                     let _ = spawned_tx.send(Err(e));
                 }
-                Ok(mut child) => {
+                Ok(child) => {
                     let _ = spawned_tx.send(Ok(child.id()));
-                    let _ = exit_tx.send(child.wait());
+                    let _ = exit_tx.send(wait_reporting_stops(child, stop_tx));
                 }
             })
             .map_err(|e| Error::Exec(EXIT_CANNOT_EXECUTE, format!("cannot start a thread: {e}")))?;
@@ -148,6 +162,7 @@ impl Child {
         Ok(Child {
             pid,
             exit: Some(exit_rx),
+            stops: stop_rx,
             status: None,
             terminal,
             guard,
@@ -165,6 +180,52 @@ impl Child {
         }
     }
 
+    /// The next thing that happens to the child: it ends, or it is stopped
+    /// (Ctrl-Z, SIGSTOP). Cancel-safe.
+    pub async fn event(&mut self) -> ChildEvent {
+        if let Some(status) = self.status {
+            return ChildEvent::Exited(status);
+        }
+        let rx = self
+            .exit
+            .as_mut()
+            .expect("exit receiver present until status");
+        let stopped = tokio::select! {
+            biased;
+            outcome = rx => Err(outcome),
+            Some(sig) = self.stops.recv() => Ok(sig),
+        };
+        match stopped {
+            Ok(sig) => ChildEvent::Stopped(sig),
+            Err(outcome) => ChildEvent::Exited(self.finish(outcome)),
+        }
+    }
+
+    /// Follows a stop of the child as a job-control shell would see it: when
+    /// the child had the terminal (the user typed Ctrl-Z), yaraus takes the
+    /// terminal back and stops itself too, so that the user's shell gets
+    /// control; once continued in the foreground (`fg`), it hands the
+    /// terminal back and continues the child. Without a terminal a stopped
+    /// child is left to whoever stopped it.
+    ///
+    /// While yaraus is stopped it renews nothing: if it stays stopped past
+    /// its deadline, the claim is lost and the child is killed when yaraus
+    /// runs again, exactly as for any holder that cannot renew.
+    pub fn follow_stop(&self, sig: Signal) {
+        let Some(terminal) = &self.terminal else {
+            return;
+        };
+        crate::info!("the command was stopped by {sig}; stopping too");
+        terminal.restore();
+        let _ = signal::kill(nix::unistd::getpid(), Signal::SIGTSTP);
+        // Here again after SIGCONT.
+        if terminal.is_foreground() {
+            terminal.give_to(self.pid);
+        }
+        let _ = signal::killpg(self.pid, Signal::SIGCONT);
+        crate::info!("continued; so is the command");
+    }
+
     /// Waits for the child to end. Cancel-safe.
     pub async fn wait(&mut self) -> ExitStatus {
         if let Some(status) = self.status {
@@ -174,7 +235,16 @@ impl Child {
             .exit
             .as_mut()
             .expect("exit receiver present until status");
-        let status = match rx.await {
+        let outcome = rx.await;
+        self.finish(outcome)
+    }
+
+    /// Records how the child ended, and takes the terminal back.
+    fn finish(
+        &mut self,
+        outcome: Result<io::Result<ExitStatus>, oneshot::error::RecvError>,
+    ) -> ExitStatus {
+        let status = match outcome {
             Ok(Ok(status)) => status,
             // wait(2) cannot fail for our own child; report it as yaraus's failure.
             _ => ExitStatus::from_raw(crate::error::EXIT_SOFTWARE << 8),
@@ -251,6 +321,31 @@ impl Child {
     }
 }
 
+/// Waits for `child` to end, reporting every stop on `stops` on the way
+/// (std's `wait` does not see stops).
+fn wait_reporting_stops(
+    child: std::process::Child,
+    stops: tokio::sync::mpsc::UnboundedSender<Signal>,
+) -> io::Result<ExitStatus> {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    let pid = Pid::from_raw(child.id() as i32);
+    loop {
+        match waitpid(pid, Some(WaitPidFlag::WUNTRACED)) {
+            Ok(WaitStatus::Stopped(_, sig)) => {
+                let _ = stops.send(sig);
+            }
+            Ok(WaitStatus::Exited(_, code)) => return Ok(ExitStatus::from_raw((code & 0xff) << 8)),
+            Ok(WaitStatus::Signaled(_, sig, core)) => {
+                return Ok(ExitStatus::from_raw(
+                    sig as i32 | if core { 0x80 } else { 0 },
+                ));
+            }
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
 fn exec_error(program: &str, e: io::Error) -> Error {
     match e.kind() {
         io::ErrorKind::NotFound => Error::Exec(
@@ -278,6 +373,22 @@ impl Terminal {
         match nix::unistd::tcgetpgrp(&stdin) {
             Ok(fg) if fg == ours => Some(Terminal { ours }),
             _ => None,
+        }
+    }
+
+    /// Whether our group is the terminal's foreground group now.
+    fn is_foreground(&self) -> bool {
+        nix::unistd::tcgetpgrp(std::io::stdin()).is_ok_and(|fg| fg == self.ours)
+    }
+
+    /// Makes `pgid` the terminal's foreground group.
+    fn give_to(&self, pgid: Pid) {
+        // SAFETY: changing a signal disposition of our own process.
+        unsafe {
+            if let Ok(old) = signal::signal(Signal::SIGTTOU, SigHandler::SigIgn) {
+                let _ = nix::unistd::tcsetpgrp(std::io::stdin(), pgid);
+                let _ = signal::signal(Signal::SIGTTOU, old);
+            }
         }
     }
 

@@ -1824,3 +1824,108 @@ exit 5
     assert!(!screen.contains("interrupted"), "{screen}");
     assert!(leased_ids(&server).is_empty());
 }
+
+#[test]
+fn ctrl_z_stops_the_child_and_yaraus_and_fg_resumes_both() {
+    // An interactive bash with job control on a pseudo-terminal (script(1)),
+    // driven as a user would: type the command, Ctrl-Z, `fg`.
+    let usable = Command::new("script")
+        .args(["-q", "-e", "-c", "test -t 0", "/dev/null"])
+        .env("SHELL", "/bin/sh")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+        && Command::new("bash").arg("--version").output().is_ok();
+    if !usable {
+        eprintln!("skipped: script(1) or bash is missing, or no pty can be opened");
+        return;
+    }
+    let server = RedisServer::start();
+    init_pool(&server, 1, 1);
+    let scratch = Scratch::new();
+    let child = scratch.script(
+        "child.sh",
+        r#"echo $PPID > "$D/yaraus"
+echo $$ > "$D/pid"
+read line
+echo "got: $line" > "$D/line"
+exit 6
+"#,
+    );
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let command_line = [
+        env!("CARGO_BIN_EXE_yaraus"),
+        "run",
+        "--redis",
+        &server.url_ns(NS),
+        "--interval",
+        "100ms",
+        "--expire",
+        "30s",
+        "--kill-after",
+        "300ms",
+        "--delay",
+        "0",
+        "--no-safeguards",
+        "--",
+        "sh",
+        child.as_str(),
+    ]
+    .iter()
+    .map(|a| quote(a))
+    .collect::<Vec<_>>()
+    .join(" ");
+    let mut cmd = Command::new("script");
+    cmd.args(["-q", "-c", "bash --norc --noprofile -i", "/dev/null"])
+        .env("SHELL", "/bin/sh")
+        .env("D", scratch.dir())
+        .current_dir(scratch.dir())
+        .stdin(Stdio::piped());
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("YARAUS_") {
+            cmd.env_remove(name);
+        }
+    }
+    let mut run = Run::spawn(cmd, &scratch);
+    let mut tty = run.child.stdin.take().expect("stdin pipe");
+    let mut type_in = |text: &[u8]| {
+        tty.write_all(text).unwrap();
+        tty.flush().unwrap();
+    };
+    // Alone on its line: in `a; b`, bash would run b as soon as a stops.
+    type_in(format!("{command_line}\n").as_bytes());
+    let yaraus_pid: i32 = scratch.wait_line("yaraus").parse().unwrap();
+    let child_pid: i32 = scratch.wait_line("pid").parse().unwrap();
+    let state = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(") ")
+                    .and_then(|(_, rest)| rest.chars().next())
+            })
+    };
+
+    // Ctrl-Z: the child stops, and yaraus follows it, so that bash (which
+    // waits for yaraus, its job) gets the terminal back.
+    type_in(b"\x1a");
+    wait_until("the child to stop", EVENT, || state(child_pid) == Some('T'));
+    wait_until("yaraus to stop", EVENT, || state(yaraus_pid) == Some('T'));
+    assert!(run.output().contains("stopping too"), "{}", run.output());
+
+    // `fg`: bash continues yaraus, which gives the terminal to the child
+    // and continues it; the child reads what is typed next.
+    type_in(b"fg\n");
+    wait_until("the child to run again", EVENT, || {
+        state(child_pid).is_some_and(|s| s != 'T')
+    });
+    type_in(b"after fg\n");
+    assert_eq!(scratch.wait_line("line"), "got: after fg");
+    // Read by bash once `fg` returns: the status of yaraus, the child's.
+    type_in(b"echo \"status $?\" > \"$D/status\"\n");
+    assert_eq!(scratch.wait_line("status"), "status 6");
+    type_in(b"exit\n");
+    run.wait();
+    assert!(leased_ids(&server).is_empty());
+}
