@@ -36,17 +36,7 @@ const STATS: &str = "t:stats";
 const EVENT: Duration = Duration::from_secs(20);
 
 /// Short timings, safeguards off: the child starts at once.
-const FAST: &[&str] = &[
-    "--interval",
-    "100ms",
-    "--expire",
-    "1s",
-    "--kill-after",
-    "300ms",
-    "--delay",
-    "0",
-    "--no-safeguards",
-];
+const FAST: &[&str] = &timings("1s", "300ms");
 
 fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
     [base, more].concat()
@@ -255,6 +245,21 @@ impl Drop for Run {
 }
 
 /// Runs yaraus to completion; returns the exit code and the finished run.
+/// Short timings, safeguards off, with the given lease length and kill-after.
+const fn timings(expire: &'static str, kill_after: &'static str) -> [&'static str; 9] {
+    [
+        "--interval",
+        "100ms",
+        "--expire",
+        expire,
+        "--kill-after",
+        kill_after,
+        "--delay",
+        "0",
+        "--no-safeguards",
+    ]
+}
+
 fn run_to_end(url: &str, scratch: &Scratch, opts: &[&str], command: &[&str]) -> (i32, Run) {
     let mut run = Run::start(url, scratch, opts, command);
     let code = run.wait();
@@ -1072,17 +1077,7 @@ wait
     let mut run = Run::start(
         &server.url_ns(NS),
         &scratch,
-        &[
-            "--interval",
-            "100ms",
-            "--expire",
-            "30s",
-            "--kill-after",
-            "300ms",
-            "--delay",
-            "0",
-            "--no-safeguards",
-        ],
+        &timings("30s", "300ms"),
         &["sh", &child],
     );
     let pid = read_pid(&scratch, "pid");
@@ -1117,17 +1112,7 @@ while :; do sleep 0.05; done
     let mut run = Run::start(
         &server.url_ns(NS),
         &scratch,
-        &[
-            "--interval",
-            "100ms",
-            "--expire",
-            "30s",
-            "--kill-after",
-            "1s",
-            "--delay",
-            "0",
-            "--no-safeguards",
-        ],
+        &timings("30s", "1s"),
         &["sh", &child],
     );
     let pid = read_pid(&scratch, "pid");
@@ -1164,17 +1149,7 @@ while :; do sleep 0.05; done
     let mut run = Run::start(
         &server.url_ns(NS),
         &scratch,
-        &[
-            "--interval",
-            "100ms",
-            "--expire",
-            "30s",
-            "--kill-after",
-            "5s",
-            "--delay",
-            "0",
-            "--no-safeguards",
-        ],
+        &timings("30s", "5s"),
         &["sh", &child],
     );
     let pid = read_pid(&scratch, "pid");
@@ -1280,22 +1255,7 @@ echo "new: started, old child ${state:-gone}" >> "$D/events"
 "#,
     );
     // A long expiry: only the ownership check can stop the old child in time.
-    let mut old = Run::start(
-        &url,
-        &scratch,
-        &[
-            "--interval",
-            "100ms",
-            "--expire",
-            "30s",
-            "--kill-after",
-            "300ms",
-            "--delay",
-            "0",
-            "--no-safeguards",
-        ],
-        &["sh", &old_sh],
-    );
+    let mut old = Run::start(&url, &scratch, &timings("30s", "300ms"), &["sh", &old_sh]);
     let old_pid = read_pid(&scratch, "old.pid");
     let (_, old_id) = old.wait_lease();
 
@@ -1474,19 +1434,7 @@ while [ ! -e "$D/go" ]; do sleep 0.05; done
 fn a_promoted_replica_does_not_hand_out_the_ids_its_dead_master_leased() {
     let (mut master, replica) = master_and_replica();
     let scratch = Scratch::new();
-    let opts: &[&str] = &[
-        "--interval",
-        "100ms",
-        "--expire",
-        "3s",
-        "--kill-after",
-        "300ms",
-        "--delay",
-        "0",
-        "--no-safeguards",
-        "--timeout",
-        "300ms",
-    ];
+    let opts = &with(&timings("3s", "300ms"), &["--timeout", "300ms"]);
     let child = scratch.script(
         "child.sh",
         "echo \"$YARAUS_WORKER_ID\" >> \"$D/ids\"\nexec sleep 1000\n",
@@ -1745,19 +1693,50 @@ fn bad_input_gives_one_line_a_documented_code_and_leaves_redis_unchanged() {
 // An interactive terminal.
 // ===========================================================================
 
-#[test]
-fn an_interactive_child_reads_the_terminal_and_gets_ctrl_c_once() {
-    // script(1) of util-linux gives the command a pseudo-terminal. Without
-    // it, or without ptys (some sandboxes), there is nothing to test with.
-    let usable = Command::new("script")
+/// Whether script(1) of util-linux can give a command a pseudo-terminal
+/// here (it is missing from some systems, and some sandboxes have no ptys).
+fn pty_available() -> bool {
+    Command::new("script")
         .args(["-q", "-e", "-c", "test -t 0", "/dev/null"])
         .env("SHELL", "/bin/sh")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
-        .is_ok_and(|s| s.success());
-    if !usable {
+        .is_ok_and(|s| s.success())
+}
+
+/// `args` as one shell command line.
+fn shell_words(args: &[&str]) -> String {
+    args.iter()
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs `command_line` on a new pseudo-terminal, in its foreground, with
+/// script(1); what is written to the returned pipe is what a user types.
+/// script -e exits with the command's status.
+fn on_a_pty(scratch: &Scratch, command_line: &str) -> (Run, std::process::ChildStdin) {
+    let mut cmd = Command::new("script");
+    cmd.args(["-q", "-e", "-c", command_line, "/dev/null"])
+        .env("SHELL", "/bin/sh")
+        .env("D", scratch.dir())
+        .current_dir(scratch.dir())
+        .stdin(Stdio::piped());
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("YARAUS_") {
+            cmd.env_remove(name);
+        }
+    }
+    let mut run = Run::spawn(cmd, scratch);
+    let tty = run.child.stdin.take().expect("stdin pipe");
+    (run, tty)
+}
+
+#[test]
+fn an_interactive_child_reads_the_terminal_and_gets_ctrl_c_once() {
+    if !pty_available() {
         eprintln!("skipped: script(1) from util-linux is missing or cannot open a pty");
         return;
     }
@@ -1774,34 +1753,13 @@ while [ ! -e "$D/stop" ]; do sleep 0.05; done
 exit 5
 "#,
     );
-    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
-    let command_line = [
-        env!("CARGO_BIN_EXE_yaraus"),
-        "run",
-        "--redis",
-        &server.url_ns(NS),
-    ]
-    .iter()
-    .chain(FAST)
-    .chain(["--", "sh", child.as_str()].iter())
-    .map(|a| quote(a))
-    .collect::<Vec<_>>()
-    .join(" ");
-    // script(1) runs the command on a new pseudo-terminal, in its foreground,
-    // and copies our stdin to it: what we write is what a user types.
-    let mut cmd = Command::new("script");
-    cmd.args(["-q", "-e", "-c", &command_line, "/dev/null"])
-        .env("SHELL", "/bin/sh")
-        .env("D", scratch.dir())
-        .current_dir(scratch.dir())
-        .stdin(Stdio::piped());
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("YARAUS_") {
-            cmd.env_remove(name);
-        }
-    }
-    let mut run = Run::spawn(cmd, &scratch);
-    let mut tty = run.child.stdin.take().expect("stdin pipe");
+    let url = server.url_ns(NS);
+    let args: Vec<&str> = [env!("CARGO_BIN_EXE_yaraus"), "run", "--redis", &url]
+        .into_iter()
+        .chain(FAST.iter().copied())
+        .chain(["--", "sh", child.as_str()])
+        .collect();
+    let (mut run, mut tty) = on_a_pty(&scratch, &shell_words(&args));
 
     scratch.wait_line("ready");
     tty.write_all(b"hello from the terminal\n").unwrap();
@@ -1829,16 +1787,7 @@ exit 5
 fn ctrl_z_stops_the_child_and_yaraus_and_fg_resumes_both() {
     // An interactive bash with job control on a pseudo-terminal (script(1)),
     // driven as a user would: type the command, Ctrl-Z, `fg`.
-    let usable = Command::new("script")
-        .args(["-q", "-e", "-c", "test -t 0", "/dev/null"])
-        .env("SHELL", "/bin/sh")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-        && Command::new("bash").arg("--version").output().is_ok();
-    if !usable {
+    if !pty_available() || Command::new("bash").arg("--version").output().is_err() {
         eprintln!("skipped: script(1) or bash is missing, or no pty can be opened");
         return;
     }
@@ -1854,42 +1803,14 @@ echo "got: $line" > "$D/line"
 exit 6
 "#,
     );
-    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
-    let command_line = [
-        env!("CARGO_BIN_EXE_yaraus"),
-        "run",
-        "--redis",
-        &server.url_ns(NS),
-        "--interval",
-        "100ms",
-        "--expire",
-        "30s",
-        "--kill-after",
-        "300ms",
-        "--delay",
-        "0",
-        "--no-safeguards",
-        "--",
-        "sh",
-        child.as_str(),
-    ]
-    .iter()
-    .map(|a| quote(a))
-    .collect::<Vec<_>>()
-    .join(" ");
-    let mut cmd = Command::new("script");
-    cmd.args(["-q", "-c", "bash --norc --noprofile -i", "/dev/null"])
-        .env("SHELL", "/bin/sh")
-        .env("D", scratch.dir())
-        .current_dir(scratch.dir())
-        .stdin(Stdio::piped());
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("YARAUS_") {
-            cmd.env_remove(name);
-        }
-    }
-    let mut run = Run::spawn(cmd, &scratch);
-    let mut tty = run.child.stdin.take().expect("stdin pipe");
+    let url = server.url_ns(NS);
+    let args: Vec<&str> = [env!("CARGO_BIN_EXE_yaraus"), "run", "--redis", &url]
+        .into_iter()
+        .chain(timings("30s", "300ms"))
+        .chain(["--", "sh", child.as_str()])
+        .collect();
+    let command_line = shell_words(&args);
+    let (mut run, mut tty) = on_a_pty(&scratch, "bash --norc --noprofile -i");
     let mut type_in = |text: &[u8]| {
         tty.write_all(text).unwrap();
         tty.flush().unwrap();
@@ -1898,14 +1819,7 @@ exit 6
     type_in(format!("{command_line}\n").as_bytes());
     let yaraus_pid: i32 = scratch.wait_line("yaraus").parse().unwrap();
     let child_pid: i32 = scratch.wait_line("pid").parse().unwrap();
-    let state = |pid: i32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| {
-                s.rsplit_once(") ")
-                    .and_then(|(_, rest)| rest.chars().next())
-            })
-    };
+    let state = |pid: i32| proc_stat(pid).map(|(state, _)| state);
 
     // Ctrl-Z: the child stops, and yaraus follows it, so that bash (which
     // waits for yaraus, its job) gets the terminal back.
