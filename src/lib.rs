@@ -28,5 +28,6 @@ pub mod lock;
 pub mod log;
 pub mod seq;
 pub mod signals;
+pub mod spawn;
 pub mod store;
 pub mod supervise;

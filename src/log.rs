@@ -17,9 +17,11 @@ pub fn set_quiet(quiet: bool) {
 
 fn line(msg: std::fmt::Arguments<'_>) {
     let now = humantime::format_rfc3339_millis(SystemTime::now());
-    // stderr is unbuffered; one write_fmt per line keeps lines whole when
-    // several yaraus processes share a terminal.
-    let _ = writeln!(std::io::stderr(), "{now} {msg}");
+    // stderr is unbuffered, and writeln! on it makes one write(2) per
+    // piece: the line is formatted first and written with one call, which
+    // keeps it whole when several processes share a terminal or a log file.
+    let text = format!("{now} {msg}\n");
+    let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
 /// An event of normal operation; silenced by `--quiet`.

@@ -17,11 +17,9 @@
 //!   our SIGTSTP, and the child is simply continued.
 //! * The child gets `PR_SET_PDEATHSIG(SIGKILL)`: if yaraus is SIGKILLed, the
 //!   kernel kills the child, which would otherwise go on using an id, a lock
-//!   or an index that is about to be handed to someone else. Linux sends that
-//!   signal when the *thread* that forked exits, not the process; so the
-//!   child is forked from a dedicated thread that then waits for it, and lives
-//!   exactly as long as it does. (A tokio blocking-pool thread would exit
-//!   when idle and kill the child with it.)
+//!   or an index that is about to be handed to someone else. It is started
+//!   the way `posix_spawn` starts a program ([`crate::spawn`]), without
+//!   copying yaraus's memory, and waited for on SIGCHLD, without a thread.
 //! * PDEATHSIG reaches only the child itself, so a guard process
 //!   ([`crate::guard`]) SIGKILLs the whole group if yaraus dies, and yaraus
 //!   is the subreaper of the group's orphans, so that a finished orphan is
@@ -31,13 +29,13 @@
 
 use crate::error::{EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, Error, Result};
 use crate::guard::Guard;
+use crate::spawn::PreExec;
 use nix::sys::signal::{self, SigHandler, Signal};
 use nix::unistd::Pid;
 use std::io;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::Duration;
-use tokio::sync::oneshot;
 
 /// Replaces every occurrence of `placeholder` in every argument with `value`.
 pub fn substitute(argv: &[String], placeholder: &str, value: &str) -> Vec<String> {
@@ -73,16 +71,21 @@ pub enum ChildEvent {
 /// A running child and its process group.
 pub struct Child {
     pid: Pid,
-    exit: Option<oneshot::Receiver<io::Result<ExitStatus>>>,
-    stops: tokio::sync::mpsc::UnboundedReceiver<Signal>,
+    /// SIGCHLD, to learn without a thread of our own that the child stopped
+    /// or ended.
+    sigchld: tokio::signal::unix::Signal,
     status: Option<ExitStatus>,
     terminal: Option<Terminal>,
     guard: Option<Guard>,
 }
 
 impl Child {
-    /// Starts the child in a new process group, from a thread that lives as
-    /// long as it does.
+    /// Starts the child in a new process group, guarded, with the terminal
+    /// when yaraus has it.
+    ///
+    /// It must be called from a thread that outlives the child (the kernel
+    /// sends `PR_SET_PDEATHSIG` when the creating *thread* exits): the
+    /// binary runs everything on its main thread.
     pub async fn spawn(spec: &ChildSpec) -> Result<Child> {
         let Some(program) = spec.argv.first().cloned() else {
             return Err(Error::Usage("no command given to run".into()));
@@ -91,78 +94,41 @@ impl Child {
         // that we can reap them: a zombie still counts as a member of the
         // group, and init may reap late (or never, in a container).
         let _ = nix::sys::prctl::set_child_subreaper(true);
+        // Registered before the child exists, so that no SIGCHLD is missed.
+        let sigchld = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())
+            .map_err(|e| {
+                Error::Exec(
+                    EXIT_CANNOT_EXECUTE,
+                    format!("cannot watch for SIGCHLD: {e}"),
+                )
+            })?;
+        let mut guard = match Guard::start() {
+            Ok(guard) => Some(guard),
+            Err(e) => {
+                crate::warn!("cannot start the guard of the command's process group: {e}");
+                None
+            }
+        };
         let terminal = Terminal::foreground();
-        let take_terminal = terminal.is_some();
-        let parent = nix::unistd::getpid();
-        let mut cmd = std::process::Command::new(&program);
-        cmd.args(&spec.argv[1..]);
-        cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
-        // SAFETY: only async-signal-safe calls (prctl, getppid, setpgid,
-        // sigaction, tcsetpgrp) run between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
-                // yaraus may have died before the line above took effect.
-                if nix::unistd::getppid() != parent {
-                    return Err(io::Error::other("supervisor died"));
-                }
-                nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0))?;
-                if take_terminal {
-                    // We are in a background group now: tcsetpgrp would stop
-                    // us with SIGTTOU unless it is ignored for the call.
-                    let old = signal::signal(Signal::SIGTTOU, SigHandler::SigIgn)?;
-                    let _ = nix::unistd::tcsetpgrp(
-                        std::os::fd::BorrowedFd::borrow_raw(0),
-                        nix::unistd::getpid(),
-                    );
-                    signal::signal(Signal::SIGTTOU, old)?;
-                }
-                Ok(())
-            });
-        }
-        let (spawned_tx, spawned_rx) = oneshot::channel::<io::Result<u32>>();
-        let (exit_tx, exit_rx) = oneshot::channel();
-        let (stop_tx, stop_rx) = tokio::sync::mpsc::unbounded_channel();
-        std::thread::Builder::new()
-            .name("yaraus-child".into())
-            // It only forks and waits.
-            .stack_size(64 * 1024)
-            .spawn(move || match cmd.spawn() {
-                Err(e) => {
-                    let _ = spawned_tx.send(Err(e));
-                }
-                Ok(child) => {
-                    let _ = spawned_tx.send(Ok(child.id()));
-                    let _ = exit_tx.send(wait_reporting_stops(child, stop_tx));
-                }
-            })
-            .map_err(|e| Error::Exec(EXIT_CANNOT_EXECUTE, format!("cannot start a thread: {e}")))?;
-        let pid = match spawned_rx.await {
-            Ok(Ok(pid)) => Pid::from_raw(pid as i32),
-            Ok(Err(e)) => {
+        let pre = PreExec {
+            take_terminal: terminal.is_some(),
+            announce: guard.as_ref().map(Guard::announcement),
+        };
+        let pid = match crate::spawn::spawn(&spec.argv, &spec.env, pre) {
+            Ok(pid) => pid,
+            Err(e) => {
                 if let Some(t) = &terminal {
                     t.restore();
                 }
+                if let Some(g) = guard.as_mut() {
+                    g.stand_down();
+                }
                 return Err(exec_error(&program, e));
-            }
-            Err(_) => {
-                return Err(Error::Exec(
-                    EXIT_CANNOT_EXECUTE,
-                    format!("cannot run '{program}': the spawning thread died"),
-                ));
-            }
-        };
-        let guard = match Guard::watch(pid) {
-            Ok(guard) => Some(guard),
-            Err(e) => {
-                crate::warn!("cannot start the guard of process group {pid}: {e}");
-                None
             }
         };
         Ok(Child {
             pid,
-            exit: Some(exit_rx),
-            stops: stop_rx,
+            sigchld,
             status: None,
             terminal,
             guard,
@@ -183,21 +149,41 @@ impl Child {
     /// The next thing that happens to the child: it ends, or it is stopped
     /// (Ctrl-Z, SIGSTOP). Cancel-safe.
     pub async fn event(&mut self) -> ChildEvent {
-        if let Some(status) = self.status {
-            return ChildEvent::Exited(status);
+        loop {
+            if let Some(event) = self.poll_event() {
+                return event;
+            }
+            // A notification may stand for several SIGCHLDs, or for one of
+            // another child (the guard): the loop asks the kernel again.
+            if self.sigchld.recv().await.is_none() {
+                // The signal driver is gone (the runtime is shutting down):
+                // nothing will tell us any more, so ask now and then.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
         }
-        let rx = self
-            .exit
-            .as_mut()
-            .expect("exit receiver present until status");
-        let stopped = tokio::select! {
-            biased;
-            outcome = rx => Err(outcome),
-            Some(sig) = self.stops.recv() => Ok(sig),
-        };
-        match stopped {
-            Ok(sig) => ChildEvent::Stopped(sig),
-            Err(outcome) => ChildEvent::Exited(self.finish(outcome)),
+    }
+
+    /// What `waitpid` says now, without blocking.
+    fn poll_event(&mut self) -> Option<ChildEvent> {
+        use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+        if let Some(status) = self.status {
+            return Some(ChildEvent::Exited(status));
+        }
+        loop {
+            let flags = WaitPidFlag::WNOHANG | WaitPidFlag::WUNTRACED;
+            let status = match waitpid(self.pid, Some(flags)) {
+                Ok(WaitStatus::StillAlive) => return None,
+                Ok(WaitStatus::Stopped(_, sig)) => return Some(ChildEvent::Stopped(sig)),
+                Ok(WaitStatus::Exited(_, code)) => ExitStatus::from_raw((code & 0xff) << 8),
+                Ok(WaitStatus::Signaled(_, sig, core)) => {
+                    ExitStatus::from_raw(sig as i32 | if core { 0x80 } else { 0 })
+                }
+                Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
+                // wait(2) cannot fail for our own child; report it as
+                // yaraus's failure.
+                Err(_) => ExitStatus::from_raw(crate::error::EXIT_SOFTWARE << 8),
+            };
+            return Some(ChildEvent::Exited(self.finish(status)));
         }
     }
 
@@ -226,30 +212,18 @@ impl Child {
         crate::info!("continued; so is the command");
     }
 
-    /// Waits for the child to end. Cancel-safe.
+    /// Waits for the child to end (stops are left to whoever stopped it).
+    /// Cancel-safe.
     pub async fn wait(&mut self) -> ExitStatus {
-        if let Some(status) = self.status {
-            return status;
+        loop {
+            if let ChildEvent::Exited(status) = self.event().await {
+                return status;
+            }
         }
-        let rx = self
-            .exit
-            .as_mut()
-            .expect("exit receiver present until status");
-        let outcome = rx.await;
-        self.finish(outcome)
     }
 
     /// Records how the child ended, and takes the terminal back.
-    fn finish(
-        &mut self,
-        outcome: Result<io::Result<ExitStatus>, oneshot::error::RecvError>,
-    ) -> ExitStatus {
-        let status = match outcome {
-            Ok(Ok(status)) => status,
-            // wait(2) cannot fail for our own child; report it as yaraus's failure.
-            _ => ExitStatus::from_raw(crate::error::EXIT_SOFTWARE << 8),
-        };
-        self.exit = None;
+    fn finish(&mut self, status: ExitStatus) -> ExitStatus {
         self.status = Some(status);
         if let Some(t) = self.terminal.take() {
             t.restore();
@@ -308,7 +282,7 @@ impl Child {
     /// Whether any process of the child's group is left, after reaping the
     /// group's orphans that have exited (ours, as the subreaper). Only called
     /// once the group leader has been waited for, so that this never takes
-    /// its exit status from the thread that waits for it.
+    /// its exit status from [`Child::event`].
     fn group_alive(&self) -> bool {
         use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
         let group = Pid::from_raw(-self.pid.as_raw());
@@ -318,31 +292,6 @@ impl Child {
             }
         }
         signal::killpg(self.pid, None).is_ok()
-    }
-}
-
-/// Waits for `child` to end, reporting every stop on `stops` on the way
-/// (std's `wait` does not see stops).
-fn wait_reporting_stops(
-    child: std::process::Child,
-    stops: tokio::sync::mpsc::UnboundedSender<Signal>,
-) -> io::Result<ExitStatus> {
-    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
-    let pid = Pid::from_raw(child.id() as i32);
-    loop {
-        match waitpid(pid, Some(WaitPidFlag::WUNTRACED)) {
-            Ok(WaitStatus::Stopped(_, sig)) => {
-                let _ = stops.send(sig);
-            }
-            Ok(WaitStatus::Exited(_, code)) => return Ok(ExitStatus::from_raw((code & 0xff) << 8)),
-            Ok(WaitStatus::Signaled(_, sig, core)) => {
-                return Ok(ExitStatus::from_raw(
-                    sig as i32 | if core { 0x80 } else { 0 },
-                ));
-            }
-            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-            Err(e) => return Err(e.into()),
-        }
     }
 }
 
