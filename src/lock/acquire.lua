@@ -8,53 +8,97 @@
 -- ARGV[3] fencing: 'incr'    one master: the counter + 1 is our fencing token
 --                  'propose' several masters: our vote in the majority
 --                            sequence, set-if-less-than ARGV[4]
---                  'read'    several masters, nothing to propose yet: only
---                            report the counter
 -- ARGV[4] the proposed fencing token, for 'propose'
--- Returns {1, voted, counter}          taken (or already ours); voted = 1 when
+-- Returns {1, voted, counter[, before]} taken (or already ours); voted = 1 when
 --                                      the increment or the proposal stands;
+--                                      before: for an accepted proposal, the
+--                                      counter it replaced ('0': none), so
+--                                      that a failed attempt can put it back
+--                                      (withdraw.lua);
 --                                      counter = the counter afterwards
 --         {0, holder, pttl, counter}   held by another value (pttl -1: the
 --                                      key has no expiry)
 --         {2, type}                    the key holds another type
 -- Nothing at all is written unless the lock is taken on this node: a fencing
 -- vote counts only where we hold the lock (the argument is in src/lock/mod.rs).
+--
+-- The free lock comes first and costs two calls (SET NX, then the vote): this
+-- script runs on every acquisition, and its calls are most of what the
+-- server spends on one. When the vote then finds the counter broken, the SET
+-- is undone before the error is returned; a script runs atomically, so
+-- nobody can have seen it.
 local key, fence = KEYS[1], KEYS[2]
 local token, ttl, mode = ARGV[1], ARGV[2], ARGV[3]
 
-local t = redis.call('TYPE', key)['ok']
-if t ~= 'none' and t ~= 'string' then
-  return {2, t}
-end
-local counter, err = counter_read(fence)
-if not counter then
-  return redis.error_reply('YARAUS_WRONGTYPE fencing ' .. err)
-end
-if t == 'string' then
-  local holder = redis.call('GET', key)
-  if holder ~= token then
-    return {0, holder, redis.call('PTTL', key), counter}
-  end
+if mode == 'propose' and not is_counter(ARGV[4]) then
+  return redis.error_reply('YARAUS_BADARG proposed fencing token ' .. tostring(ARGV[4]) .. ' is not a 64-bit counter')
 end
 
-local voted = 0
-if mode == 'incr' then
-  local r = redis.pcall('INCR', fence)
-  if type(r) == 'table' and r.err then
-    return redis.error_reply('YARAUS_WRONGTYPE fencing counter ' .. fence .. ': ' .. r.err)
+-- Counts our fencing token: returns voted (1 or 0) and the counter
+-- afterwards, or nil and the reason the counter is broken (nothing written).
+local function vote()
+  if mode == 'incr' then
+    local n = redis.pcall('INCR', fence)
+    if type(n) == 'table' then
+      return nil, 'counter ' .. fence .. ': ' .. tostring(n.err)
+    end
+    if n < 1 then
+      redis.call('DECR', fence)
+      return nil, fence .. ' holds a negative number, not a counter'
+    end
+    -- INCR's integer reply becomes a Lua double, exact below 2^53; above
+    -- that the stored text is.
+    if n < 9007199254740992 then
+      return 1, string.format('%d', n)
+    end
+    return 1, redis.call('GET', fence)
+  elseif mode == 'propose' then
+    local before, err = counter_read(fence)
+    if not before then
+      return nil, err
+    end
+    local accepted, value = counter_propose(fence, ARGV[4])
+    if accepted == nil then
+      return nil, value
+    end
+    if accepted then
+      return 1, value, before
+    end
+    return 0, value
   end
-  -- INCR's integer reply becomes a Lua double; the stored text is exact.
-  counter = redis.call('GET', fence)
-  voted = 1
-elseif mode == 'propose' then
-  if not is_counter(ARGV[4]) then
-    return redis.error_reply('YARAUS_BADARG proposed fencing token ' .. tostring(ARGV[4]) .. ' is not a 64-bit counter')
+  local counter, err = counter_read(fence)
+  if not counter then
+    return nil, err
   end
-  local accepted, value = counter_propose(fence, ARGV[4])
-  counter = value
-  if accepted then
-    voted = 1
+  return 0, counter
+end
+
+if redis.call('SET', key, token, 'NX', 'PX', ttl) then
+  local voted, counter, before = vote()
+  if not voted then
+    redis.call('DEL', key)
+    return redis.error_reply('YARAUS_WRONGTYPE fencing ' .. counter)
   end
+  return {1, voted, counter, before}
+end
+
+-- The key exists: another holder's lock, something else, or ours (an
+-- attempt repeated with the same token).
+local t = redis.call('TYPE', key)['ok']
+if t ~= 'string' then
+  return {2, t}
+end
+local holder = redis.call('GET', key)
+if holder ~= token then
+  local counter, err = counter_read(fence)
+  if not counter then
+    return redis.error_reply('YARAUS_WRONGTYPE fencing ' .. err)
+  end
+  return {0, holder, redis.call('PTTL', key), counter}
+end
+local voted, counter, before = vote()
+if not voted then
+  return redis.error_reply('YARAUS_WRONGTYPE fencing ' .. counter)
 end
 redis.call('SET', key, token, 'PX', ttl)
-return {1, voted, counter}
+return {1, voted, counter, before}

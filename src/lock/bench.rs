@@ -47,8 +47,8 @@ pub struct BenchReport {
 }
 
 /// Runs `cycles` acquire + release cycles of the lock `name` on `urls` (one
-/// master, or several), one after the other, after as many PINGs to measure
-/// the round trip. Fails if any acquisition is refused (the lock must be
+/// master, or several), one after the other, and as many PINGs to measure
+/// the round trip, the two taking turns in ten blocks. Fails if any acquisition is refused (the lock must be
 /// free: use a name nobody else uses). Needs a tokio runtime; see
 /// [`acquire_release_cycles_blocking`] for one that makes its own.
 pub async fn acquire_release_cycles(
@@ -73,18 +73,29 @@ pub async fn acquire_release_cycles(
     ping_all(&mut quorum).await?;
     one_cycle(&mut locker).await?;
 
-    let pings = cycles.min(10_000);
-    let started = Instant::now();
-    for _ in 0..pings {
-        ping_all(&mut quorum).await?;
+    // PINGs and cycles take turns in blocks, so that a machine whose speed
+    // drifts during the run (a VM's neighbours) slows both alike.
+    const BLOCKS: u64 = 10;
+    let (mut ping_time, mut cycle_time) = (Duration::ZERO, Duration::ZERO);
+    let (mut pings, mut done) = (0u64, 0u64);
+    for block in 0..BLOCKS {
+        let share = cycles * (block + 1) / BLOCKS - cycles * block / BLOCKS;
+        let started = Instant::now();
+        for _ in 0..share {
+            ping_all(&mut quorum).await?;
+        }
+        ping_time += started.elapsed();
+        pings += share;
+        let started = Instant::now();
+        for _ in 0..share {
+            one_cycle(&mut locker).await?;
+        }
+        cycle_time += started.elapsed();
+        done += share;
     }
-    let rtt = started.elapsed().as_secs_f64() / pings as f64;
-
-    let started = Instant::now();
-    for _ in 0..cycles {
-        one_cycle(&mut locker).await?;
-    }
-    let seconds = started.elapsed().as_secs_f64();
+    debug_assert_eq!(done, cycles);
+    let rtt = ping_time.as_secs_f64() / pings as f64;
+    let seconds = cycle_time.as_secs_f64();
     let cycles_per_second = cycles as f64 / seconds;
     let limit = 1.0 / (2.0 * rtt);
     Ok(BenchReport {

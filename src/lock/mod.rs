@@ -44,8 +44,10 @@
 //! * One master: `INCR` in the same script as the `SET`.
 //! * N masters: the majority sequence of [`crate::seq`]. Its vote
 //!   (set-if-less-than) rides in the acquire script, proposing one more than
-//!   the highest counter this process has seen, and is applied only on nodes
-//!   where the `SET` succeeded. If a majority of those accepted, that number
+//!   the highest counter this process has seen but at least the wall clock in
+//!   microseconds (so that a fresh process usually wins at once: tokens with
+//!   several masters are clock-like numbers, not 1, 2, 3), and is applied
+//!   only on nodes where the `SET` succeeded. If a majority of those accepted, that number
 //!   is the token and the lock cost one round trip; otherwise a plain round of
 //!   the sequence follows, once the lock is held.
 //!
@@ -91,6 +93,8 @@ static EXTEND: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("extend.lua")));
 static RELEASE: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("release.lua")));
+static WITHDRAW: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("withdraw.lua")));
 static SEMAPHORE_ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&[COUNTER_LUA, include_str!("semaphore_acquire.lua")].concat())
 });
@@ -160,8 +164,21 @@ enum FenceMode {
     Increment,
     /// Several masters: vote for this value.
     Propose(u64),
-    /// Several masters, nothing known yet: only report the counter.
-    Read,
+}
+
+/// The fencing token to vote for with several masters: one more than the
+/// highest counter this process has seen, and at least the wall clock in
+/// microseconds since the epoch. The clock is what lets a process that has
+/// seen nothing yet (every `yaraus lock` is one) settle its token in the
+/// acquire round: the previous holder voted for its own clock, which, give or
+/// take clock skew, is behind ours. It is only a guess: safety rests on the
+/// set-if-less-than vote, and a guess that loses (a clock behind, or a
+/// counter raised some other way) costs one more round, as it did before.
+fn proposal(seen: Option<u64>) -> u64 {
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+    seen.unwrap_or(1).max(clock)
 }
 
 /// The client of one named lock on its masters. Cheap to clone: clones share
@@ -224,6 +241,8 @@ enum NodeAcquire {
     Taken {
         voted: bool,
         counter: u64,
+        /// For an accepted proposal: the counter it replaced.
+        before: Option<u64>,
     },
     Held {
         holder: Vec<u8>,
@@ -426,10 +445,9 @@ impl Locker {
     pub async fn try_acquire(&mut self, token: &Token) -> Result<Attempt> {
         let n = self.quorum.len();
         let m = self.quorum.majority();
-        let mode = match (self.kind, n, self.fencing.guess()) {
-            (Kind::Semaphore { .. }, _, _) | (_, 1, _) => FenceMode::Increment,
-            (_, _, Some(guess)) => FenceMode::Propose(guess),
-            (_, _, None) => FenceMode::Read,
+        let mode = match (self.kind, n) {
+            (Kind::Semaphore { .. }, _) | (_, 1) => FenceMode::Increment,
+            _ => FenceMode::Propose(proposal(self.fencing.guess())),
         };
         let start = Instant::now();
         let replies = self.acquire_round(token, mode).await;
@@ -443,12 +461,22 @@ impl Locker {
         let mut wrong: Vec<String> = Vec::new();
         let mut failed: Vec<String> = Vec::new();
         let mut fatal = None;
-        for (label, reply) in labels.iter().zip(replies) {
+        // Where our proposal stood, the counter it replaced: a failed attempt
+        // puts it back (see withdraw.lua).
+        let mut replaced: Vec<Option<u64>> = vec![None; n];
+        for (i, (label, reply)) in labels.iter().zip(replies).enumerate() {
             match reply {
                 // Not waited for: the round was settled without it.
                 None => {}
-                Some(Ok(NodeAcquire::Taken { voted: v, counter })) => {
+                Some(Ok(NodeAcquire::Taken {
+                    voted: v,
+                    counter,
+                    before,
+                })) => {
                     taken += 1;
+                    if matches!(mode, FenceMode::Propose(_)) && v {
+                        replaced[i] = before;
+                    }
                     voted += usize::from(v);
                     self.fencing.observe(counter);
                     if matches!(mode, FenceMode::Increment) {
@@ -473,11 +501,11 @@ impl Locker {
             }
         }
         if let Some(e) = fatal {
-            self.release_round(token).await;
+            self.give_back(token, mode, &replaced).await;
             return Err(e);
         }
         if wrong.len() > n - m {
-            self.release_round(token).await;
+            self.give_back(token, mode, &replaced).await;
             let expected = match self.kind {
                 Kind::Lock => "a string (a lock's token)",
                 Kind::Semaphore { .. } => "a sorted set (a semaphore)",
@@ -490,7 +518,7 @@ impl Locker {
             )));
         }
         if taken < m {
-            self.release_round(token).await;
+            self.give_back(token, mode, &replaced).await;
             return Ok(Attempt::Refused(self.refusal(n, m, &busy, &failed, &wrong)));
         }
         for w in &wrong {
@@ -514,11 +542,11 @@ impl Locker {
                 {
                     Ok(f) => f,
                     Err(e @ Error::State(_)) => {
-                        self.release_round(token).await;
+                        self.give_back(token, mode, &replaced).await;
                         return Err(e);
                     }
                     Err(e) => {
-                        self.release_round(token).await;
+                        self.give_back(token, mode, &replaced).await;
                         return Ok(Attempt::Refused(Refusal {
                             kind: RefusalKind::Unreachable,
                             message: format!(
@@ -532,7 +560,7 @@ impl Locker {
         };
         let now = Instant::now();
         if validity_end.saturating_duration_since(now) < self.ttl / 2 {
-            self.release_round(token).await;
+            self.give_back(token, mode, &replaced).await;
             return Ok(Attempt::Refused(Refusal {
                 kind: RefusalKind::TooSlow,
                 message: format!(
@@ -669,20 +697,18 @@ impl Locker {
                     (Kind::Lock, FenceMode::Propose(v)) => {
                         invocation.arg("propose").arg(v.to_string())
                     }
-                    (Kind::Lock, FenceMode::Read) => invocation.arg("read").arg(""),
                 };
                 let reply: redis::Value = node.script(&invocation).await?;
                 parse_acquire(node.label(), reply)
             })
             .collect();
-        let need_vote = !matches!(mode, FenceMode::Read);
         gather(futures, &labels, limit, |replies| {
             let (mut good, mut taken, mut refused, mut unvoted) = (0, 0, 0, 0);
             for reply in replies.iter().flatten() {
                 match reply {
                     Ok(NodeAcquire::Taken { voted, .. }) => {
                         taken += 1;
-                        if *voted || !need_vote {
+                        if *voted {
                             good += 1;
                         } else {
                             unvoted += 1;
@@ -829,6 +855,49 @@ impl Locker {
         released
     }
 
+    /// Gives back a failed attempt: the lock wherever it is ours, and our
+    /// fencing vote wherever it stood and nothing has moved the counter
+    /// since (`replaced`: per node, the counter the vote replaced).
+    async fn give_back(&mut self, token: &Token, mode: FenceMode, replaced: &[Option<u64>]) {
+        let FenceMode::Propose(ours) = mode else {
+            self.release_round(token).await;
+            return;
+        };
+        if replaced.iter().all(Option::is_none) {
+            self.release_round(token).await;
+            return;
+        }
+        let labels = self.quorum.labels();
+        let limit = self.quorum.round_timeout();
+        let (key, fence_key) = (self.key.as_str(), self.fencing.key());
+        let futures: Vec<_> = self
+            .quorum
+            .nodes_mut()
+            .iter_mut()
+            .zip(replaced)
+            .map(|(node, before)| async move {
+                let mut invocation = match before {
+                    Some(before) => {
+                        let mut i = WITHDRAW.prepare_invoke();
+                        i.key(key)
+                            .key(fence_key)
+                            .arg(token.as_str())
+                            .arg(ours.to_string())
+                            .arg(before.to_string());
+                        i
+                    }
+                    None => RELEASE.prepare_invoke(),
+                };
+                if before.is_none() {
+                    invocation.key(key).arg(token.as_str());
+                }
+                let freed: i64 = node.script(&invocation).await?;
+                Ok(freed == 1)
+            })
+            .collect();
+        gather(futures, &labels, limit, |_| false).await;
+    }
+
     async fn release_round(&mut self, token: &Token) -> Replies<bool> {
         let m = self.quorum.majority();
         let labels = self.quorum.labels();
@@ -969,6 +1038,11 @@ fn parse_acquire(label: &str, reply: redis::Value) -> Result<NodeAcquire> {
         1 => Ok(NodeAcquire::Taken {
             voted: field::<i64>(label, &items, 1)? == 1,
             counter: parse_counter(label, &field::<String>(label, &items, 2)?)?,
+            before: if items.len() > 3 {
+                Some(parse_counter(label, &field::<String>(label, &items, 3)?)?)
+            } else {
+                None
+            },
         }),
         0 => Ok(NodeAcquire::Held {
             holder: field(label, &items, 1)?,

@@ -77,16 +77,23 @@ impl Token {
                 "cannot read random bytes from /dev/urandom for the lock token: {e}"
             ))
         })?;
-        let hex: String = random.iter().map(|b| format!("{b:02x}")).collect();
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_millis();
-        Ok(Token(format!(
-            "{PREFIX}:{hex}:{now}:{}:{}",
-            std::process::id(),
-            *HOST
-        )))
+        // Built in one buffer: a token is made for every attempt, and a
+        // format! per hex digit was a visible part of a lock cycle's cost.
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut text = String::with_capacity(PREFIX.len() + 2 * RANDOM_BYTES + 40 + HOST.len());
+        text.push_str(PREFIX);
+        text.push(':');
+        for b in random {
+            text.push(char::from(DIGITS[usize::from(b >> 4)]));
+            text.push(char::from(DIGITS[usize::from(b & 0xf)]));
+        }
+        use std::fmt::Write;
+        let _ = write!(text, ":{now}:{}:{}", std::process::id(), *HOST);
+        Ok(Token(text))
     }
 
     /// A token given back by the user (`--token`), used as is.

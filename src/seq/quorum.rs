@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::store::{Store, Target, Timeouts, classify, script_error};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -122,6 +123,8 @@ impl Node {
 #[derive(Clone)]
 pub struct Quorum {
     nodes: Vec<Node>,
+    /// The nodes' labels, shared: every round names its nodes in messages.
+    labels: Arc<[String]>,
     request_timeout: Duration,
 }
 
@@ -165,8 +168,10 @@ impl Quorum {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let labels = nodes.iter().map(|n| n.label.clone()).collect();
         Ok(Quorum {
             nodes,
+            labels,
             request_timeout,
         })
     }
@@ -197,8 +202,8 @@ impl Quorum {
     }
 
     /// The URLs, passwords hidden, in the order given.
-    pub fn labels(&self) -> Vec<String> {
-        self.nodes.iter().map(|n| n.label.clone()).collect()
+    pub fn labels(&self) -> Arc<[String]> {
+        Arc::clone(&self.labels)
     }
 
     pub fn nodes_mut(&mut self) -> &mut [Node] {
