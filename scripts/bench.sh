@@ -2,7 +2,7 @@
 # Benchmarks (figures, never assertions): starts its own redis-servers (and a
 # local etcd when etcd-server is installed) on loopback ports and prints
 # Markdown tables. Extra arguments go to the harness: --runs N (whole-process
-# runs, default 50), --cycles N (library cycles, default 5000).
+# runs, default 200), --cycles N (library cycles, default 5000).
 #
 # Besides the ordinary release build it measures a statically linked one
 # (glibc crt-static, x86_64 only), whose start-up skips the dynamic loader.
