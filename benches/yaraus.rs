@@ -9,10 +9,10 @@
 //!    for a statically linked build, given `--static-bin`), and `etcdctl
 //!    lock NAME true`: every command runs once per round, all taking turns,
 //!    so that a VM whose speed drifts slows them alike; median and p90;
-//! 2. cycles per second through the library, one client: worker-id acquire
-//!    + renew + release, and lock acquire + release on one master, three
-//!    fsync'ing masters and three plain ones, each beside the PING round
-//!    trip of the same servers measured in alternating blocks;
+//! 2. cycles per second through the library, one client: worker-id
+//!    acquire, renew and release, and lock acquire and release on one
+//!    master, three fsync'ing masters and three plain ones, each beside the
+//!    PING round trip of the same servers measured in alternating blocks;
 //! 3. two ceilings: two trivial scripts against two PINGs, and one fsync'd
 //!    write against one PING.
 //!
