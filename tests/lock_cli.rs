@@ -694,3 +694,32 @@ fn bad_input_gets_one_clear_line_its_code_and_leaves_redis_alone() {
     }
     assert_eq!(after, before[0], "an outage left more than a fencing vote");
 }
+
+#[test]
+fn a_release_reaches_a_master_that_answers_late_and_had_forgotten_the_script() {
+    // The majority answers the release at once; the third master is frozen
+    // and, once thawed, does not know the release script (NOSCRIPT, SCRIPT
+    // LOAD, EVALSHA). A release that gave up on it after the majority left
+    // the key there until its ttl.
+    let servers = masters(3, true);
+    let output = run(lock_cmd(&all(&servers)).args(["--acquire", "--ttl", "60s", "late"]));
+    assert_code(&output, 0);
+    let token = parse_env(&stdout(&output))["YARAUS_LOCK_TOKEN"].clone();
+    servers[2].cmd(&["SCRIPT", "FLUSH"]);
+    servers[2].sigstop();
+    let child = lock_cmd(&all(&servers))
+        .args(["--release", "late", "--token", &token])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The fault's length, not a wait for an event: long beside a round trip,
+    // short beside the release's request timeout (2 s).
+    std::thread::sleep(Duration::from_millis(300));
+    servers[2].sigcont();
+    let output = finish(child);
+    assert_code(&output, 0);
+    for s in &servers {
+        assert_eq!(get(s, "late"), None, "the lock is left on {}", s.url());
+    }
+}

@@ -87,14 +87,15 @@ use std::sync::LazyLock;
 use std::time::Duration;
 use tokio::time::Instant;
 
-static ACQUIRE: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("acquire.lua")].concat()));
-static EXTEND: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("extend.lua")));
-static RELEASE: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("release.lua")));
-static WITHDRAW: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("withdraw.lua")));
+static ACQUIRE_CODE: LazyLock<String> =
+    LazyLock::new(|| [COUNTER_LUA, include_str!("acquire.lua")].concat());
+const EXTEND_CODE: &str = include_str!("extend.lua");
+const RELEASE_CODE: &str = include_str!("release.lua");
+const WITHDRAW_CODE: &str = include_str!("withdraw.lua");
+static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&ACQUIRE_CODE));
+static EXTEND: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(EXTEND_CODE));
+static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(RELEASE_CODE));
+static WITHDRAW: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(WITHDRAW_CODE));
 static SEMAPHORE_ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&[COUNTER_LUA, include_str!("semaphore_acquire.lua")].concat())
 });
@@ -320,11 +321,21 @@ impl Locker {
         if options.namespace.is_empty() {
             return Err(Error::Usage("the namespace must not be empty".into()));
         }
-        let quorum = Quorum::new(
+        let mut quorum = Quorum::new(
             targets,
             options.request_timeout,
             options.require_fsync && targets.len() > 1,
         )?;
+        if targets.len() > 1 {
+            // One master waits for its only node: nothing straggles there,
+            // and its first script costs no extra round trip.
+            quorum.preload(&[
+                ACQUIRE_CODE.as_str(),
+                EXTEND_CODE,
+                RELEASE_CODE,
+                WITHDRAW_CODE,
+            ]);
+        }
         let key = format!("{}{name}", options.prefix);
         let fencing = MajoritySequence::new(format!("{}:fencing:{key}", options.namespace));
         Ok(Locker {
@@ -680,7 +691,7 @@ impl Locker {
             .nodes_mut()
             .iter_mut()
             .map(|node| async move {
-                node.ensure_durable().await?;
+                node.prepare().await?;
                 let script: &redis::Script = match kind {
                     Kind::Lock => &ACQUIRE,
                     Kind::Semaphore { .. } => &SEMAPHORE_ACQUIRE,
@@ -899,7 +910,6 @@ impl Locker {
     }
 
     async fn release_round(&mut self, token: &Token) -> Replies<bool> {
-        let m = self.quorum.majority();
         let labels = self.quorum.labels();
         let limit = self.quorum.round_timeout();
         let (key, kind) = (self.key.as_str(), self.kind);
@@ -918,13 +928,13 @@ impl Locker {
                 Ok(freed == 1)
             })
             .collect();
-        // Once a majority has answered, the others get the grace period of
-        // `gather`: a frozen node must not slow every hand-over, and its key
-        // expires by itself.
-        gather(futures, &labels, limit, |replies| {
-            replies.iter().filter(|r| matches!(r, Some(Ok(_)))).count() >= m
-        })
-        .await
+        // Every node gets its full request timeout, where a round elsewhere
+        // settles on a majority plus a grace period. A straggler dropped
+        // then may never be sent its release at all (redis-rs skips a
+        // request whose caller is gone), and the key would sit there until
+        // its ttl; waiting costs only this process's exit, not the next
+        // holder, who needs just the majority freed.
+        gather(futures, &labels, limit, |_| false).await
     }
 
     /// What every master knows about the lock now.

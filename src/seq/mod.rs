@@ -188,7 +188,7 @@ impl MajoritySequence {
             .map(|node| {
                 let value = value.as_str();
                 async move {
-                    node.ensure_durable().await?;
+                    node.prepare().await?;
                     let mut invocation = PROPOSE.prepare_invoke();
                     invocation.key(key).arg(value);
                     let (accepted, counter): (i64, String) = node.script(&invocation).await?;
@@ -225,7 +225,7 @@ impl MajoritySequence {
             .nodes_mut()
             .iter_mut()
             .map(|node| async move {
-                node.ensure_durable().await?;
+                node.prepare().await?;
                 let mut invocation = READ.prepare_invoke();
                 invocation.key(key);
                 let counter: String = node.script(&invocation).await?;

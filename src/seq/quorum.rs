@@ -40,6 +40,9 @@ pub struct Node {
     store: Store,
     label: String,
     durability: Durability,
+    /// Scripts to load before the first request (see [`Quorum::preload`]).
+    scripts: Arc<[&'static str]>,
+    loaded: bool,
 }
 
 impl Node {
@@ -52,38 +55,61 @@ impl Node {
         &mut self.store
     }
 
-    /// Makes sure the node persists every write before replying, when the
-    /// quorum was told to require it; asks the node once (`CONFIG GET`).
-    /// A node that does not is an [`Error::State`]: the caller must refuse,
-    /// not retry.
-    pub async fn ensure_durable(&mut self) -> Result<()> {
-        if self.durability != Durability::Unchecked {
+    /// Gets the node ready before its first request, in one round trip:
+    /// checks that it persists every write before replying, when the quorum
+    /// was told to require it (`CONFIG GET`), and loads the scripts of
+    /// [`Quorum::preload`] (`SCRIPT LOAD`). Done once per node. A node that
+    /// does not persist every write is an [`Error::State`]: the caller must
+    /// refuse, not retry.
+    pub async fn prepare(&mut self) -> Result<()> {
+        let check = self.durability == Durability::Unchecked;
+        let load = !self.loaded && !self.scripts.is_empty();
+        if !check && !load {
             return Ok(());
         }
         let mut pipe = redis::pipe();
-        pipe.cmd("CONFIG")
-            .arg("GET")
-            .arg("appendonly")
-            .cmd("CONFIG")
-            .arg("GET")
-            .arg("appendfsync");
+        if check {
+            pipe.cmd("CONFIG")
+                .arg("GET")
+                .arg("appendonly")
+                .cmd("CONFIG")
+                .arg("GET")
+                .arg("appendfsync");
+        }
+        for script in self.scripts.iter().filter(|_| load) {
+            pipe.cmd("SCRIPT").arg("LOAD").arg(*script).ignore();
+        }
         let mut conn = self.store.connection().await?;
-        let reply: redis::RedisResult<(Vec<String>, Vec<String>)> =
-            pipe.query_async(&mut conn).await;
-        let (appendonly, appendfsync) = match reply {
-            Ok(pair) => pair,
+        let reply: redis::RedisResult<Vec<Vec<String>>> = pipe.query_async(&mut conn).await;
+        let replies = match reply {
+            Ok(replies) => replies,
             Err(e) if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() => {
                 return Err(self.store.fail(e));
             }
             Err(e) => {
-                return Err(Error::State(format!(
-                    "cannot check that Redis at {} persists every write: CONFIG GET failed ({}); \
-                     make sure every node runs with appendonly yes and appendfsync always, \
-                     then pass --no-fsync-check",
-                    self.label,
-                    e.detail().unwrap_or(&e.to_string())
-                )));
+                let detail = e.detail().unwrap_or(&e.to_string()).to_string();
+                return Err(Error::State(if check {
+                    format!(
+                        "cannot check that Redis at {} persists every write: CONFIG GET failed \
+                         ({detail}); make sure every node runs with appendonly yes and \
+                         appendfsync always, then pass --no-fsync-check",
+                        self.label
+                    )
+                } else {
+                    format!(
+                        "cannot load yaraus's scripts into Redis at {}: {detail}",
+                        self.label
+                    )
+                }));
             }
+        };
+        self.loaded = true;
+        if !check {
+            return Ok(());
+        }
+        let (appendonly, appendfsync) = match replies.as_slice() {
+            [a, b] => (a.clone(), b.clone()),
+            _ => (Vec::new(), Vec::new()),
         };
         let value = |pair: &[String]| pair.get(1).cloned().unwrap_or_default();
         let (aof, fsync) = (value(&appendonly), value(&appendfsync));
@@ -165,6 +191,8 @@ impl Quorum {
                     store: Store::new(t, timeouts)?,
                     label: t.display().to_string(),
                     durability,
+                    scripts: Arc::from([]),
+                    loaded: false,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -199,6 +227,23 @@ impl Quorum {
     /// a persistence check and a request.
     pub fn round_timeout(&self) -> Duration {
         self.request_timeout * 2
+    }
+
+    /// Scripts every node loads before its first request ([`Node::prepare`],
+    /// in the round trip of the durability check when there is one).
+    ///
+    /// Why: a round settles on a majority, and the stragglers get a grace
+    /// period and are then dropped; redis-rs does not send a request whose
+    /// caller is gone. A script the node does not know yet costs it three
+    /// round trips (`NOSCRIPT`, `SCRIPT LOAD`, `EVALSHA`) where the others
+    /// take one, so its release, say, could be dropped unsent and leave the
+    /// key there until its ttl.
+    pub fn preload(&mut self, scripts: &[&'static str]) {
+        let scripts: Arc<[&'static str]> = Arc::from(scripts);
+        for node in &mut self.nodes {
+            node.scripts = Arc::clone(&scripts);
+            node.loaded = false;
+        }
     }
 
     /// The URLs, passwords hidden, in the order given.
