@@ -38,7 +38,7 @@ enum Durability {
 #[derive(Clone)]
 pub struct Node {
     store: Store,
-    label: String,
+    label: Arc<str>,
     durability: Durability,
     /// Scripts to load before the first request (see [`Quorum::preload`]).
     scripts: Arc<[&'static str]>,
@@ -189,14 +189,14 @@ impl Quorum {
             .map(|t| {
                 Ok(Node {
                     store: Store::new(t, timeouts)?,
-                    label: t.display().to_string(),
+                    label: Arc::from(t.display().to_string()),
                     durability,
                     scripts: Arc::from([]),
                     loaded: false,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let labels = nodes.iter().map(|n| n.label.clone()).collect();
+        let labels = nodes.iter().map(|n| n.label.to_string()).collect();
         Ok(Quorum {
             nodes,
             labels,

@@ -18,6 +18,7 @@ pub use target::Target;
 
 use crate::error::{Error, Result};
 use redis::aio::MultiplexedConnection;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long to wait for Redis.
@@ -44,8 +45,10 @@ impl Timeouts {
 /// the connection it has now, and dials its own after a failure.
 #[derive(Clone)]
 pub struct Store {
-    target: Target,
-    client: redis::Client,
+    /// Shared by clones, which are made per lock held (and per cycle of the
+    /// benchmark): the URL and the client's settings never change.
+    target: Arc<Target>,
+    client: Arc<redis::Client>,
     timeouts: Timeouts,
     conn: Option<MultiplexedConnection>,
 }
@@ -56,8 +59,8 @@ impl Store {
         let client = redis::Client::open(target.connection_info().clone())
             .map_err(|e| Error::Usage(format!("invalid Redis URL '{}': {e}", target.display())))?;
         Ok(Store {
-            target: target.clone(),
-            client,
+            target: Arc::new(target.clone()),
+            client: Arc::new(client),
             timeouts,
             conn: None,
         })
