@@ -206,11 +206,25 @@ mod shared {
         // SAFETY: raw system calls on descriptors of the guard's own table
         // and on buffers of its own stack.
         unsafe {
-            syscall(libc::SYS_close, watch.write_fd as usize, 0, 0);
-            // Hold no terminal or pipe of the caller open: a shell reading
-            // yaraus's output must see its end with yaraus.
-            for fd in 0..3 {
-                syscall(libc::SYS_close, fd, 0, 0);
+            // Keep nothing but the read end: not our own write end (or
+            // yaraus's end would never be the last), not the terminal or a
+            // pipe of the caller (a shell reading yaraus's output must see
+            // its end with yaraus), not yaraus's sockets, and not the write
+            // end of another guard's pipe, which would keep that guard
+            // waiting for us.
+            let read = watch.read_fd as usize;
+            let below = if read > 0 {
+                syscall(libc::SYS_close_range, 0, read - 1, 0)
+            } else {
+                0
+            };
+            let above = syscall(libc::SYS_close_range, read + 1, u32::MAX as usize, 0);
+            if below < 0 || above < 0 {
+                // A kernel before 5.9: at least what matters most.
+                syscall(libc::SYS_close, watch.write_fd as usize, 0, 0);
+                for fd in (0..3).filter(|&fd| fd != read) {
+                    syscall(libc::SYS_close, fd, 0, 0);
+                }
             }
             let mut byte = [0u8; 1];
             let n = loop {
@@ -297,9 +311,11 @@ mod forked {
         match forked? {
             ForkResult::Child => {
                 drop(write_end);
+                // Keep nothing but the read end (see the shared guard).
+                let read = std::os::fd::AsRawFd::as_raw_fd(&read_end);
                 // SAFETY: descriptors of our own, freshly forked process.
                 unsafe {
-                    for fd in 0..3 {
+                    for fd in (0..1024).filter(|&fd| fd != read) {
                         nix::libc::close(fd);
                     }
                 }
@@ -352,45 +368,71 @@ mod forked {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
 
-    /// The fallback must work too, wherever the tests run.
-    #[test]
-    fn a_forked_guard_kills_the_announced_group_when_dropped() {
-        let mut child = std::process::Command::new("sleep");
-        std::os::unix::process::CommandExt::process_group(&mut child, 0);
-        let mut child = child.arg("60").spawn().unwrap();
-        let guard = forked::start().unwrap();
+    /// A `sleep` leading a process group of its own, announced to `guard`.
+    fn guarded_sleep(guard: &Guard) -> std::process::Child {
+        let child = std::process::Command::new("sleep")
+            .arg("60")
+            .process_group(0)
+            .spawn()
+            .unwrap();
         assert!(guard.announcement().announce(child.id() as i32));
+        child
+    }
+
+    fn killed_when_dropped(guard: Guard) {
+        let mut child = guarded_sleep(&guard);
         drop(guard);
-        let status = child.wait().unwrap();
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(status.signal(), Some(9));
+        assert_eq!(child.wait().unwrap().signal(), Some(9));
     }
 
     #[test]
     fn the_platforms_guard_kills_the_announced_group_when_dropped() {
-        let mut child = std::process::Command::new("sleep");
-        std::os::unix::process::CommandExt::process_group(&mut child, 0);
-        let mut child = child.arg("60").spawn().unwrap();
-        let guard = Guard::start().unwrap();
-        assert!(guard.announcement().announce(child.id() as i32));
-        drop(guard);
-        let status = child.wait().unwrap();
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(status.signal(), Some(9));
+        killed_when_dropped(Guard::start().unwrap());
+    }
+
+    /// The fallback must work too, wherever the tests run.
+    #[test]
+    fn a_forked_guard_kills_the_announced_group_when_dropped() {
+        killed_when_dropped(forked::start().unwrap());
     }
 
     #[test]
-    fn a_forked_guard_that_stood_down_kills_nothing() {
-        let mut child = std::process::Command::new("sleep");
-        std::os::unix::process::CommandExt::process_group(&mut child, 0);
-        let mut child = child.arg("60").spawn().unwrap();
-        let mut guard = forked::start().unwrap();
-        assert!(guard.announcement().announce(child.id() as i32));
-        guard.stand_down();
-        drop(guard);
-        assert!(child.try_wait().unwrap().is_none());
-        child.kill().unwrap();
-        child.wait().unwrap();
+    fn a_guard_holds_no_descriptor_of_its_caller() {
+        use std::os::fd::AsRawFd;
+        let starts: [fn() -> nix::Result<Guard>; 2] = [Guard::start, forked::start];
+        for start in starts {
+            // Inherited the way a caller's pipe (or another guard's) would be.
+            let (read_end, write_end) = nix::unistd::pipe().unwrap();
+            let guard = start().unwrap();
+            drop(write_end);
+            // The pipe hangs up once no copy of its write end is left: at
+            // once if the guard closed its own, never while the guard runs
+            // otherwise.
+            let mut fds = [libc::pollfd {
+                fd: read_end.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            }];
+            // SAFETY: one valid pollfd, for the length given.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, 5000) };
+            assert_eq!(ready, 1, "the guard still holds the caller's pipe");
+            let mut byte = [0u8; 1];
+            assert_eq!(nix::unistd::read(&read_end, &mut byte), Ok(0));
+            drop(guard);
+        }
+    }
+
+    #[test]
+    fn a_guard_that_stood_down_kills_nothing() {
+        for mut guard in [Guard::start().unwrap(), forked::start().unwrap()] {
+            let mut child = guarded_sleep(&guard);
+            guard.stand_down();
+            drop(guard);
+            assert!(child.try_wait().unwrap().is_none());
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
     }
 }

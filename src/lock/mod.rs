@@ -870,60 +870,54 @@ impl Locker {
     /// fencing vote wherever it stood and nothing has moved the counter
     /// since (`replaced`: per node, the counter the vote replaced).
     async fn give_back(&mut self, token: &Token, mode: FenceMode, replaced: &[Option<u64>]) {
-        let FenceMode::Propose(ours) = mode else {
-            self.release_round(token).await;
-            return;
+        let votes = match mode {
+            FenceMode::Propose(ours) => Some((ours, replaced)),
+            FenceMode::Increment => None,
         };
-        if replaced.iter().all(Option::is_none) {
-            self.release_round(token).await;
-            return;
-        }
-        let labels = self.quorum.labels();
-        let limit = self.quorum.round_timeout();
-        let (key, fence_key) = (self.key.as_str(), self.fencing.key());
-        let futures: Vec<_> = self
-            .quorum
-            .nodes_mut()
-            .iter_mut()
-            .zip(replaced)
-            .map(|(node, before)| async move {
-                let mut invocation = match before {
-                    Some(before) => {
-                        let mut i = WITHDRAW.prepare_invoke();
-                        i.key(key)
-                            .key(fence_key)
-                            .arg(token.as_str())
-                            .arg(ours.to_string())
-                            .arg(before.to_string());
-                        i
-                    }
-                    None => RELEASE.prepare_invoke(),
-                };
-                if before.is_none() {
-                    invocation.key(key).arg(token.as_str());
-                }
-                let freed: i64 = node.script(&invocation).await?;
-                Ok(freed == 1)
-            })
-            .collect();
-        gather(futures, &labels, limit, |_| false).await;
+        self.free_round(token, votes).await;
     }
 
     async fn release_round(&mut self, token: &Token) -> Replies<bool> {
+        self.free_round(token, None).await
+    }
+
+    /// Frees the lock wherever `token` holds it; with `votes` (our proposal,
+    /// and per node the counter it replaced), also withdraws the vote where
+    /// it stood (withdraw.lua). Replies: per node, whether it freed the lock.
+    async fn free_round(
+        &mut self,
+        token: &Token,
+        votes: Option<(u64, &[Option<u64>])>,
+    ) -> Replies<bool> {
         let labels = self.quorum.labels();
         let limit = self.quorum.round_timeout();
-        let (key, kind) = (self.key.as_str(), self.kind);
+        let (key, fence_key, kind) = (self.key.as_str(), self.fencing.key(), self.kind);
         let futures: Vec<_> = self
             .quorum
             .nodes_mut()
             .iter_mut()
-            .map(|node| async move {
-                let script: &redis::Script = match kind {
-                    Kind::Lock => &RELEASE,
-                    Kind::Semaphore { .. } => &SEMAPHORE_RELEASE,
+            .enumerate()
+            .map(|(i, node)| async move {
+                let withdraw = votes.and_then(|(ours, replaced)| {
+                    replaced
+                        .get(i)
+                        .copied()
+                        .flatten()
+                        .map(|before| (ours, before))
+                });
+                let mut invocation = match (kind, withdraw) {
+                    (Kind::Semaphore { .. }, _) => SEMAPHORE_RELEASE.prepare_invoke(),
+                    (Kind::Lock, None) => RELEASE.prepare_invoke(),
+                    (Kind::Lock, Some(_)) => WITHDRAW.prepare_invoke(),
                 };
-                let mut invocation = script.prepare_invoke();
-                invocation.key(key).arg(token.as_str());
+                invocation.key(key);
+                if withdraw.is_some() {
+                    invocation.key(fence_key);
+                }
+                invocation.arg(token.as_str());
+                if let Some((ours, before)) = withdraw {
+                    invocation.arg(ours.to_string()).arg(before.to_string());
+                }
                 let freed: i64 = node.script(&invocation).await?;
                 Ok(freed == 1)
             })
