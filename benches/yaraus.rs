@@ -174,32 +174,49 @@ fn option<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
         .and_then(|v| v.parse().ok())
 }
 
-/// Rates of `a` and `b` (operations per second), measured in alternating
-/// blocks on one store so that drift slows both alike.
-async fn alternating_rates(
-    store: &mut Store,
-    n: usize,
-    a: &redis::Cmd,
-    b: &redis::Script,
+/// Rates (operations per second) of `a`, run `na` times, and `b`, run `nb`
+/// times, on `state`, taking turns in ten blocks so that a machine whose
+/// speed drifts slows both alike.
+async fn alternating_rates<S>(
+    state: &mut S,
+    (na, nb): (usize, usize),
+    mut a: impl AsyncFnMut(&mut S),
+    mut b: impl AsyncFnMut(&mut S),
 ) -> (f64, f64) {
     const BLOCKS: usize = 10;
     let (mut ta, mut tb) = (Duration::ZERO, Duration::ZERO);
     for _ in 0..BLOCKS {
         let start = Instant::now();
-        for _ in 0..n / BLOCKS {
-            let _: redis::Value = store.query(a).await.unwrap();
+        for _ in 0..na / BLOCKS {
+            a(state).await;
         }
         ta += start.elapsed();
         let start = Instant::now();
-        for _ in 0..n / BLOCKS {
-            let mut inv = b.prepare_invoke();
-            inv.key("bench-trivial").arg("x");
-            let _: redis::Value = store.script(&inv).await.unwrap().unwrap();
+        for _ in 0..nb / BLOCKS {
+            b(state).await;
         }
         tb += start.elapsed();
     }
-    let done = (n / BLOCKS * BLOCKS) as f64;
-    (done / ta.as_secs_f64(), done / tb.as_secs_f64())
+    let rate = |n: usize, t: Duration| (n / BLOCKS * BLOCKS) as f64 / t.as_secs_f64();
+    (rate(na, ta), rate(nb, tb))
+}
+
+/// A PING, and a trivial script, on one store.
+async fn ping(store: &mut Store) {
+    let _: String = store.query(&redis::cmd("PING")).await.unwrap();
+}
+
+async fn trivial_script(store: &mut Store, script: &redis::Script) {
+    let mut inv = script.prepare_invoke();
+    inv.key("bench-trivial").arg("x");
+    let _: redis::Value = store.script(&inv).await.unwrap().unwrap();
+}
+
+async fn connect(url: &str) -> Store {
+    let target = Target::parse(url).unwrap();
+    Store::connect(&target, Timeouts::from_timeout(Duration::from_secs(2)))
+        .await
+        .unwrap()
 }
 
 fn main() {
@@ -356,27 +373,17 @@ fn main() {
         .build()
         .unwrap();
     let (ping_rate, cycle_rate) = rt.block_on(async {
-        let target = Target::parse(&url).unwrap();
-        let mut store = Store::connect(&target, Timeouts::from_timeout(Duration::from_secs(2)))
-            .await
-            .unwrap();
         let keys = PoolKeys::new("bench");
         let terms = LeaseTerms {
             expire: Duration::from_secs(30),
         };
-        let mut client_id = String::new();
-        // PINGs and cycles take turns, as for the lock below.
-        const BLOCKS: usize = 10;
-        let (mut ping_time, mut cycle_time) = (Duration::ZERO, Duration::ZERO);
-        for _ in 0..BLOCKS {
-            let start = Instant::now();
-            for _ in 0..cycles * 3 / BLOCKS {
-                let _: String = store.query(&redis::cmd("PING")).await.unwrap();
-            }
-            ping_time += start.elapsed();
-            let start = Instant::now();
-            for _ in 0..cycles / BLOCKS {
-                let mut lease = match Lease::acquire(&mut store, &keys, &mut client_id, terms)
+        let mut pool = (connect(&url).await, String::new());
+        alternating_rates(
+            &mut pool,
+            (cycles * 3, cycles),
+            async |(store, _)| ping(store).await,
+            async |(store, client_id)| {
+                let mut lease = match Lease::acquire(store, &keys, client_id, terms)
                     .await
                     .unwrap()
                 {
@@ -385,14 +392,9 @@ fn main() {
                 };
                 lease.renew().await.unwrap();
                 lease.release().await.unwrap();
-            }
-            cycle_time += start.elapsed();
-        }
-        let per = (cycles / BLOCKS * BLOCKS) as f64;
-        (
-            per * 3.0 / ping_time.as_secs_f64(),
-            per / cycle_time.as_secs_f64(),
+            },
         )
+        .await
     });
     let limit = ping_rate / 3.0;
 
@@ -415,13 +417,16 @@ fn main() {
     // What two trivial scripts a cycle, and what one fsync'd write, cost
     // beside a PING on the same servers: the ceilings any protocol with
     // scripts, or with durable writes, can reach here.
+    let get = redis::Script::new("return redis.call('GET', KEYS[1])");
+    let set = redis::Script::new("return redis.call('SET', KEYS[1], ARGV[1])");
     let (ping_one, trivial_one) = rt.block_on(async {
-        let target = Target::parse(&one[0]).unwrap();
-        let mut store = Store::connect(&target, Timeouts::from_timeout(Duration::from_secs(2)))
-            .await
-            .unwrap();
-        let script = redis::Script::new("return redis.call('GET', KEYS[1])");
-        alternating_rates(&mut store, cycles * 2, &redis::cmd("PING"), &script).await
+        alternating_rates(
+            &mut connect(&one[0]).await,
+            (cycles * 2, cycles * 2),
+            async |s| ping(s).await,
+            async |s| trivial_script(s, &get).await,
+        )
+        .await
     });
     // The same two-script ceiling on the three plain masters, every request
     // sent to all three at once and waited for (as a lock round waits for
@@ -429,54 +434,38 @@ fn main() {
     let (ping_three, trivial_three) = rt.block_on(async {
         let mut stores = Vec::new();
         for url in &three_plain {
-            let target = Target::parse(url).unwrap();
-            let timeouts = Timeouts::from_timeout(Duration::from_secs(2));
-            stores.push(Store::connect(&target, timeouts).await.unwrap());
+            stores.push(connect(url).await);
         }
-        let [a, b, c] = &mut stores[..] else {
-            unreachable!()
-        };
-        let script = redis::Script::new("return redis.call('GET', KEYS[1])");
-        let ping = redis::cmd("PING");
-        const BLOCKS: usize = 10;
-        let n = cycles * 2 / BLOCKS;
-        let (mut tp, mut ts) = (Duration::ZERO, Duration::ZERO);
-        for _ in 0..BLOCKS {
-            let start = Instant::now();
-            for _ in 0..n {
-                let (x, y, z) = tokio::join!(
-                    a.query::<String>(&ping),
-                    b.query::<String>(&ping),
-                    c.query::<String>(&ping)
+        alternating_rates(
+            &mut stores,
+            (cycles * 2, cycles * 2),
+            async |s| {
+                let [a, b, c] = &mut s[..] else {
+                    unreachable!()
+                };
+                tokio::join!(ping(a), ping(b), ping(c));
+            },
+            async |s| {
+                let [a, b, c] = &mut s[..] else {
+                    unreachable!()
+                };
+                tokio::join!(
+                    trivial_script(a, &get),
+                    trivial_script(b, &get),
+                    trivial_script(c, &get)
                 );
-                x.and(y).and(z).unwrap();
-            }
-            tp += start.elapsed();
-            let start = Instant::now();
-            for _ in 0..n {
-                let mut inv = script.prepare_invoke();
-                inv.key("bench-trivial");
-                let (x, y, z) = tokio::join!(
-                    a.script::<Option<String>>(&inv),
-                    b.script::<Option<String>>(&inv),
-                    c.script::<Option<String>>(&inv)
-                );
-                x.unwrap().unwrap();
-                y.unwrap().unwrap();
-                z.unwrap().unwrap();
-            }
-            ts += start.elapsed();
-        }
-        let done = (n * BLOCKS) as f64;
-        (done / tp.as_secs_f64(), done / ts.as_secs_f64())
+            },
+        )
+        .await
     });
     let (ping_fsync, write_fsync) = rt.block_on(async {
-        let target = Target::parse(&three[0]).unwrap();
-        let mut store = Store::connect(&target, Timeouts::from_timeout(Duration::from_secs(2)))
-            .await
-            .unwrap();
-        let script = redis::Script::new("return redis.call('SET', KEYS[1], ARGV[1])");
-        alternating_rates(&mut store, cycles, &redis::cmd("PING"), &script).await
+        alternating_rates(
+            &mut connect(&three[0]).await,
+            (cycles, cycles),
+            async |s| ping(s).await,
+            async |s| trivial_script(s, &set).await,
+        )
+        .await
     });
 
     println!();

@@ -39,7 +39,6 @@
 
 use nix::fcntl::OFlag;
 use nix::libc;
-use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use nix::unistd::Pid;
 use std::os::fd::{OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -129,20 +128,6 @@ fn pipe() -> nix::Result<(OwnedFd, OwnedFd)> {
     nix::unistd::pipe2(OFlag::O_CLOEXEC)
 }
 
-/// Runs `start` with every signal blocked in this thread, so that the guard
-/// begins life with all of them blocked.
-fn with_signals_blocked<T>(start: impl FnOnce() -> T) -> nix::Result<T> {
-    let mut original = SigSet::empty();
-    pthread_sigmask(
-        SigmaskHow::SIG_SETMASK,
-        Some(&SigSet::all()),
-        Some(&mut original),
-    )?;
-    let started = start();
-    let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&original), None);
-    Ok(started)
-}
-
 #[cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
@@ -175,7 +160,7 @@ mod shared {
         let end = stack.as_mut_ptr_range().end;
         // SAFETY: stays inside the stack (at most 15 bytes below its end).
         let top = unsafe { end.sub(end as usize % 16) };
-        let started = super::with_signals_blocked(|| {
+        let started = crate::signals::with_all_blocked(|| {
             // SAFETY: `guard_main` keeps the rules of the module comment;
             // its stack and its `Watch` are leaked, so they stay valid for
             // as long as the guard runs.
@@ -307,7 +292,7 @@ mod forked {
     pub(super) fn start() -> nix::Result<Guard> {
         let (read_end, write_end) = super::pipe()?;
         // SAFETY: the child branch only calls async-signal-safe functions.
-        let forked = super::with_signals_blocked(|| unsafe { nix::unistd::fork() })?;
+        let forked = crate::signals::with_all_blocked(|| unsafe { nix::unistd::fork() })?;
         match forked? {
             ForkResult::Child => {
                 drop(write_end);

@@ -23,7 +23,7 @@
 use crate::guard::Announce;
 use nix::libc;
 use nix::sched::CloneFlags;
-use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use std::ffi::{CString, OsStr};
 use std::io;
@@ -99,15 +99,6 @@ pub fn spawn(argv: &[String], env: &[(String, String)], pre: PreExec) -> io::Res
     let failure = AtomicI32::new(0);
     let parent = nix::unistd::getpid();
 
-    let everything = SigSet::all();
-    let mut original = SigSet::empty();
-    pthread_sigmask(
-        SigmaskHow::SIG_SETMASK,
-        Some(&everything),
-        Some(&mut original),
-    )
-    .map_err(io::Error::from)?;
-
     // SAFETY: sigemptyset only writes the set it is given.
     let empty = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -179,16 +170,15 @@ pub fn spawn(argv: &[String], env: &[(String, String)], pre: PreExec) -> io::Res
     // exited, so the closure, the stack and everything they borrow outlive
     // the child's use of them; the child keeps the rules of the module
     // comment.
-    let cloned = unsafe {
+    let cloned = crate::signals::with_all_blocked(|| unsafe {
         nix::sched::clone(
             Box::new(child_main),
             &mut stack,
             CloneFlags::CLONE_VM | CloneFlags::CLONE_VFORK,
             Some(Signal::SIGCHLD as i32),
         )
-    };
-    let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&original), None);
-    let pid = cloned.map_err(io::Error::from)?;
+    });
+    let pid = cloned.and_then(|c| c).map_err(io::Error::from)?;
     match failure.load(Ordering::SeqCst) {
         0 => Ok(pid),
         errno => {
