@@ -42,6 +42,18 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Whether this command line runs a command (and so needs the watchdog
+    /// process, which must be started before anything else).
+    pub fn runs_a_command(&self) -> bool {
+        match &self.command {
+            Command::Run(_) => true,
+            Command::Lock(l) => !(l.acquire || l.extend || l.release || l.info),
+            _ => false,
+        }
+    }
+}
+
 /// Options every subcommand understands.
 #[derive(Args, Debug, Clone)]
 pub struct GlobalArgs {
@@ -88,12 +100,15 @@ chunks, and a new pool becomes visible only when complete.";
 const RUN_ABOUT: &str = "Lease a worker id, wait --delay so that a previous holder of the id has \
 stopped, then run COMMAND with every occurrence of the placeholder in its arguments replaced \
 by the id (also exported as YARAUS_WORKER_ID, with YARAUS_CLIENT_ID). The lease is renewed \
-every --interval; if it is lost, or cannot be renewed before it would run out, COMMAND's \
-process group gets SIGTERM, then SIGKILL after --kill-after, and yaraus exits 124. The id is \
-released when COMMAND ends.\n\n\
+every --interval. If it is lost, COMMAND and everything it started get SIGTERM, then SIGKILL \
+after --kill-after; if it cannot be renewed, they get SIGTERM --kill-after before it would run \
+out and SIGKILL when it does, so nothing of COMMAND runs past the lease, even if yaraus itself \
+is killed, frozen or blocked (a watchdog process enforces it). yaraus then exits 124. The id \
+is released when COMMAND and everything it started have ended.\n\n\
 Safeguards: --expire at least 1s, --interval at most expire/2, --delay at least \
 2 x interval + kill-after. A value that breaks one is raised, with a warning, unless \
---no-safeguards is given.";
+--no-safeguards is given. --kill-after must fit in the lease with room for a renewal \
+(without safeguards: in the lease); a value that does not is refused (exit 2).";
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -144,9 +159,11 @@ pub struct RunArgs {
     #[arg(long, default_value = "30m", value_name = "DURATION", value_parser = positive_duration)]
     pub expire: Duration,
 
-    /// After SIGTERM, wait this long before SIGKILL.
-    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = duration)]
-    pub kill_after: Duration,
+    /// Time COMMAND gets to stop: SIGTERM this long before the lease runs out (or when it is
+    /// lost), SIGKILL when it runs out. Must leave room for a renewal. [default: 5s, or a quarter
+    /// of the lease when that is less]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub kill_after: Option<Duration>,
 
     /// Give up (exit 75) if no id is free within this time. [default: wait forever]
     #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration)]
@@ -198,9 +215,11 @@ token, with the expiry --ttl: the convention of redis-py, redsync and node-redlo
 locks and yaraus's exclude each other.\n\n\
 COMMAND gets a fencing token in YARAUS_FENCING_TOKEN (and in place of the --replacement text in \
 its arguments): a number greater than any handed out before for NAME, for the resource to refuse \
-writes from an older holder. The lock is extended every ttl/3; if it is lost (not extended in \
-time, or its token is gone from a majority of the masters), COMMAND's process group gets \
-SIGTERM, then SIGKILL after --kill-after, and yaraus exits 124.\n\n\
+writes from an older holder. The lock is extended every ttl/3. If it is lost (its token is gone \
+from a majority of the masters), COMMAND and everything it started get SIGTERM, then SIGKILL \
+after --kill-after; if it cannot be extended, they get SIGTERM --kill-after before it would \
+run out and SIGKILL when it does, so nothing of COMMAND runs past the lock, even if yaraus \
+itself is killed, frozen or blocked (a watchdog process enforces it). yaraus then exits 124.\n\n\
 For scripts that cannot wrap a command, --acquire takes the lock and prints its token, and \
 --extend and --release take it back with --token. Modes are options, so a lock may be named \
 anything, `acquire` included.",
@@ -240,9 +259,11 @@ pub struct LockArgs {
     #[arg(short = 'E', long, default_value_t = 75, value_name = "N")]
     pub conflict_exit_code: u8,
 
-    /// After SIGTERM on loss, wait this long before SIGKILL.
-    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = duration)]
-    pub kill_after: Duration,
+    /// Time COMMAND gets to stop: SIGTERM this long before the lock runs out (or when it is lost),
+    /// SIGKILL when it runs out. Must leave room for an extension (every ttl/3). [default: 5s, or
+    /// a quarter of the ttl when that is less]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub kill_after: Option<Duration>,
 
     /// Text put in front of NAME to make the Redis key. [default: none]
     #[arg(

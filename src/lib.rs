@@ -8,26 +8,23 @@
 //!   `WAIT` for replicas), with every error sorted into what the user sees;
 //! * [`lease`]: the worker-id pool (Go yaraus keyspace): init, acquire,
 //!   renew, release, stats, list;
-//! * [`keeper`]: renewing any [`keeper::Claim`] in the background, with a
-//!   local deadline that comes before the server's;
-//! * [`supervise`] and [`hold`]: the child in its own process group, signals
-//!   forwarded, killed on loss, exit status as a shell reports it;
+//! * [`supervise`]: keeping a claim alive ([`supervise::Keeper`]) and running
+//!   a command only while it holds: a watchdog process that kills the
+//!   command's whole tree by the claim's deadline however yaraus dies or
+//!   stalls, signals forwarded, exit status as a shell reports it;
 //! * [`lock`]: locks over one or N Redis masters (Redlock), with fencing
 //!   tokens, and semaphores; [`seq`]: the majority monotonic sequence under
 //!   the fencing tokens, and the quorum of independent masters both use.
 
+#![deny(unsafe_code)]
+
 pub mod cli;
 pub mod commands;
 pub mod error;
-pub mod guard;
-pub mod hold;
-pub mod keeper;
 pub mod lease;
 pub mod lock;
 #[macro_use]
 pub mod log;
 pub mod seq;
-pub mod signals;
-pub mod spawn;
 pub mod store;
 pub mod supervise;

@@ -38,6 +38,19 @@ fn main() {
             std::process::exit(EXIT_USAGE);
         }
     };
+    // Forked now, while the process has a single thread: the watchdog is a
+    // copy of this process that starts and guards the command.
+    let watchdog = if cli.runs_a_command() {
+        match yaraus::supervise::Watchdog::start() {
+            Ok(w) => Some(w),
+            Err(e) => {
+                eprintln!("yaraus: {e}");
+                std::process::exit(e.exit_code());
+            }
+        }
+    } else {
+        None
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -48,7 +61,7 @@ fn main() {
             std::process::exit(yaraus::error::EXIT_SOFTWARE);
         }
     };
-    let code = match runtime.block_on(yaraus::commands::execute(cli)) {
+    let code = match runtime.block_on(yaraus::commands::execute(cli, watchdog)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("yaraus: {e}");

@@ -1,7 +1,7 @@
 //! `yaraus lock`: flock(1) over Redis. Parse the mode, then either
 //!
 //! * wrap a command: take the lock (waiting as told, interruptible by
-//!   SIGINT/SIGTERM), hand it to a [`LeaseKeeper`] that extends it every
+//!   SIGINT/SIGTERM), hand it to a [`Keeper`] that extends it every
 //!   ttl/3, and let [`hold`] run the command while it holds; or
 //! * one of the script-friendly forms: `--acquire` (take it, print the token
 //!   and the fencing token, exit), `--extend` and `--release` (given the
@@ -16,12 +16,12 @@
 
 use crate::cli::{AcquireFormat, GlobalArgs, LockArgs};
 use crate::error::{Error, Result};
-use crate::hold::{HoldOptions, hold};
-use crate::keeper::{Claim, LeaseKeeper, RenewError};
-use crate::lock::{HeldLock, LockOptions, Locker, Token};
-use crate::signals::Signals;
+use crate::lock::{HeldLock, LockOptions, Locker, Token, drift};
 use crate::store::Target;
-use crate::supervise::{ChildSpec, substitute};
+use crate::supervise::hold::kill_after_within;
+use crate::supervise::{
+    ChildSpec, Claim, HoldOptions, Keeper, RenewError, Signals, Watchdog, hold, substitute,
+};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -35,7 +35,7 @@ enum Mode {
     Info,
 }
 
-pub async fn lock(global: &GlobalArgs, args: LockArgs) -> Result<i32> {
+pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog>) -> Result<i32> {
     let mode = mode(&args)?;
     let targets = super::targets(global)?;
     let namespace = namespace(global, &targets)?;
@@ -52,6 +52,14 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs) -> Result<i32> {
         require_fsync: !args.no_fsync_check,
     };
     let mut locker = Locker::new(&targets, &args.name, options)?;
+    // Checked before any server is asked anything: bad input changes nothing.
+    let kill_after = kill_after_within(
+        args.kill_after,
+        args.ttl.saturating_sub(drift(args.ttl)),
+        extend_every(args.ttl),
+        true,
+        "--ttl",
+    )?;
     let (n, m) = (locker.masters(), locker.majority());
     if n > 1 {
         let even = if n % 2 == 0 {
@@ -78,7 +86,17 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs) -> Result<i32> {
         Mode::Extend(token) => extend(&mut locker, &token).await,
         Mode::Release(token) => release(&mut locker, &token).await,
         Mode::Acquire => acquire(&mut locker, wait, args.format).await,
-        Mode::Wrap(argv) => wrap(&mut locker, wait, &args, argv).await,
+        Mode::Wrap(argv) => {
+            let watchdog = watchdog.ok_or_else(|| {
+                Error::State("running a command needs the watchdog process".into())
+            })?;
+            let held = Held {
+                wait,
+                kill_after,
+                watchdog,
+            };
+            wrap(&mut locker, held, &args, argv).await
+        }
     };
     match outcome {
         Err(Error::Exhausted(message)) => {
@@ -180,17 +198,24 @@ async fn take(
     }
 }
 
-/// The wrapping form: run the command while the lock holds.
-async fn wrap(
-    locker: &mut Locker,
+/// The lock is extended every third of its ttl.
+fn extend_every(ttl: Duration) -> Duration {
+    ttl / 3
+}
+
+/// What the wrapping form needs besides the lock.
+struct Held {
     wait: Option<Duration>,
-    args: &LockArgs,
-    argv: Vec<String>,
-) -> Result<i32> {
+    kill_after: Duration,
+    watchdog: Watchdog,
+}
+
+/// The wrapping form: run the command while the lock holds.
+async fn wrap(locker: &mut Locker, how: Held, args: &LockArgs, argv: Vec<String>) -> Result<i32> {
     // Caught from now on, so that a signal during the wait ends it cleanly.
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
-    let held = take(locker, wait, &mut signals).await?;
+    let held = take(locker, how.wait, &mut signals).await?;
     let fence = held.fencing_token().to_string();
     crate::info!(
         "{}: acquired on {} of {} masters; fencing token {fence}",
@@ -211,15 +236,15 @@ async fn wrap(
         ],
     };
     let deadline = held.deadline();
-    let keeper = LeaseKeeper::start(held, locker.ttl() / 3, deadline);
+    let keeper = Keeper::start(held, extend_every(locker.ttl()), deadline, how.kill_after);
     let options = HoldOptions {
         delay: Duration::ZERO,
-        kill_after: args.kill_after,
+        kill_after: how.kill_after,
         release_timeout: locker.round_timeout() * 2,
     };
     // `hold` also gives back what is left of a lost lock (our token on a
     // minority of the masters), so that the next holder need not wait.
-    hold(keeper, &spec, options, &mut signals).await
+    hold(keeper, how.watchdog, &spec, options, &mut signals).await
 }
 
 /// `--acquire`: take the lock, print what the script needs, leave it held.

@@ -9,17 +9,25 @@ use crate::cli::{Cli, Command, GlobalArgs};
 use crate::error::{Error, Result};
 use crate::lease::PoolKeys;
 use crate::store::{Store, Target, Timeouts};
+use crate::supervise::Watchdog;
 use clap::CommandFactory;
 
-/// Runs the parsed command line; returns the exit status.
-pub async fn execute(cli: Cli) -> Result<i32> {
+/// Runs the parsed command line; returns the exit status. `watchdog` is
+/// the process that will start and guard the command, for the subcommands
+/// that run one ([`Cli::runs_a_command`]); it must be started before the
+/// runtime ([`Watchdog::start`]).
+pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
     crate::log::set_quiet(cli.global.quiet);
+    let needs_watchdog = || Error::State("running a command needs the watchdog process".into());
     match cli.command {
         Command::Init(args) => pool::init(&PoolContext::new(&cli.global)?, args).await,
-        Command::Run(args) => run::run(&PoolContext::new(&cli.global)?, args).await,
+        Command::Run(args) => {
+            let ctx = PoolContext::new(&cli.global)?;
+            run::run(&ctx, args, watchdog.ok_or_else(needs_watchdog)?).await
+        }
         Command::Stats(args) => pool::stats(&PoolContext::new(&cli.global)?, args).await,
         Command::List(args) => pool::list(&PoolContext::new(&cli.global)?, args).await,
-        Command::Lock(args) => lock::lock(&cli.global, args).await,
+        Command::Lock(args) => lock::lock(&cli.global, args, watchdog).await,
         Command::Completions(args) => {
             let mut cmd = Cli::command();
             clap_complete::generate(args.shell, &mut cmd, "yaraus", &mut std::io::stdout());

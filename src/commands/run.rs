@@ -3,11 +3,9 @@
 use super::PoolContext;
 use crate::cli::RunArgs;
 use crate::error::{Error, Result};
-use crate::hold::{HoldOptions, hold};
-use crate::keeper::LeaseKeeper;
 use crate::lease::{Acquired, Lease, LeaseTerms};
-use crate::signals::Signals;
-use crate::supervise::{ChildSpec, substitute};
+use crate::supervise::hold::kill_after_within;
+use crate::supervise::{ChildSpec, HoldOptions, Keeper, Signals, Watchdog, hold, substitute};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -20,65 +18,86 @@ pub struct Timing {
     pub kill_after: Duration,
 }
 
+/// Timing as given on the command line.
+#[derive(Debug, Clone, Copy)]
+pub struct Requested {
+    pub interval: Duration,
+    pub delay: Option<Duration>,
+    pub expire: Duration,
+    pub kill_after: Option<Duration>,
+    pub safeguards: bool,
+}
+
 impl Timing {
     /// Applies the safeguards: expire ≥ 1s, interval ≤ expire/2, delay ≥
     /// 2 × interval + kill-after. The last makes sure that a previous holder
     /// whose record was lost (failover, restart without persistence) has seen
-    /// the ownership error at its next renewal and killed its child before
-    /// the new holder starts its own. Returns the warnings.
-    pub fn safeguarded(self) -> (Timing, Vec<String>) {
-        let mut t = self;
+    /// the ownership error at its next renewal and killed its command before
+    /// the new holder starts its own. A value that breaks one is raised, with
+    /// a warning (returned); without safeguards all are kept as given.
+    ///
+    /// `--kill-after` is not a safeguard but part of the promise (the command
+    /// is gone by the deadline): one that does not fit is refused, always.
+    pub fn safeguarded(req: Requested) -> Result<(Timing, Vec<String>)> {
         let mut warnings = Vec::new();
         let fmt = |d: Duration| humantime::format_duration(d).to_string();
-        if t.expire < Duration::from_secs(1) {
+        let (mut expire, mut interval) = (req.expire, req.interval);
+        if req.safeguards && expire < Duration::from_secs(1) {
             let min = Duration::from_secs(1);
             warnings.push(format!(
                 "WARNING: --expire {} is too short; using {} instead",
-                fmt(t.expire),
+                fmt(expire),
                 fmt(min)
             ));
-            t.expire = min;
+            expire = min;
         }
-        if t.interval > t.expire / 2 {
-            let max = t.expire / 2;
+        if req.safeguards && interval > expire / 2 {
+            let max = expire / 2;
             warnings.push(format!(
                 "WARNING: --interval {} is too long for --expire {}; using {} instead",
-                fmt(t.interval),
-                fmt(t.expire),
+                fmt(interval),
+                fmt(expire),
                 fmt(max)
             ));
-            t.interval = max;
+            interval = max;
         }
-        let min_delay = t.interval * 2 + t.kill_after;
-        if t.delay < min_delay {
+        let validity = LeaseTerms { expire }.validity();
+        let kill_after =
+            kill_after_within(req.kill_after, validity, interval, req.safeguards, "--expire")?;
+        let min_delay = interval * 2 + kill_after;
+        let mut delay = req.delay.unwrap_or(min_delay);
+        if req.safeguards && delay < min_delay {
             warnings.push(format!(
                 "WARNING: --delay {} is shorter than 2 x interval + kill-after; using {} instead",
-                fmt(t.delay),
+                fmt(delay),
                 fmt(min_delay)
             ));
-            t.delay = min_delay;
+            delay = min_delay;
         }
-        (t, warnings)
+        let timing = Timing {
+            interval,
+            delay,
+            expire,
+            kill_after,
+        };
+        Ok((timing, warnings))
     }
 }
 
-pub async fn run(ctx: &PoolContext, args: RunArgs) -> Result<i32> {
-    let requested = Timing {
+pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result<i32> {
+    let (timing, warnings) = Timing::safeguarded(Requested {
         interval: args.interval,
-        delay: args.delay.unwrap_or(args.interval * 2 + args.kill_after),
+        delay: args.delay,
         expire: args.expire,
         kill_after: args.kill_after,
-    };
-    let timing = if args.no_safeguards {
+        safeguards: !args.no_safeguards,
+    })?;
+    if args.no_safeguards {
         crate::warn!("safeguards are off: --expire, --interval and --delay are used as given");
-        requested
-    } else {
-        let (t, warnings) = requested.safeguarded();
-        for w in warnings {
-            crate::warn!("{w} (--no-safeguards keeps it)");
-        }
-        t
-    };
+    }
+    for w in warnings {
+        crate::warn!("{w} (--no-safeguards keeps it)");
+    }
     // Caught from now on, so that a signal during the wait ends it cleanly.
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
@@ -139,39 +158,64 @@ pub async fn run(ctx: &PoolContext, args: RunArgs) -> Result<i32> {
             ("YARAUS_CLIENT_ID".into(), lease.client_id().to_string()),
         ],
     };
-    let keeper = LeaseKeeper::start(*lease, timing.interval, deadline);
+    let keeper = Keeper::start(*lease, timing.interval, deadline, timing.kill_after);
     let options = HoldOptions {
         delay: timing.delay,
         kill_after: timing.kill_after,
         release_timeout: ctx.timeouts.response,
     };
-    hold(keeper, &spec, options, &mut signals).await
+    hold(keeper, watchdog, &spec, options, &mut signals).await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn req(interval: u64, delay: Option<u64>, expire: u64, kill_after: Option<u64>) -> Requested {
+        Requested {
+            interval: ms(interval),
+            delay: delay.map(ms),
+            expire: ms(expire),
+            kill_after: kill_after.map(ms),
+            safeguards: true,
+        }
+    }
+
     fn t(interval: u64, delay: u64, expire: u64, kill_after: u64) -> Timing {
         Timing {
-            interval: Duration::from_millis(interval),
-            delay: Duration::from_millis(delay),
-            expire: Duration::from_millis(expire),
-            kill_after: Duration::from_millis(kill_after),
+            interval: ms(interval),
+            delay: ms(delay),
+            expire: ms(expire),
+            kill_after: ms(kill_after),
         }
     }
 
     #[test]
     fn defaults_pass_the_safeguards() {
-        let (safe, warnings) = t(1000, 7000, 1_800_000, 5000).safeguarded();
+        let (safe, warnings) = Timing::safeguarded(req(1000, None, 1_800_000, None)).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(safe, t(1000, 7000, 1_800_000, 5000));
     }
 
     #[test]
     fn unsafe_values_are_raised() {
-        let (safe, warnings) = t(2000, 0, 500, 100).safeguarded();
+        let (safe, warnings) = Timing::safeguarded(req(2000, Some(0), 500, Some(100))).unwrap();
         assert_eq!(warnings.len(), 3, "{warnings:?}");
         assert_eq!(safe, t(500, 1100, 1000, 100));
+    }
+
+    #[test]
+    fn a_kill_after_longer_than_the_lease_allows_is_refused_even_without_safeguards() {
+        let e = Timing::safeguarded(req(500, None, 2000, Some(1800))).unwrap_err();
+        assert!(matches!(e, Error::Usage(_)), "{e}");
+        let mut r = req(500, None, 2000, Some(1800));
+        r.safeguards = false;
+        assert!(Timing::safeguarded(r).is_ok(), "1.8 s fits in a 1.978 s lease");
+        r.kill_after = Some(ms(2000));
+        assert!(Timing::safeguarded(r).is_err());
     }
 }

@@ -26,11 +26,10 @@ pub use init::{InitOutcome, MAX_POOL_SIZE, init, validate_range};
 pub use report::{ListEntry, Stats, list, stats};
 
 use crate::error::{Error, Result};
-use crate::keeper::{Claim, RenewError};
+use crate::supervise::{BootInstant, Claim, RenewError};
 use crate::store::{Store, script_error};
 use std::sync::LazyLock;
 use std::time::Duration;
-use tokio::time::Instant;
 
 static ACQUIRE: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("acquire.lua")));
@@ -118,10 +117,10 @@ pub struct Lease {
 
 /// What one acquire attempt gave.
 pub enum Acquired {
-    /// An id, valid until `deadline` (local monotonic clock).
+    /// An id, valid until `deadline` (local boot clock).
     Leased {
         lease: Box<Lease>,
-        deadline: Instant,
+        deadline: BootInstant,
     },
     /// Every id is leased; the first expires in `next_free`.
     Exhausted { next_free: Duration },
@@ -156,7 +155,7 @@ impl Lease {
             .arg(client_id.as_str())
             .arg(host)
             .arg(terms.expire.as_millis() as u64);
-        let sent = Instant::now();
+        let sent = BootInstant::now();
         let reply: (i64, String, String, i64, i64, i64) = match store.script(&invocation).await? {
             Ok(reply) => reply,
             Err(e) => return Err(pool_error(store, &e)),

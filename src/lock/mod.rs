@@ -77,7 +77,7 @@ pub use info::{LockInfo, NodeInfo, SemaphoreHolder};
 pub use token::{Holder, Token, describe_holder, fill_random};
 
 use crate::error::{Error, Result};
-use crate::keeper::{Claim, RenewError};
+use crate::supervise::{BootInstant, Claim, RenewError};
 use crate::seq::{
     COUNTER_LUA, MajoritySequence, Quorum, Replies, gather, is_permanent, parse_counter,
 };
@@ -461,8 +461,10 @@ impl Locker {
             _ => FenceMode::Propose(proposal(self.fencing.guess())),
         };
         let start = Instant::now();
+        let boot_start = BootInstant::now();
         let replies = self.acquire_round(token, mode).await;
-        let validity_end = start + self.ttl.saturating_sub(drift(self.ttl));
+        let validity = self.ttl.saturating_sub(drift(self.ttl));
+        let validity_end = start + validity;
         let labels = self.quorum.labels();
 
         let mut taken = 0;
@@ -587,7 +589,7 @@ impl Locker {
             locker: self.clone(),
             token: token.clone(),
             fencing_token,
-            deadline: validity_end,
+            deadline: boot_start + validity,
             taken_on: taken,
         })))
     }
@@ -943,7 +945,7 @@ pub struct HeldLock {
     locker: Locker,
     token: Token,
     fencing_token: u64,
-    deadline: Instant,
+    deadline: BootInstant,
     taken_on: usize,
 }
 
@@ -958,14 +960,14 @@ impl HeldLock {
         self.fencing_token
     }
 
-    /// When the lock stops being ours unless extended (monotonic clock).
-    pub fn deadline(&self) -> Instant {
+    /// When the lock stops being ours unless extended (boot clock).
+    pub fn deadline(&self) -> BootInstant {
         self.deadline
     }
 
     /// How much validity is left.
     pub fn remaining(&self) -> Duration {
-        self.deadline.saturating_duration_since(Instant::now())
+        self.deadline.remaining()
     }
 
     /// On how many masters the acquisition succeeded.

@@ -5,7 +5,7 @@
 //! was partly taken is released, exit 128+N) instead of killing the process
 //! with a claim still registered in Redis.
 
-use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+use nix::sys::signal::Signal;
 use std::task::Poll;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -46,20 +46,4 @@ impl Signals {
         })
         .await
     }
-}
-
-/// Runs `start` with every signal blocked in the calling thread, then puts
-/// the mask back. For starting a process that shares yaraus's memory (the
-/// command before its `exec`, the guard): it begins life with every signal
-/// blocked, so none of yaraus's handlers can run in it.
-pub fn with_all_blocked<T>(start: impl FnOnce() -> T) -> nix::Result<T> {
-    let mut original = SigSet::empty();
-    pthread_sigmask(
-        SigmaskHow::SIG_SETMASK,
-        Some(&SigSet::all()),
-        Some(&mut original),
-    )?;
-    let started = start();
-    let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&original), None);
-    Ok(started)
 }

@@ -5,23 +5,28 @@
 //! claim belongs to someone else; and when Redis cannot be reached, give up
 //! at a *local* deadline that is guaranteed to come before the server's.
 //!
-//! The deadline is computed from the monotonic clock: the instant *before* the
-//! last successful renewal was sent, plus the validity the claim reported for
-//! it (its ttl minus a clock-drift margin). The server set its expiry at some
-//! moment after that send, so our deadline is earlier than the server's as long
-//! as the two clocks do not drift apart by more than the margin.
+//! The deadline is on the boot clock ([`super::clock`]): the instant *before*
+//! the last successful renewal was sent, plus the validity the claim reported
+//! for it (its ttl minus a clock-drift margin). The server set its expiry at
+//! some moment after that send, so our deadline is earlier than the server's
+//! as long as the two clocks do not drift apart by more than the margin. The
+//! keeper gives up `margin` before it (the time the command is given to stop,
+//! `--kill-after`), so that the command is gone by the deadline.
 //!
-//! The keeper is a task that owns the claim. The owner talks to it through two
+//! The keeper is a task that owns the claim. The owner talks to it through
 //! channels, in the style of mini-redis: a `stop` channel to end it (after
-//! which the claim comes back for release), and a `lost` channel on which the
-//! keeper says why the claim ended, when it ends by itself.
+//! which the claim comes back for release), a `lost` channel on which the
+//! keeper says why the claim ended, when it ends by itself, and a `watch` of
+//! the current deadline, which the watchdog is told after every renewal.
+//!
+//! A log line never holds the keeper up: logging only queues ([`crate::log`]).
 
 use crate::error::Error;
+use super::clock::BootInstant;
 use std::future::Future;
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
 
 /// Something held in Redis that must be renewed to be kept.
 pub trait Claim: Send + 'static {
@@ -65,23 +70,50 @@ impl std::fmt::Display for Loss {
 }
 
 /// Renews a claim every `interval` until stopped or lost.
-pub struct LeaseKeeper<C: Claim> {
+pub struct Keeper<C: Claim> {
     stop: Option<oneshot::Sender<()>>,
     lost: mpsc::Receiver<Loss>,
+    deadline: watch::Receiver<BootInstant>,
+    margin: Duration,
     task: JoinHandle<C>,
 }
 
-impl<C: Claim> LeaseKeeper<C> {
-    /// Starts keeping `claim`, which is valid until `deadline` as things stand.
-    pub fn start(claim: C, interval: Duration, deadline: Instant) -> LeaseKeeper<C> {
+impl<C: Claim> Keeper<C> {
+    /// Starts keeping `claim`, which is valid until `deadline` as things
+    /// stand; the keeper gives up `margin` before the deadline.
+    pub fn start(claim: C, interval: Duration, deadline: BootInstant, margin: Duration) -> Keeper<C> {
         let (stop_tx, stop_rx) = oneshot::channel();
         let (lost_tx, lost_rx) = mpsc::channel(1);
-        let task = tokio::spawn(keep(claim, interval, deadline, stop_rx, lost_tx));
-        LeaseKeeper {
+        let (deadline_tx, deadline_rx) = watch::channel(deadline);
+        let task = tokio::spawn(keep(
+            claim,
+            Timing { interval, margin },
+            deadline_tx,
+            stop_rx,
+            lost_tx,
+        ));
+        Keeper {
             stop: Some(stop_tx),
             lost: lost_rx,
+            deadline: deadline_rx,
+            margin,
             task,
         }
+    }
+
+    /// The claim's deadline as of the last successful renewal.
+    pub fn deadline(&self) -> BootInstant {
+        *self.deadline.borrow()
+    }
+
+    /// Whether the time to stop the command (deadline − margin) has come.
+    pub fn expired(&self) -> bool {
+        self.deadline().saturating_sub(self.margin).has_passed()
+    }
+
+    /// Every new deadline, as renewals move it.
+    pub fn deadlines(&self) -> watch::Receiver<BootInstant> {
+        self.deadline.clone()
     }
 
     /// Resolves when the claim is lost. Cancel-safe: use it in `select!`.
@@ -105,36 +137,44 @@ impl<C: Claim> LeaseKeeper<C> {
     }
 }
 
+#[derive(Clone, Copy)]
+struct Timing {
+    interval: Duration,
+    margin: Duration,
+}
+
 async fn keep<C: Claim>(
     mut claim: C,
-    interval: Duration,
-    mut deadline: Instant,
+    timing: Timing,
+    deadline: watch::Sender<BootInstant>,
     mut stop: oneshot::Receiver<()>,
     lost: mpsc::Sender<Loss>,
 ) -> C {
-    let mut next = Instant::now() + interval;
+    let give_up = |deadline: &watch::Sender<BootInstant>| deadline.borrow().saturating_sub(timing.margin);
+    let interval = timing.interval;
+    let mut next = BootInstant::now() + interval;
     loop {
         tokio::select! {
             _ = &mut stop => return claim,
-            _ = tokio::time::sleep_until(deadline) => {
+            _ = give_up(&deadline).sleep_until() => {
                 crate::warn!("{}: {}", claim.describe(), Loss::DeadlinePassed);
                 let _ = lost.send(Loss::DeadlinePassed).await;
                 return claim;
             }
-            _ = tokio::time::sleep_until(next) => {}
+            _ = next.sleep_until() => {}
         }
-        next += interval;
-        let sent = Instant::now();
+        next = next + interval;
+        let sent = BootInstant::now();
         let outcome = tokio::select! {
             _ = &mut stop => return claim,
-            _ = tokio::time::sleep_until(deadline) => Err(RenewError::Failed(Error::Unavailable(
+            _ = give_up(&deadline).sleep_until() => Err(RenewError::Failed(Error::Unavailable(
                 "renewal still pending at the deadline".into(),
             ))),
             r = claim.renew() => r,
         };
         match outcome {
             Ok(validity) => {
-                deadline = sent + validity;
+                deadline.send_replace(sent + validity);
             }
             Err(RenewError::Lost(why)) => {
                 crate::warn!("{}: lost: {why}", claim.describe());
@@ -142,7 +182,7 @@ async fn keep<C: Claim>(
                 return claim;
             }
             Err(RenewError::Failed(e)) => {
-                let left = deadline.saturating_duration_since(Instant::now());
+                let left = give_up(&deadline).remaining();
                 crate::warn!(
                     "{}: renewal failed: {e}; will give up in {}",
                     claim.describe(),
@@ -152,7 +192,7 @@ async fn keep<C: Claim>(
         }
         // A renewal that took longer than the interval is not followed by a
         // burst of catch-up renewals.
-        let now = Instant::now();
+        let now = BootInstant::now();
         if next < now {
             next = now;
         }

@@ -1,0 +1,45 @@
+//! Supervision: the command runs only while its claim holds.
+//!
+//! The promise of every subcommand that wraps a command (`run`, `lock`, …):
+//! **no process started for a claim runs after the claim's deadline**, and
+//! that deadline comes before the server lets anyone else have the claim.
+//! It holds however yaraus itself dies, stalls or is frozen. Which file keeps
+//! which part of it:
+//!
+//! * [`keeper`]: renews the claim and knows its deadline, measured on
+//!   [`clock`] (`CLOCK_BOOTTIME`: it keeps counting through a suspend);
+//!   gives up `--kill-after` before the deadline.
+//! * [`watchdog`]: a small process of its own, forked first thing, parent
+//!   and subreaper of the command. It enforces the deadline by itself
+//!   (SIGTERM at deadline − kill-after, SIGKILL at the deadline) and kills
+//!   the whole tree the moment yaraus dies; a frozen or blocked yaraus does
+//!   not hold it up. [`link`] and [`protocol`] are how yaraus talks to it.
+//! * [`tree`]: every descendant, including those that left the process
+//!   group (`setsid`); nothing is released while one is left.
+//! * [`child`] and [`terminal`]: the command as yaraus sees it — signals
+//!   forwarded, terminal handed over, job control (Ctrl-Z, `fg`) that looks
+//!   at the claim before continuing, exit status as a shell reports it.
+//! * [`hold`]: the loop that ties them together and releases the claim last.
+//! * [`signals`]: the signals yaraus forwards, caught from the start.
+//! * [`sys`]: the only unsafe code (fork, pre-exec, signal dispositions).
+//!
+//! Logging never blocks any of this: [`crate::log`] drops rather than waits.
+
+pub mod child;
+pub mod clock;
+pub mod hold;
+pub mod keeper;
+pub mod link;
+pub mod protocol;
+pub mod signals;
+mod sys;
+pub mod terminal;
+pub mod tree;
+mod watchdog;
+
+pub use child::{ChildSpec, exit_code, substitute};
+pub use clock::BootInstant;
+pub use hold::{HoldOptions, hold};
+pub use keeper::{Claim, Keeper, Loss, RenewError};
+pub use link::Watchdog;
+pub use signals::Signals;

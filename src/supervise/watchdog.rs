@@ -1,0 +1,439 @@
+//! The watchdog: the process that starts the command, and the one thing
+//! that makes sure nothing of it runs past the claim's deadline.
+//!
+//! yaraus forks it first thing, while yaraus still has a single thread, and
+//! talks to it over a socket ([`super::protocol`]). It is deliberately
+//! small and separate, so that what can happen to yaraus cannot happen to it:
+//!
+//! * It leads a process group of its own, so `kill -9 -PGID` of yaraus's job
+//!   does not reach it, and it ignores every signal a terminal or a job
+//!   control shell sends; only SIGKILL aimed at it ends it.
+//! * It does not share yaraus's memory, so the OOM killer choosing yaraus
+//!   does not take it along, and it never waits for yaraus: a yaraus that is
+//!   frozen (SIGSTOP, a debugger, a frozen cgroup) or blocked (a full stderr)
+//!   does not freeze it.
+//! * It is the command's parent and a child subreaper, so every descendant
+//!   of the command stays its descendant, whatever process group or session
+//!   it moves to; and the command gets SIGKILL if the watchdog dies.
+//! * It keeps the deadline itself, on `CLOCK_BOOTTIME`: yaraus sends each new
+//!   one after a renewal. At deadline − kill-after it sends SIGTERM (and
+//!   SIGCONT) to the whole tree, at the deadline SIGKILL; a job that the user
+//!   suspended is SIGKILLed without being continued.
+//! * When yaraus's end of the socket closes (yaraus died, however), it
+//!   SIGKILLs the whole tree at once and exits once nothing is left.
+//!
+//! It holds nothing yaraus opened after the fork (Redis connections): only
+//! the socket, and the standard descriptors that the command inherits.
+
+use super::clock::{BootInstant, arm};
+use super::protocol::{Frames, Order, Report, frame};
+use super::sys::{self, CommandStart, IGNORED_BY_WATCHDOG};
+use super::tree;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::{SigSet, Signal, killpg};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::timerfd::TimerFd;
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::Pid;
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+/// While SIGKILLing, how often the tree is looked at again for processes
+/// forked in between.
+const KILL_SWEEP: Duration = Duration::from_millis(10);
+
+/// Runs the watchdog in the forked process; never returns.
+pub(crate) fn run(link: UnixStream) -> ! {
+    let code = match Watch::new(link) {
+        Ok(mut watch) => watch.run(),
+        Err(_) => 1,
+    };
+    sys::exit_now(code)
+}
+
+struct Watch {
+    me: Pid,
+    link: UnixStream,
+    frames: Frames,
+    outbox: Vec<u8>,
+    /// yaraus's end closed: kill everything, then exit.
+    orphaned: bool,
+    stood_down: bool,
+    sigchld: SignalFd,
+    timer: TimerFd,
+
+    /// The command while it has not been reaped.
+    command: Option<Pid>,
+    /// Its process group (its pid), kept after it was reaped.
+    group: Option<Pid>,
+    started: bool,
+    exited: bool,
+    gone_reported: bool,
+    kill_after: Duration,
+    deadline: Option<BootInstant>,
+    suspended: bool,
+    /// SIGTERM went out; SIGKILL follows at `kill_at`.
+    terminating: bool,
+    kill_at: Option<BootInstant>,
+    /// SIGKILL went out; every descendant found from now on gets one too.
+    killing: bool,
+}
+
+impl Watch {
+    fn new(link: UnixStream) -> nix::Result<Watch> {
+        let me = nix::unistd::getpid();
+        // Out of yaraus's job: a signal to that group must not reach us.
+        nix::unistd::setpgid(me, me)?;
+        nix::sys::prctl::set_child_subreaper(true)?;
+        let _ = nix::sys::prctl::set_name(c"yaraus-watchdog");
+        for sig in IGNORED_BY_WATCHDOG {
+            sys::ignore(sig);
+        }
+        let mut chld = SigSet::empty();
+        chld.add(Signal::SIGCHLD);
+        sys::block(&chld)?;
+        let sigchld = SignalFd::with_flags(&chld, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
+        let timer = BootInstant::now().timer()?;
+        link.set_nonblocking(true).map_err(|_| nix::Error::EIO)?;
+        Ok(Watch {
+            me,
+            link,
+            frames: Frames::default(),
+            outbox: Vec::new(),
+            orphaned: false,
+            stood_down: false,
+            sigchld,
+            timer,
+            command: None,
+            group: None,
+            started: false,
+            exited: false,
+            gone_reported: false,
+            kill_after: Duration::ZERO,
+            deadline: None,
+            suspended: false,
+            terminating: false,
+            kill_at: None,
+            killing: false,
+        })
+    }
+
+    fn run(&mut self) -> i32 {
+        loop {
+            self.arm_timer();
+            let (link_ready, chld_ready, timer_ready) = match self.wait() {
+                Ok(ready) => ready,
+                Err(_) => (false, true, true),
+            };
+            if link_ready {
+                self.read_orders();
+                self.flush();
+            }
+            if chld_ready {
+                while let Ok(Some(_)) = self.sigchld.read_signal() {}
+            }
+            // Reaping is cheap and cannot miss anything; do it every round,
+            // also when a SIGCHLD was merged with another.
+            let ended_now = !self.exited;
+            let any_left = self.reap();
+            if ended_now && self.exited && any_left && !self.terminating {
+                self.leftovers();
+            }
+            if timer_ready || self.due() {
+                self.on_time();
+            }
+            if self.exited && !any_left && !self.gone_reported {
+                self.gone_reported = true;
+                self.send(&Report::Gone);
+            }
+            if !any_left && (self.orphaned || self.stood_down) {
+                return 0;
+            }
+        }
+    }
+
+    /// Blocks until the socket, a SIGCHLD or the timer has something.
+    fn wait(&mut self) -> nix::Result<(bool, bool, bool)> {
+        let mut link_events = PollFlags::POLLIN;
+        if !self.outbox.is_empty() {
+            link_events |= PollFlags::POLLOUT;
+        }
+        let link = self.link.as_fd();
+        let mut fds = vec![
+            PollFd::new(self.sigchld.as_fd(), PollFlags::POLLIN),
+            PollFd::new(self.timer.as_fd(), PollFlags::POLLIN),
+        ];
+        if !self.orphaned {
+            fds.push(PollFd::new(link, link_events));
+        }
+        loop {
+            match poll(&mut fds, PollTimeout::NONE) {
+                Ok(_) => break,
+                Err(nix::Error::EINTR) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        let ready = |fd: &PollFd| fd.revents().is_some_and(|r| !r.is_empty());
+        let link_ready = fds.get(2).is_some_and(ready);
+        Ok((link_ready, ready(&fds[0]), ready(&fds[1])))
+    }
+
+    /// Whether a timed action is due (the timer may have been re-armed
+    /// after it fired).
+    fn due(&self) -> bool {
+        self.next_wake().is_some_and(BootInstant::has_passed)
+    }
+
+    fn next_wake(&self) -> Option<BootInstant> {
+        let mut wake: Option<BootInstant> = None;
+        let mut consider = |at: BootInstant| wake = Some(wake.map_or(at, |w| w.min(at)));
+        if !self.terminating && !self.exited {
+            if let Some(deadline) = self.deadline {
+                consider(deadline.saturating_sub(self.kill_after));
+            }
+        }
+        if !self.killing {
+            if let Some(at) = self.kill_at {
+                consider(at);
+            }
+        }
+        if self.killing {
+            consider(BootInstant::now() + KILL_SWEEP);
+        }
+        wake
+    }
+
+    fn arm_timer(&self) {
+        let _ = match self.next_wake() {
+            Some(at) => arm(&self.timer, at),
+            None => self.timer.unset(),
+        };
+    }
+
+    fn on_time(&mut self) {
+        // Drains the expiry (the timer is non-blocking); re-arming follows.
+        let _ = self.timer.wait();
+        if !self.terminating && !self.exited {
+            if let Some(deadline) = self.deadline {
+                if deadline.saturating_sub(self.kill_after).has_passed() {
+                    self.send(&Report::Expiring);
+                    if self.suspended {
+                        let _ = self.kill_all();
+                    } else {
+                        self.terminate();
+                    }
+                }
+            }
+        }
+        if self.killing {
+            self.kill_all();
+        } else if self.kill_at.is_some_and(BootInstant::has_passed) {
+            let left = self.kill_all();
+            if left > 0 {
+                self.send(&Report::Killing(left));
+            }
+        }
+    }
+
+    /// SIGTERM and SIGCONT to the whole tree now, SIGKILL `kill_after` later
+    /// or at the deadline, whichever comes first.
+    fn terminate(&mut self) {
+        if self.terminating || self.killing {
+            return;
+        }
+        self.terminating = true;
+        let below = tree::descendants(self.me);
+        tree::signal(&below, self.group, Signal::SIGTERM);
+        // A stopped process cannot act on its SIGTERM.
+        tree::signal(&below, self.group, Signal::SIGCONT);
+        let mut at = BootInstant::now() + self.kill_after;
+        if let Some(deadline) = self.deadline {
+            at = at.min(deadline);
+        }
+        self.kill_at = Some(at);
+    }
+
+    /// SIGKILL to the whole tree, now and at every sweep until it is gone.
+    /// Returns how many processes were alive.
+    fn kill_all(&mut self) -> usize {
+        self.killing = true;
+        self.terminating = true;
+        let below = tree::descendants(self.me);
+        tree::signal(&below, self.group, Signal::SIGKILL)
+    }
+
+    /// Reaps every child that ended (the command, and orphans of its tree
+    /// that were handed to us), reporting the command's stops and end.
+    /// Returns whether any child is left.
+    fn reap(&mut self) -> bool {
+        loop {
+            let flags = WaitPidFlag::WNOHANG | WaitPidFlag::WUNTRACED;
+            let status = match waitpid(None, Some(flags)) {
+                Ok(WaitStatus::StillAlive) => return true,
+                Err(nix::Error::ECHILD) => return false,
+                Err(nix::Error::EINTR) => continue,
+                Err(_) => return true,
+                Ok(status) => status,
+            };
+            let is_command = status.pid().is_some() && status.pid() == self.command;
+            if !is_command {
+                continue;
+            }
+            match status {
+                WaitStatus::Stopped(_, sig) => self.send(&Report::Stopped(sig as i32)),
+                WaitStatus::Exited(_, code) => self.command_ended((code & 0xff) << 8),
+                WaitStatus::Signaled(_, sig, core) => {
+                    self.command_ended(sig as i32 | if core { 0x80 } else { 0 })
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn command_ended(&mut self, raw_status: i32) {
+        self.command = None;
+        self.exited = true;
+        self.send(&Report::Exited(raw_status));
+    }
+
+    /// The command ended and children are left (orphans of its tree, handed
+    /// to us): they would go on using the claim, so they get what a lost
+    /// claim gets.
+    fn leftovers(&mut self) {
+        let left = tree::descendants(self.me)
+            .iter()
+            .filter(|p| p.alive)
+            .count();
+        if left > 0 {
+            self.send(&Report::Leftovers(left));
+            self.terminate();
+        }
+    }
+
+    fn read_orders(&mut self) {
+        let mut buf = [0u8; 8192];
+        loop {
+            match self.link.read(&mut buf) {
+                Ok(0) => {
+                    self.yaraus_gone();
+                    return;
+                }
+                Ok(n) => self.frames.push(&buf[..n]),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.yaraus_gone();
+                    return;
+                }
+            }
+        }
+        loop {
+            match self.frames.next::<Order>() {
+                Ok(Some(order)) => self.obey(order),
+                Ok(None) => break,
+                // Not yaraus talking: nothing it says can be trusted.
+                Err(_) => {
+                    self.yaraus_gone();
+                    return;
+                }
+            }
+        }
+    }
+
+    fn yaraus_gone(&mut self) {
+        self.orphaned = true;
+        let _ = self.kill_all();
+    }
+
+    fn obey(&mut self, order: Order) {
+        match order {
+            Order::Spawn {
+                argv,
+                env,
+                take_terminal,
+                deadline,
+                kill_after_ns,
+            } => {
+                if self.started {
+                    return;
+                }
+                self.started = true;
+                self.deadline = Some(BootInstant::from_nanos(deadline));
+                self.kill_after = Duration::from_nanos(kill_after_ns);
+                let start = CommandStart {
+                    argv: &argv,
+                    env: &env,
+                    take_terminal,
+                    parent: self.me,
+                };
+                match sys::spawn_command(start) {
+                    Ok(pid) => {
+                        self.command = Some(pid);
+                        self.group = Some(pid);
+                        self.send(&Report::Started(pid.as_raw()));
+                    }
+                    Err(e) => {
+                        self.exited = true;
+                        self.send(&Report::NotStarted {
+                            errno: e.raw_os_error(),
+                            message: e.to_string(),
+                        });
+                    }
+                }
+            }
+            Order::Deadline(at) => {
+                if !self.terminating {
+                    self.deadline = Some(BootInstant::from_nanos(at));
+                }
+            }
+            Order::Signal(sig) => {
+                if let (Some(group), Ok(sig)) = (self.command, Signal::try_from(sig)) {
+                    let _ = killpg(group, sig);
+                }
+            }
+            Order::Suspend => self.suspended = true,
+            Order::Resume => {
+                self.suspended = false;
+                if let (Some(group), false) = (self.command, self.killing) {
+                    let _ = killpg(group, Signal::SIGCONT);
+                }
+            }
+            Order::Terminate => self.terminate(),
+            Order::Kill => {
+                let _ = self.kill_all();
+            }
+            Order::StandDown => {
+                self.stood_down = true;
+                // Only sent once nothing is left; if something is, it goes.
+                if self.reap() {
+                    let _ = self.kill_all();
+                }
+            }
+        }
+    }
+
+    /// Queues a report; it is written as the socket takes it, never waiting
+    /// for yaraus (which may be frozen).
+    fn send(&mut self, report: &Report) {
+        if self.orphaned {
+            return;
+        }
+        self.outbox.extend_from_slice(&frame(report));
+        self.flush();
+    }
+
+    fn flush(&mut self) {
+        while !self.outbox.is_empty() {
+            match self.link.write(&self.outbox) {
+                Ok(0) => break,
+                Ok(n) => {
+                    self.outbox.drain(..n);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+    }
+}
