@@ -22,9 +22,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use yaraus::keeper::Claim;
 use yaraus::lease::{Acquired, Lease, LeaseTerms, PoolKeys};
 use yaraus::store::{Store, Target, Timeouts};
+use yaraus::supervise::Claim;
 
 struct Server {
     child: Child,

@@ -14,318 +14,36 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{self, File};
+use std::fs;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use common::{RedisServer, ServerOptions, wait_until};
-use nix::sys::signal::{Signal, kill};
+use common::pool::{
+    CLIENTS, IDS, NS, dec, enc, init_pool, owner, score, server_now, stat, wall_now,
+};
+use common::process::{
+    Run, alive, live_members, proc_stat, read_pid, run_cmd, run_to_end, timings, with,
+    yaraus_ancestor,
+};
+use common::pty::{on_a_pty, pty_available, shell_words};
+use common::scratch::Scratch;
+use common::{EVENT, RedisServer, ServerOptions, wait_until};
+use nix::sys::signal::Signal;
 use nix::unistd::Pid;
-use tempfile::TempDir;
-
-const NS: &str = "t";
-const IDS: &str = "t:ids";
-const CLIENTS: &str = "t:clients";
-const STATS: &str = "t:stats";
-
-/// Bound on events that must happen promptly. Reaching it means the test fails.
-const EVENT: Duration = Duration::from_secs(20);
 
 /// Short timings, safeguards off: the child starts at once.
 const FAST: &[&str] = &timings("1s", "300ms");
 
-fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
-    [base, more].concat()
-}
-
-// ----- scratch directory ---------------------------------------------------
-
-/// Where the children write what they saw, and where their scripts live.
-struct Scratch {
-    dir: TempDir,
-}
-
-impl Scratch {
-    fn new() -> Scratch {
-        let dir = tempfile::Builder::new()
-            .prefix("yaraus-run-")
-            .tempdir()
-            .expect("scratch directory");
-        Scratch { dir }
-    }
-
-    fn dir(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// The path of `name` as a command-line argument.
-    fn arg(&self, name: &str) -> String {
-        self.path(name).to_str().expect("UTF-8 path").to_string()
-    }
-
-    /// Writes a shell script; returns its path.
-    fn script(&self, name: &str, body: &str) -> String {
-        fs::write(self.path(name), body).expect("write script");
-        self.arg(name)
-    }
-
-    fn read(&self, name: &str) -> Option<String> {
-        fs::read_to_string(self.path(name)).ok()
-    }
-
-    fn exists(&self, name: &str) -> bool {
-        self.path(name).exists()
-    }
-
-    fn touch(&self, name: &str) {
-        fs::write(self.path(name), "").expect("touch");
-    }
-
-    /// The complete lines (ending in a newline) of `name` so far.
-    fn lines(&self, name: &str) -> Vec<String> {
-        let text = self.read(name).unwrap_or_default();
-        let complete = match text.rfind('\n') {
-            Some(i) => &text[..=i],
-            None => "",
-        };
-        complete.lines().map(str::to_string).collect()
-    }
-
-    /// Waits until `name` holds at least `n` complete lines; returns them all.
-    fn wait_lines(&self, name: &str, n: usize) -> Vec<String> {
-        let mut lines = Vec::new();
-        wait_until(&format!("{n} line(s) in {name}"), EVENT, || {
-            lines = self.lines(name);
-            lines.len() >= n
-        });
-        lines
-    }
-
-    fn wait_line(&self, name: &str) -> String {
-        self.wait_lines(name, 1).remove(0)
-    }
-}
-
-// ----- yaraus processes ----------------------------------------------------
-
-static RUNS: AtomicUsize = AtomicUsize::new(0);
-
-/// `yaraus run --redis URL OPTS -- COMMAND`, with `$D` set to the scratch
-/// directory, which is also the working directory (so that a core dump, if
-/// any, lands there).
-fn run_cmd(url: &str, scratch: &Scratch, opts: &[&str], command: &[&str]) -> Command {
-    let mut cmd = common::yaraus();
-    cmd.arg("run")
-        .arg("--redis")
-        .arg(url)
-        .args(opts)
-        .arg("--")
-        .args(command)
-        .env("D", scratch.dir())
-        .current_dir(scratch.dir())
-        .stdin(Stdio::null());
-    cmd
-}
-
-/// A running yaraus, its stderr (the log) and stdout in files. Dropping it
-/// SIGKILLs yaraus if it still runs (its child follows, by PDEATHSIG), and
-/// prints its log when the test is failing.
-struct Run {
-    child: Child,
-    status: Option<ExitStatus>,
-    log: PathBuf,
-    out: PathBuf,
-    name: String,
-}
-
-impl Run {
-    fn start(url: &str, scratch: &Scratch, opts: &[&str], command: &[&str]) -> Run {
-        Run::spawn(run_cmd(url, scratch, opts, command), scratch)
-    }
-
-    fn spawn(mut cmd: Command, scratch: &Scratch) -> Run {
-        let n = RUNS.fetch_add(1, Ordering::Relaxed);
-        let log = scratch.path(&format!("yaraus-{n}.log"));
-        let out = scratch.path(&format!("yaraus-{n}.out"));
-        cmd.stdout(File::create(&out).expect("stdout file"))
-            .stderr(File::create(&log).expect("log file"));
-        let child = cmd.spawn().expect("spawn yaraus");
-        Run {
-            child,
-            status: None,
-            log,
-            out,
-            name: format!("yaraus #{n}"),
-        }
-    }
-
-    fn pid(&self) -> Pid {
-        Pid::from_raw(self.child.id() as i32)
-    }
-
-    fn log(&self) -> String {
-        fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// What went to stdout.
-    fn output(&self) -> String {
-        fs::read_to_string(&self.out).unwrap_or_default()
-    }
-
-    fn wait_log(&self, needle: &str) {
-        wait_until(&format!("{} to log {needle:?}", self.name), EVENT, || {
-            self.log().contains(needle)
-        });
-    }
-
-    fn signal(&self, sig: Signal) {
-        kill(self.pid(), sig).unwrap_or_else(|e| panic!("kill -{sig} {}: {e}", self.name));
-    }
-
-    fn exited(&mut self) -> bool {
-        if self.status.is_none() {
-            self.status = self.child.try_wait().expect("try_wait yaraus");
-        }
-        self.status.is_some()
-    }
-
-    /// Waits for yaraus to exit; returns its exit code.
-    fn wait(&mut self) -> i32 {
-        let name = self.name.clone();
-        wait_until(&format!("{name} to exit"), EVENT, || self.exited());
-        let status = self.status.expect("status");
-        status
-            .code()
-            .unwrap_or_else(|| panic!("{name} itself died: {status}\nits log:\n{}", self.log()))
-    }
-
-    /// `(client id, worker id)` from the "client id: X, id: N" log line.
-    fn lease(&self) -> Option<(String, u64)> {
-        let log = self.log();
-        let line = log.lines().find(|l| l.contains("client id: "))?;
-        let rest = &line[line.find("client id: ")? + "client id: ".len()..];
-        let (client, id) = rest.split_once(", id: ")?;
-        Some((client.to_string(), id.trim().parse().ok()?))
-    }
-
-    fn wait_lease(&self) -> (String, u64) {
-        self.wait_log("client id: ");
-        self.lease().expect("a 'client id: X, id: N' line")
-    }
-
-    /// The last line of the log.
-    fn last_line(&self) -> String {
-        self.log().lines().last().unwrap_or("").to_string()
-    }
-}
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        if !self.exited() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-        if thread::panicking() {
-            eprintln!(
-                "--- stderr of {}:\n{}--- stdout:\n{}---",
-                self.name,
-                self.log(),
-                self.output()
-            );
-        }
-    }
-}
-
-/// Runs yaraus to completion; returns the exit code and the finished run.
-/// Short timings, safeguards off, with the given lease length and kill-after.
-const fn timings(expire: &'static str, kill_after: &'static str) -> [&'static str; 9] {
-    [
-        "--interval",
-        "100ms",
-        "--expire",
-        expire,
-        "--kill-after",
-        kill_after,
-        "--delay",
-        "0",
-        "--no-safeguards",
-    ]
-}
-
-fn run_to_end(url: &str, scratch: &Scratch, opts: &[&str], command: &[&str]) -> (i32, Run) {
-    let mut run = Run::start(url, scratch, opts, command);
-    let code = run.wait();
-    (code, run)
-}
-
 // ----- the pool in Redis ---------------------------------------------------
-
-fn init_pool(server: &RedisServer, min: u64, max: u64) {
-    let out = common::yaraus()
-        .args(["init", "--redis", &server.url_ns(NS)])
-        .args(["--min", &min.to_string(), "--max", &max.to_string()])
-        .output()
-        .expect("run yaraus init");
-    assert!(
-        out.status.success(),
-        "yaraus init failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// The pool's member name of an id (`A7`, `B42`, `C100`).
-fn enc(id: u64) -> String {
-    let digits = id.to_string();
-    format!("{}{digits}", (b'A' + digits.len() as u8 - 1) as char)
-}
-
-fn dec(member: &str) -> u64 {
-    member[1..]
-        .parse()
-        .unwrap_or_else(|_| panic!("not an id: {member}"))
-}
-
-/// The server's clock (`TIME`), in Unix seconds.
-fn server_now(server: &RedisServer) -> f64 {
-    let (secs, micros): (u64, u64) = server.query(&["TIME"]);
-    secs as f64 + micros as f64 / 1e6
-}
-
-/// This machine's clock, in Unix seconds (the servers run on it too).
-fn wall_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_secs_f64()
-}
-
-fn score(server: &RedisServer, id: u64) -> Option<f64> {
-    server.query(&["ZSCORE", IDS, &enc(id)])
-}
-
-fn owner(server: &RedisServer, id: u64) -> Option<String> {
-    server.query(&["HGET", CLIENTS, &enc(id)])
-}
 
 /// The ids whose lease runs after the server's `TIME`, in score order.
 fn leased_ids(server: &RedisServer) -> Vec<u64> {
     let now = server_now(server);
     let members: Vec<String> = server.query(&["ZRANGEBYSCORE", IDS, &format!("({now}"), "+inf"]);
     members.iter().map(|m| dec(m)).collect()
-}
-
-fn stat(server: &RedisServer, field: &str) -> i64 {
-    server
-        .query::<Option<i64>>(&["HGET", STATS, field])
-        .unwrap_or(0)
 }
 
 fn assert_leased_to(server: &RedisServer, id: u64, client: &str) {
@@ -369,43 +87,6 @@ fn pool_keys(server: &RedisServer) -> BTreeMap<String, String> {
     let mut snap = server.snapshot();
     snap.retain(|k, _| k == IDS || k == CLIENTS);
     snap
-}
-
-// ----- processes -----------------------------------------------------------
-
-/// `(state, process group)` from /proc/PID/stat, None if there is no such process.
-fn proc_stat(pid: i32) -> Option<(char, i32)> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some((state, pgrp))
-}
-
-/// True while `pid` is a process that can still run (not gone, not a zombie).
-fn alive(pid: i32) -> bool {
-    matches!(proc_stat(pid), Some((state, _)) if state != 'Z' && state != 'X')
-}
-
-/// The processes of group `pgid` that can still run.
-fn live_members(pgid: i32) -> Vec<i32> {
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| matches!(proc_stat(pid), Some((s, g)) if g == pgid && s != 'Z' && s != 'X'))
-        .collect()
-}
-
-fn read_pid(scratch: &Scratch, name: &str) -> i32 {
-    scratch
-        .wait_line(name)
-        .trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("{name} holds no pid"))
 }
 
 // ===========================================================================
@@ -1693,47 +1374,6 @@ fn bad_input_gives_one_line_a_documented_code_and_leaves_redis_unchanged() {
 // An interactive terminal.
 // ===========================================================================
 
-/// Whether script(1) of util-linux can give a command a pseudo-terminal
-/// here (it is missing from some systems, and some sandboxes have no ptys).
-fn pty_available() -> bool {
-    Command::new("script")
-        .args(["-q", "-e", "-c", "test -t 0", "/dev/null"])
-        .env("SHELL", "/bin/sh")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// `args` as one shell command line.
-fn shell_words(args: &[&str]) -> String {
-    args.iter()
-        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Runs `command_line` on a new pseudo-terminal, in its foreground, with
-/// script(1); what is written to the returned pipe is what a user types.
-/// script -e exits with the command's status.
-fn on_a_pty(scratch: &Scratch, command_line: &str) -> (Run, std::process::ChildStdin) {
-    let mut cmd = Command::new("script");
-    cmd.args(["-q", "-e", "-c", command_line, "/dev/null"])
-        .env("SHELL", "/bin/sh")
-        .env("D", scratch.dir())
-        .current_dir(scratch.dir())
-        .stdin(Stdio::piped());
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("YARAUS_") {
-            cmd.env_remove(name);
-        }
-    }
-    let mut run = Run::spawn(cmd, scratch);
-    let tty = run.child.stdin.take().expect("stdin pipe");
-    (run, tty)
-}
-
 #[test]
 fn an_interactive_child_reads_the_terminal_and_gets_ctrl_c_once() {
     if !pty_available() {
@@ -1796,8 +1436,7 @@ fn ctrl_z_stops_the_child_and_yaraus_and_fg_resumes_both() {
     let scratch = Scratch::new();
     let child = scratch.script(
         "child.sh",
-        r#"echo $PPID > "$D/yaraus"
-echo $$ > "$D/pid"
+        r#"echo $$ > "$D/pid"
 read line
 echo "got: $line" > "$D/line"
 exit 6
@@ -1817,8 +1456,10 @@ exit 6
     };
     // Alone on its line: in `a; b`, bash would run b as soon as a stops.
     type_in(format!("{command_line}\n").as_bytes());
-    let yaraus_pid: i32 = scratch.wait_line("yaraus").parse().unwrap();
     let child_pid: i32 = scratch.wait_line("pid").parse().unwrap();
+    // yaraus is the child's parent, or its grandparent when a watchdog
+    // process stands between them.
+    let yaraus_pid = yaraus_ancestor(child_pid).expect("a yaraus among the child's ancestors");
     let state = |pid: i32| proc_stat(pid).map(|(state, _)| state);
 
     // Ctrl-Z: the child stops, and yaraus follows it, so that bash (which

@@ -62,8 +62,13 @@ impl Timing {
             interval = max;
         }
         let validity = LeaseTerms { expire }.validity();
-        let kill_after =
-            kill_after_within(req.kill_after, validity, interval, req.safeguards, "--expire")?;
+        let kill_after = kill_after_within(
+            req.kill_after,
+            validity,
+            interval,
+            req.safeguards,
+            "--expire",
+        )?;
         let min_delay = interval * 2 + kill_after;
         let mut delay = req.delay.unwrap_or(min_delay);
         if req.safeguards && delay < min_delay {
@@ -214,7 +219,10 @@ mod tests {
         assert!(matches!(e, Error::Usage(_)), "{e}");
         let mut r = req(500, None, 2000, Some(1800));
         r.safeguards = false;
-        assert!(Timing::safeguarded(r).is_ok(), "1.8 s fits in a 1.978 s lease");
+        assert!(
+            Timing::safeguarded(r).is_ok(),
+            "1.8 s fits in a 1.978 s lease"
+        );
         r.kill_after = Some(ms(2000));
         assert!(Timing::safeguarded(r).is_err());
     }

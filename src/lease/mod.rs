@@ -26,8 +26,8 @@ pub use init::{InitOutcome, MAX_POOL_SIZE, init, validate_range};
 pub use report::{ListEntry, Stats, list, stats};
 
 use crate::error::{Error, Result};
-use crate::supervise::{BootInstant, Claim, RenewError};
 use crate::store::{Store, script_error};
+use crate::supervise::{BootInstant, Claim, RenewError};
 use std::sync::LazyLock;
 use std::time::Duration;
 

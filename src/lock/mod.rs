@@ -77,11 +77,11 @@ pub use info::{LockInfo, NodeInfo, SemaphoreHolder};
 pub use token::{Holder, Token, describe_holder, fill_random};
 
 use crate::error::{Error, Result};
-use crate::supervise::{BootInstant, Claim, RenewError};
 use crate::seq::{
     COUNTER_LUA, MajoritySequence, Quorum, Replies, gather, is_permanent, parse_counter,
 };
 use crate::store::Target;
+use crate::supervise::{BootInstant, Claim, RenewError};
 use std::future::Future;
 use std::sync::LazyLock;
 use std::time::Duration;

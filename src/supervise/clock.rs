@@ -15,7 +15,9 @@
 //! boundary as a plain number of nanoseconds since boot.
 
 use nix::sys::time::TimeSpec;
-use nix::sys::timerfd::{ClockId as TimerClock, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+use nix::sys::timerfd::{
+    ClockId as TimerClock, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags,
+};
 use nix::time::{ClockId, clock_gettime};
 use std::ops::{Add, Sub};
 use std::time::Duration;
@@ -144,6 +146,8 @@ mod tests {
         at.sleep_until().await;
         assert!(at.has_passed());
         // An instant in the past returns at once.
-        (BootInstant::now() - Duration::from_millis(1)).sleep_until().await;
+        (BootInstant::now() - Duration::from_millis(1))
+            .sleep_until()
+            .await;
     }
 }

@@ -64,15 +64,16 @@ pub async fn hold<C: Claim>(
     let mut continued = signal(SignalKind::from_raw(nix::libc::SIGCONT))
         .map_err(|e| Error::State(format!("cannot catch SIGCONT: {e}")))?;
     crate::info!("starting...");
-    let mut child =
-        match Child::spawn(watchdog, spec, keeper.deadline(), options.kill_after).await {
-            Ok(child) => child,
-            Err(e) => {
-                release(keeper, options).await;
-                return Err(e);
-            }
-        };
+    let mut child = match Child::spawn(watchdog, spec, keeper.deadline(), options.kill_after).await
+    {
+        Ok(child) => child,
+        Err(e) => {
+            release(keeper, options).await;
+            return Err(e);
+        }
+    };
     let mut deadlines = keeper.deadlines();
+    let mut renewing = true;
     // Why the command is being killed, once it is.
     let mut killed: Option<String> = None;
 
@@ -116,14 +117,14 @@ pub async fn hold<C: Claim>(
                 killed = Some(loss.to_string());
                 child.terminate().await
             }
-            changed = deadlines.changed() => match changed {
+            changed = deadlines.changed(), if renewing => match changed {
                 Ok(()) => {
                     let deadline = *deadlines.borrow_and_update();
                     child.extend_to(deadline).await
                 }
-                // The keeper ended; its deadline stands as it was.
+                // The keeper ended; the last deadline stands.
                 Err(_) => {
-                    std::future::pending::<()>().await;
+                    renewing = false;
                     Ok(())
                 }
             },
@@ -240,7 +241,10 @@ mod tests {
     #[test]
     fn the_default_kill_after_is_five_seconds_or_a_quarter_of_the_validity() {
         assert_eq!(default_kill_after(ms(1_782_000)), ms(5000));
-        assert_eq!(default_kill_after(ms(1978)), ms(494) + Duration::from_micros(500));
+        assert_eq!(
+            default_kill_after(ms(1978)),
+            ms(494) + Duration::from_micros(500)
+        );
         let validity = ms(1978);
         let interval = ms(666);
         let ka = kill_after_within(None, validity, interval, true, "--ttl").unwrap();

@@ -21,8 +21,8 @@
 //!
 //! A log line never holds the keeper up: logging only queues ([`crate::log`]).
 
-use crate::error::Error;
 use super::clock::BootInstant;
+use crate::error::Error;
 use std::future::Future;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -81,7 +81,12 @@ pub struct Keeper<C: Claim> {
 impl<C: Claim> Keeper<C> {
     /// Starts keeping `claim`, which is valid until `deadline` as things
     /// stand; the keeper gives up `margin` before the deadline.
-    pub fn start(claim: C, interval: Duration, deadline: BootInstant, margin: Duration) -> Keeper<C> {
+    pub fn start(
+        claim: C,
+        interval: Duration,
+        deadline: BootInstant,
+        margin: Duration,
+    ) -> Keeper<C> {
         let (stop_tx, stop_rx) = oneshot::channel();
         let (lost_tx, lost_rx) = mpsc::channel(1);
         let (deadline_tx, deadline_rx) = watch::channel(deadline);
@@ -150,7 +155,8 @@ async fn keep<C: Claim>(
     mut stop: oneshot::Receiver<()>,
     lost: mpsc::Sender<Loss>,
 ) -> C {
-    let give_up = |deadline: &watch::Sender<BootInstant>| deadline.borrow().saturating_sub(timing.margin);
+    let give_up =
+        |deadline: &watch::Sender<BootInstant>| deadline.borrow().saturating_sub(timing.margin);
     let interval = timing.interval;
     let mut next = BootInstant::now() + interval;
     loop {

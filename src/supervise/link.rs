@@ -88,7 +88,11 @@ impl Watchdog {
     /// An error means the watchdog is gone (or talks nonsense).
     pub(crate) async fn report(&mut self) -> io::Result<Report> {
         loop {
-            if let Some(report) = self.frames.next::<Report>().map_err(io::Error::other)? {
+            if let Some(report) = self
+                .frames
+                .next_message::<Report>()
+                .map_err(io::Error::other)?
+            {
                 return Ok(report);
             }
             let mut buf = [0u8; 4096];

@@ -95,7 +95,7 @@ impl Frames {
     /// The next complete message, if one has arrived. An error means the
     /// other side does not speak this protocol (or it was corrupted): the
     /// caller treats the link as broken.
-    pub fn next<T: for<'de> Deserialize<'de>>(&mut self) -> Result<Option<T>, String> {
+    pub fn next_message<T: for<'de> Deserialize<'de>>(&mut self) -> Result<Option<T>, String> {
         if self.buf.len() < 4 {
             return Ok(None);
         }
@@ -134,7 +134,7 @@ mod tests {
         let mut got = Vec::new();
         for byte in bytes {
             frames.push(&[byte]);
-            while let Some(order) = frames.next::<Order>().unwrap() {
+            while let Some(order) = frames.next_message::<Order>().unwrap() {
                 got.push(order);
             }
         }
@@ -145,9 +145,9 @@ mod tests {
     fn garbage_is_an_error_not_a_message() {
         let mut frames = Frames::default();
         frames.push(&[0, 0, 0, 3, b'x', b'y', b'z']);
-        assert!(frames.next::<Report>().is_err());
+        assert!(frames.next_message::<Report>().is_err());
         let mut frames = Frames::default();
         frames.push(&[0xff, 0xff, 0xff, 0xff]);
-        assert!(frames.next::<Report>().is_err());
+        assert!(frames.next_message::<Report>().is_err());
     }
 }

@@ -5,8 +5,8 @@
 #![allow(unsafe_code)]
 
 use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal, sigprocmask};
-use nix::unistd::{ForkResult, Pid};
 use nix::sys::timerfd::TimerFd;
+use nix::unistd::{ForkResult, Pid};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;

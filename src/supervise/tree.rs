@@ -44,7 +44,11 @@ pub fn descendants(root: Pid) -> Vec<Process> {
     };
     let mut children: HashMap<i32, Vec<Process>> = HashMap::new();
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
             continue;
         };
         if let Some((parent, group, state)) = stat(pid) {

@@ -123,10 +123,9 @@ impl Watch {
     fn run(&mut self) -> i32 {
         loop {
             self.arm_timer();
-            let (link_ready, chld_ready, timer_ready) = match self.wait() {
-                Ok(ready) => ready,
-                Err(_) => (false, true, true),
-            };
+            // A failing poll (it cannot, short of a kernel bug) still lets
+            // the deadline and the reaping go on.
+            let (link_ready, chld_ready, timer_ready) = self.wait().unwrap_or((false, true, true));
             if link_ready {
                 self.read_orders();
                 self.flush();
@@ -330,7 +329,7 @@ impl Watch {
             }
         }
         loop {
-            match self.frames.next::<Order>() {
+            match self.frames.next_message::<Order>() {
                 Ok(Some(order)) => self.obey(order),
                 Ok(None) => break,
                 // Not yaraus talking: nothing it says can be trusted.

@@ -8,6 +8,11 @@
 //! allowance.
 #![allow(dead_code)]
 
+pub mod pool;
+pub mod process;
+pub mod pty;
+pub mod scratch;
+
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -27,6 +32,9 @@ use redis::{
 };
 use tempfile::TempDir;
 
+/// Bound on events that must happen promptly (a child writing a file, a
+/// process dying, yaraus exiting). Reaching it means the test fails.
+pub const EVENT: Duration = Duration::from_secs(20);
 /// How long a server may take to answer PING after it was started.
 pub const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a replica may take to finish its initial synchronisation.
