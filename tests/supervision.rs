@@ -38,6 +38,7 @@ use common::scratch::Scratch;
 use common::{EVENT, RedisServer, wait_until};
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
 
 /// The exit status of a run whose claim was lost and whose command was killed.
 const EXIT_LOST: i32 = 124;
@@ -495,7 +496,7 @@ fn a_kill_after_that_does_not_fit_in_the_lease_validity_is_a_usage_error() {
     init_pool(&server, 1, 1);
     let scratch = Scratch::new();
     // validity 2s − 1% − 2ms = 1978ms; minus the interval (500ms) leaves
-    // 1478ms < 1800ms.
+    // 1478ms < 1800ms: no room for a renewal before the SIGTERM.
     let cmd = run_cmd(
         &server.url_ns(NS),
         &scratch,
@@ -508,7 +509,6 @@ fn a_kill_after_that_does_not_fit_in_the_lease_validity_is_a_usage_error() {
             "1800ms",
             "--delay",
             "0",
-            "--no-safeguards",
         ],
         &["touch", &scratch.arg("ran")],
     );
@@ -517,6 +517,30 @@ fn a_kill_after_that_does_not_fit_in_the_lease_validity_is_a_usage_error() {
         &scratch,
         cmd,
         "run --expire 2s --interval 500ms --kill-after 1800ms",
+    );
+    // --no-safeguards gives up the room for renewals, not the budget: a
+    // kill-after longer than the whole validity is refused all the same.
+    let cmd = run_cmd(
+        &server.url_ns(NS),
+        &scratch,
+        &[
+            "--expire",
+            "2s",
+            "--interval",
+            "500ms",
+            "--kill-after",
+            "2s",
+            "--delay",
+            "0",
+            "--no-safeguards",
+        ],
+        &["touch", &scratch.arg("ran")],
+    );
+    assert_kill_after_refused(
+        &server,
+        &scratch,
+        cmd,
+        "run --expire 2s --kill-after 2s --no-safeguards",
     );
 }
 
@@ -726,4 +750,96 @@ exit 6
     );
     type_in(b"exit\n");
     shell.wait();
+}
+
+// ===========================================================================
+// The watchdog is the command's parent: what that adds.
+// ===========================================================================
+
+#[test]
+fn a_sigkilled_yaraus_takes_even_a_descendant_that_left_the_session() {
+    let server = RedisServer::start();
+    init_pool(&server, 1, 1);
+    let scratch = Scratch::new();
+    let child = scratch.script(
+        "child.sh",
+        r#"setsid sh -c 'echo $$ > "$D/esc"; exec sleep 1000' &
+echo $$ > "$D/pid"
+wait
+"#,
+    );
+    let mut run = Run::start(
+        &server.url_ns(NS),
+        &scratch,
+        &timings("30s", "300ms"),
+        &["sh", &child],
+    );
+    let escapee = read_pid(&scratch, "esc");
+    let _leftover = KillOnDrop(vec![escapee]);
+    run.wait_lease();
+    wait_until("the escapee to lead its own session", EVENT, || {
+        pgid_of(escapee) == escapee
+    });
+
+    run.signal(Signal::SIGKILL);
+    wait_until("yaraus to die", EVENT, || run.exited());
+    wait_until(
+        &format!("the escapee (pid {escapee}, its own session) to die with yaraus"),
+        EVENT,
+        || !alive(escapee),
+    );
+}
+
+#[test]
+fn a_killed_watchdog_takes_the_command_along_and_yaraus_releases_and_exits_125() {
+    let server = RedisServer::start();
+    init_pool(&server, 1, 1);
+    let scratch = Scratch::new();
+    let child = scratch.script(
+        "child.sh",
+        r#"sleep 1000 &
+echo $! > "$D/grandchild"
+echo $PPID > "$D/watchdog"
+echo $$ > "$D/pid"
+wait
+"#,
+    );
+    let mut run = Run::start(
+        &server.url_ns(NS),
+        &scratch,
+        &timings("30s", "300ms"),
+        &["sh", &child],
+    );
+    let pid = read_pid(&scratch, "pid");
+    let grandchild = read_pid(&scratch, "grandchild");
+    let watchdog = read_pid(&scratch, "watchdog");
+    let _leftovers = KillOnDrop(vec![pid, grandchild]);
+    let (client, id) = run.wait_lease();
+    assert_ne!(
+        watchdog,
+        run.pid().as_raw(),
+        "the command's parent is yaraus"
+    );
+    assert!(
+        is_yaraus(watchdog),
+        "the command's parent is not a yaraus watchdog"
+    );
+
+    kill(Pid::from_raw(watchdog), Signal::SIGKILL).expect("kill -9 the watchdog");
+    assert_eq!(run.wait(), 125, "{}", run.log());
+    assert!(!alive(pid), "the command outlived its watchdog");
+    assert!(!alive(grandchild), "the grandchild outlived yaraus");
+    assert!(
+        run.log().contains("lost the watchdog process"),
+        "{}",
+        run.log()
+    );
+    // Released: the lease ends now (a release sets the expiry to the
+    // server's now; the owner stays recorded, as the Go tool leaves it).
+    let expiry = score(&server, id).expect("the id is in the pool");
+    assert!(
+        expiry <= server_now(&server),
+        "id {id} still leased to {client}: {}",
+        run.log()
+    );
 }

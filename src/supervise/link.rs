@@ -47,6 +47,11 @@ impl Watchdog {
             }
             ForkResult::Parent { child } => {
                 drop(theirs);
+                // Should the watchdog be killed, the command dies with it
+                // (PDEATHSIG) and what the command started is handed to us,
+                // to be stopped before the claim is released.
+                nix::sys::prctl::set_child_subreaper(true)
+                    .map_err(|e| cannot(io::Error::from(e)))?;
                 Ok(Watchdog {
                     pid: child,
                     socket: Socket::Std(ours),
