@@ -1,39 +1,195 @@
-//! One line per event on stderr, timestamped, as the Go yaraus logs.
+//! One line per event on stderr, timestamped, as the Go yaraus logs; and no
+//! log call ever makes its caller wait.
 //!
 //! Logging is a process-wide concern of a command-line tool, so it is a
 //! process-wide switch: `--quiet` turns off everything but errors and warnings
 //! that change what the tool does.
+//!
+//! A write to stderr can wait without end: a pipe to a log shipper that has
+//! stopped reading fills up, and a terminal paused with Ctrl-S takes nothing
+//! more. yaraus runs everything on one runtime thread, and the keeper logs
+//! from that thread when a renewal fails. A write blocked there would hold
+//! back the local deadline and the kill that follows it, and the command
+//! would go on running on a claim that is no longer its own. A lost log line
+//! is the lesser harm, so a caller only formats its line and offers it to a
+//! bounded queue, and a thread of its own writes the queue out. When the
+//! queue is full the line is dropped and counted; the next line that gets in
+//! carries a notice of how many were lost, so the gap shows where it is.
+//!
+//! The writer thread is started by the first line written, not at start-up:
+//! a run that logs nothing (`--quiet`, `completions`) never has one, and
+//! until its first line the process has no thread that logging added.
+//!
+//! `std::process::exit` does not wait for other threads, so the binary calls
+//! [`flush`] before it: with a working stderr the last lines come out, and
+//! with a blocked one the exit is late by a bounded time, not forever.
 
+use std::fmt::Write as _;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::SystemTime;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, SystemTime};
+
+/// Lines waiting for the writer. Enough for a burst of warnings while stderr
+/// is slow, small enough that a stuck stderr holds little memory.
+const CAPACITY: usize = 256;
 
 static QUIET: AtomicBool = AtomicBool::new(false);
+
+static STDERR: OnceLock<Logger> = OnceLock::new();
 
 /// Silences [`info`] for the rest of the process.
 pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, Ordering::Relaxed);
 }
 
-fn line(msg: std::fmt::Arguments<'_>) {
-    let now = humantime::format_rfc3339_millis(SystemTime::now());
-    // stderr is unbuffered, and writeln! on it makes one write(2) per
-    // piece: the line is formatted first and written with one call, which
-    // keeps it whole when several processes share a terminal or a log file.
-    let text = format!("{now} {msg}\n");
-    let _ = std::io::stderr().write_all(text.as_bytes());
-}
-
 /// An event of normal operation; silenced by `--quiet`.
 pub fn info(msg: std::fmt::Arguments<'_>) {
     if !QUIET.load(Ordering::Relaxed) {
-        line(msg);
+        stderr().line(msg);
     }
 }
 
 /// Something the user must see even with `--quiet`.
 pub fn warn(msg: std::fmt::Arguments<'_>) {
-    line(msg);
+    stderr().line(msg);
+}
+
+/// Waits until every line logged so far is written, or `timeout` has passed;
+/// true if they all were. A process that never logged has nothing to wait
+/// for, and no writer thread is started for it.
+pub fn flush(timeout: Duration) -> bool {
+    STDERR.get().is_none_or(|logger| logger.flush(timeout))
+}
+
+/// How many lines were dropped because stderr was not keeping up.
+pub fn dropped() -> u64 {
+    STDERR.get().map_or(0, Logger::dropped)
+}
+
+fn stderr() -> &'static Logger {
+    // Stderr is unbuffered: each line is one write_all of the whole line,
+    // which keeps it whole when processes share a terminal or a log file.
+    STDERR.get_or_init(|| Logger::new(std::io::stderr(), CAPACITY))
+}
+
+/// A bounded queue of lines and the thread that writes them to a sink.
+struct Logger {
+    queue: SyncSender<String>,
+    /// Lines that got into the queue, to know what [`Logger::flush`] waits for.
+    sent: AtomicU64,
+    /// Lines dropped since the last line that got in: the next one says so.
+    gap: AtomicU64,
+    /// Lines dropped in all.
+    dropped: AtomicU64,
+    written: Arc<Written>,
+}
+
+/// How many queued lines the writer has dealt with, for [`Logger::flush`] to
+/// sleep on.
+#[derive(Default)]
+struct Written {
+    count: Mutex<u64>,
+    changed: Condvar,
+}
+
+impl Logger {
+    fn new(sink: impl Write + Send + 'static, capacity: usize) -> Logger {
+        let (queue, lines) = std::sync::mpsc::sync_channel(capacity);
+        let written = Arc::new(Written::default());
+        let progress = Arc::clone(&written);
+        // Without the thread the queue is disconnected and every line is
+        // dropped and counted: the tool works on, only without its log.
+        let _ = std::thread::Builder::new()
+            .name("yaraus-log".into())
+            .spawn(move || write_out(sink, lines, &progress));
+        Logger {
+            queue,
+            sent: AtomicU64::new(0),
+            gap: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            written,
+        }
+    }
+
+    /// Queues one line, or drops it if the queue is full; never waits.
+    fn line(&self, msg: std::fmt::Arguments<'_>) {
+        let now = humantime::format_rfc3339_millis(SystemTime::now());
+        let gap = self.gap.swap(0, Ordering::AcqRel);
+        let mut text = String::new();
+        if gap > 0 {
+            // In the same write as the line, so that nothing comes between
+            // the notice and the place of the gap.
+            notice(&mut text, &now, gap);
+        }
+        let _ = writeln!(text, "{now} {msg}");
+        if !self.offer(text) {
+            self.gap.fetch_add(gap + 1, Ordering::AcqRel);
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn offer(&self, text: String) -> bool {
+        let queued = self.queue.try_send(text).is_ok();
+        if queued {
+            self.sent.fetch_add(1, Ordering::AcqRel);
+        }
+        queued
+    }
+
+    fn flush(&self, timeout: Duration) -> bool {
+        // Lines dropped at the end have no next line to report them: the
+        // notice goes out on its own, if there is room for it.
+        let gap = self.gap.swap(0, Ordering::AcqRel);
+        if gap > 0 {
+            let mut text = String::new();
+            notice(
+                &mut text,
+                &humantime::format_rfc3339_millis(SystemTime::now()),
+                gap,
+            );
+            if !self.offer(text) {
+                self.gap.fetch_add(gap, Ordering::AcqRel);
+            }
+        }
+        let target = self.sent.load(Ordering::Acquire);
+        let count = self
+            .written
+            .count
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (count, _) = self
+            .written
+            .changed
+            .wait_timeout_while(count, timeout, |count| *count < target)
+            .unwrap_or_else(PoisonError::into_inner);
+        *count >= target
+    }
+
+    fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+fn notice(text: &mut String, now: &humantime::Rfc3339Timestamp, gap: u64) {
+    let lines = if gap == 1 { "line" } else { "lines" };
+    let _ = writeln!(
+        text,
+        "{now} ({gap} log {lines} dropped: stderr was not being read)"
+    );
+}
+
+/// The writer thread: one write per queued entry, in order, until the logger
+/// is gone. A failed write is counted as dealt with: there is nobody to tell,
+/// and a flush must not wait for a line that will never be written.
+fn write_out(mut sink: impl Write, lines: Receiver<String>, written: &Written) {
+    for text in lines {
+        let _ = sink.write_all(text.as_bytes());
+        let mut count = written.count.lock().unwrap_or_else(PoisonError::into_inner);
+        *count += 1;
+        written.changed.notify_all();
+    }
 }
 
 #[macro_export]
@@ -44,4 +200,182 @@ macro_rules! info {
 #[macro_export]
 macro_rules! warn {
     ($($t:tt)*) => { $crate::log::warn(format_args!($($t)*)) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::errno::Errno;
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    use std::fs::File;
+    use std::io::Read;
+    use std::os::fd::OwnedFd;
+    use std::sync::mpsc::{self, RecvTimeoutError};
+    use std::thread::{self, JoinHandle};
+
+    /// How long a step may take before the test calls it blocked: far more
+    /// than any of them needs, so that only a real block trips it.
+    const WATCHDOG: Duration = Duration::from_secs(20);
+
+    /// More lines than the pipe and the queue hold together.
+    const FLOOD: usize = 10_000;
+
+    /// What every flooded line carries after its number, so that a line cut
+    /// short or run together with another shows.
+    const PAD: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+    /// A pipe whose write end is already full, as a log shipper's pipe is
+    /// once it stops reading. The filler is whole lines of `#`. Close on exec,
+    /// because other tests of the crate start processes that would otherwise
+    /// keep the write end open and the reader from ever seeing its end.
+    fn full_pipe() -> (OwnedFd, File) {
+        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        fcntl(&write, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).unwrap();
+        // No larger than PIPE_BUF, so that a write goes in whole or not at all.
+        let mut filler = vec![b'#'; 4096];
+        filler[4095] = b'\n';
+        loop {
+            match nix::unistd::write(&write, &filler) {
+                Ok(n) => assert_eq!(n, filler.len()),
+                Err(Errno::EAGAIN) => break,
+                Err(e) => panic!("filling the pipe: {e}"),
+            }
+        }
+        fcntl(&write, FcntlArg::F_SETFL(OFlag::empty())).unwrap();
+        (read, File::from(write))
+    }
+
+    /// Runs `f` on a thread of its own and fails the test if it has not
+    /// returned within [`WATCHDOG`], instead of hanging with it.
+    fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (done, finished) = mpsc::channel();
+        thread::spawn(move || {
+            let _ = done.send(f());
+        });
+        match finished.recv_timeout(WATCHDOG) {
+            Ok(value) => value,
+            Err(RecvTimeoutError::Timeout) => panic!("{what} blocked"),
+            Err(RecvTimeoutError::Disconnected) => panic!("{what} panicked"),
+        }
+    }
+
+    /// Logs [`FLOOD`] lines, numbered, the way `warn!` does.
+    fn flood(logger: &Arc<Logger>) {
+        let logger = Arc::clone(logger);
+        within("logging to a full pipe", move || {
+            for i in 0..FLOOD {
+                logger.line(format_args!("line {i} {PAD}"));
+            }
+        });
+    }
+
+    /// [`Logger::flush`], failing the test if it overstays its own timeout.
+    fn flush(logger: &Arc<Logger>, timeout: Duration) -> bool {
+        let logger = Arc::clone(logger);
+        within("flushing", move || logger.flush(timeout))
+    }
+
+    /// Reads the pipe to its end on a thread of its own.
+    fn drain(read: OwnedFd) -> JoinHandle<String> {
+        thread::spawn(move || {
+            let mut out = String::new();
+            File::from(read).read_to_string(&mut out).unwrap();
+            out
+        })
+    }
+
+    /// The message of each line, the filler left out; panics on a line that
+    /// does not start with a timestamp.
+    fn messages(out: &str) -> Vec<&str> {
+        out.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| {
+                let (stamp, message) = l.split_once(' ').unwrap();
+                assert!(
+                    humantime::parse_rfc3339(stamp).is_ok(),
+                    "no timestamp: {l:?}"
+                );
+                message
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_full_pipe_never_blocks_the_caller_and_lines_are_dropped_and_counted() {
+        let (read, write) = full_pipe();
+        let logger = Arc::new(Logger::new(write, CAPACITY));
+        flood(&logger);
+        assert!(logger.dropped() > 0, "nothing dropped");
+        // The writer is still stuck in its write; closing the read end ends
+        // it with EPIPE.
+        drop(read);
+    }
+
+    #[test]
+    fn once_drained_the_loss_is_told_where_it_happened_and_lines_are_whole_and_in_order() {
+        let (read, write) = full_pipe();
+        let logger = Arc::new(Logger::new(write, CAPACITY));
+        flood(&logger);
+        let reader = drain(read);
+        assert!(
+            flush(&logger, WATCHDOG / 2),
+            "the drained pipe was not written"
+        );
+        logger.line(format_args!("after the drain"));
+        let dropped = logger.dropped();
+        drop(logger);
+        let out = reader.join().unwrap();
+        let messages = messages(&out);
+
+        // Every line that got in, whole and in its place, and a notice for
+        // every run of lines lost, where they would have been: when the
+        // writer is scheduled late, it makes room for one more line after
+        // some were already lost, so there may be more than one run.
+        let (after, flooded) = messages.split_last().unwrap();
+        assert_eq!(*after, "after the drain");
+        let mut next = 0;
+        let mut told = 0;
+        for message in flooded {
+            if let Some(lost) = message
+                .strip_prefix('(')
+                .and_then(|m| m.strip_suffix(" log lines dropped: stderr was not being read)"))
+            {
+                let lost: u64 = lost.parse().unwrap();
+                next += lost;
+                told += lost;
+            } else {
+                assert_eq!(*message, format!("line {next} {PAD}"), "{messages:?}");
+                next += 1;
+            }
+        }
+        assert_eq!(next, FLOOD as u64, "{messages:?}");
+        assert!(dropped > 0);
+        assert_eq!(told, dropped);
+        // The last lines of the flood were lost: the next line says so first.
+        assert!(
+            flooded
+                .last()
+                .unwrap()
+                .ends_with("dropped: stderr was not being read)")
+        );
+    }
+
+    #[test]
+    fn flush_fails_while_the_pipe_is_blocked_and_succeeds_once_drained() {
+        let (read, write) = full_pipe();
+        let logger = Arc::new(Logger::new(write, CAPACITY));
+        let last_words = Arc::clone(&logger);
+        within("logging to a full pipe", move || {
+            last_words.line(format_args!("the last words"));
+        });
+        assert!(
+            !flush(&logger, Duration::from_millis(100)),
+            "flushed into a full pipe"
+        );
+        let reader = drain(read);
+        assert!(flush(&logger, WATCHDOG / 2), "not flushed once drained");
+        drop(logger);
+        let out = reader.join().unwrap();
+        assert_eq!(messages(&out), ["the last words"]);
+    }
 }

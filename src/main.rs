@@ -1,8 +1,13 @@
 //! The `yaraus` binary: parse, dispatch, turn an error into an exit status.
 
 use clap::Parser;
+use std::time::Duration;
 use yaraus::cli::Cli;
 use yaraus::error::EXIT_USAGE;
+
+/// How long the exit waits for queued log lines: long enough for a working
+/// stderr, short enough that a blocked one costs only a late exit.
+const EXIT_FLUSH: Duration = Duration::from_secs(1);
 
 fn main() {
     let cli = match Cli::try_parse() {
@@ -64,11 +69,15 @@ fn main() {
     let code = match runtime.block_on(yaraus::commands::execute(cli, watchdog)) {
         Ok(code) => code,
         Err(e) => {
+            // The lines still queued come first, so that the error is last.
+            yaraus::log::flush(EXIT_FLUSH);
             eprintln!("yaraus: {e}");
             e.exit_code()
         }
     };
     // Leave pending tasks (a stopped keeper's socket) behind without waiting.
     runtime.shutdown_background();
+    // exit does not wait for the log's writer thread.
+    yaraus::log::flush(EXIT_FLUSH);
     std::process::exit(code);
 }

@@ -52,14 +52,6 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog
         require_fsync: !args.no_fsync_check,
     };
     let mut locker = Locker::new(&targets, &args.name, options)?;
-    // Checked before any server is asked anything: bad input changes nothing.
-    let kill_after = kill_after_within(
-        args.kill_after,
-        args.ttl.saturating_sub(drift(args.ttl)),
-        extend_every(args.ttl),
-        true,
-        "--ttl",
-    )?;
     let (n, m) = (locker.masters(), locker.majority());
     if n > 1 {
         let even = if n % 2 == 0 {
@@ -87,6 +79,15 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog
         Mode::Release(token) => release(&mut locker, &token).await,
         Mode::Acquire => acquire(&mut locker, wait, args.format).await,
         Mode::Wrap(argv) => {
+            // Checked before any server is asked anything: bad input
+            // changes nothing.
+            let kill_after = kill_after_within(
+                args.kill_after,
+                args.ttl.saturating_sub(drift(args.ttl)),
+                extend_every(args.ttl),
+                true,
+                "--ttl",
+            )?;
             let watchdog = watchdog.ok_or_else(|| {
                 Error::State("running a command needs the watchdog process".into())
             })?;
@@ -100,7 +101,9 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog
     };
     match outcome {
         Err(Error::Exhausted(message)) => {
-            // One line, as the binary prints every error, with our own code.
+            // One line, as the binary prints every error, with our own code;
+            // after the lines still queued, as the binary does.
+            crate::log::flush(Duration::from_secs(1));
             eprintln!("yaraus: {message}");
             Ok(conflict_code)
         }

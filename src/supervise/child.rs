@@ -203,6 +203,10 @@ impl Child {
             return self.continued(&expired).await;
         }
         crate::info!("the command was stopped by {sig}; stopping too");
+        // The stop stops the log's writer thread too: the line goes out
+        // first, unless the terminal is itself paused, which must not keep
+        // yaraus from following its command.
+        crate::log::flush(Duration::from_millis(100));
         terminal.take_back_from(self.pid);
         self.order(Order::Suspend).await?;
         let own = match sig {
