@@ -320,11 +320,7 @@ fn main() {
     drop(cmds);
     let flock_p50 = figures[0].0.as_secs_f64();
     let target = |name: &str| -> &str {
-        if name.contains("run --delay") {
-            "target ≤ 2x"
-        } else if name.contains("1 master") {
-            "target ≤ 1.5x"
-        } else if name.contains("3 masters") {
+        if name.contains("run --delay") || name.contains("lock NAME") {
             "target ≤ 2x"
         } else {
             ""

@@ -56,6 +56,14 @@ pub fn warn(msg: std::fmt::Arguments<'_>) {
     stderr().line(msg);
 }
 
+/// The final error, `yaraus: …` without a timestamp (the one-line contract
+/// of every failure), queued like any line and then flushed within
+/// `timeout`: a blocked stderr delays the exit by that much, never forever.
+pub fn final_error(msg: std::fmt::Arguments<'_>, timeout: Duration) {
+    stderr().raw(format!("yaraus: {msg}\n"));
+    flush(timeout);
+}
+
 /// Waits until every line logged so far is written, or `timeout` has passed;
 /// true if they all were. A process that never logged has nothing to wait
 /// for, and no writer thread is started for it.
@@ -126,6 +134,14 @@ impl Logger {
         let _ = writeln!(text, "{now} {msg}");
         if !self.offer(text) {
             self.gap.fetch_add(gap + 1, Ordering::AcqRel);
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Queues `text` as it is (no timestamp), or drops and counts it.
+    fn raw(&self, text: String) {
+        if !self.offer(text) {
+            self.gap.fetch_add(1, Ordering::AcqRel);
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }

@@ -69,9 +69,9 @@ fn main() {
     let code = match runtime.block_on(yaraus::commands::execute(cli, watchdog)) {
         Ok(code) => code,
         Err(e) => {
-            // The lines still queued come first, so that the error is last.
-            yaraus::log::flush(EXIT_FLUSH);
-            eprintln!("yaraus: {e}");
+            // Queued after the lines still waiting, so that it comes last;
+            // through the queue, so that a blocked stderr cannot hang the exit.
+            yaraus::log::final_error(format_args!("{e}"), EXIT_FLUSH);
             e.exit_code()
         }
     };

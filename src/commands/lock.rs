@@ -101,10 +101,8 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog
     };
     match outcome {
         Err(Error::Exhausted(message)) => {
-            // One line, as the binary prints every error, with our own code;
-            // after the lines still queued, as the binary does.
-            crate::log::flush(Duration::from_secs(1));
-            eprintln!("yaraus: {message}");
+            // One line, as the binary prints every error, with our own code.
+            crate::log::final_error(format_args!("{message}"), Duration::from_secs(1));
             Ok(conflict_code)
         }
         other => other,
