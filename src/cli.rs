@@ -101,7 +101,7 @@ const RUN_ABOUT: &str = "Lease a worker id, wait --delay so that a previous hold
 stopped, then run COMMAND with every occurrence of the placeholder in its arguments replaced \
 by the id (also exported as YARAUS_WORKER_ID, with YARAUS_CLIENT_ID). The lease is renewed \
 every --interval. If it is lost, COMMAND and everything it started get SIGTERM, then SIGKILL \
-after --kill-after; if it cannot be renewed, they get SIGTERM --kill-after before it would run \
+after --kill-after (or when the lease would have run out, if sooner); if it cannot be renewed, they get SIGTERM --kill-after before it would run \
 out and SIGKILL when it does, so nothing of COMMAND runs past the lease, even if yaraus itself \
 is killed, frozen or blocked (a watchdog process enforces it). yaraus then exits 124. The id \
 is released when COMMAND and everything it started have ended.\n\n\
@@ -217,7 +217,7 @@ COMMAND gets a fencing token in YARAUS_FENCING_TOKEN (and in place of the --repl
 its arguments): a number greater than any handed out before for NAME, for the resource to refuse \
 writes from an older holder. The lock is extended every ttl/3. If it is lost (its token is gone \
 from a majority of the masters), COMMAND and everything it started get SIGTERM, then SIGKILL \
-after --kill-after; if it cannot be extended, they get SIGTERM --kill-after before it would \
+after --kill-after (or when the lock would have run out, if sooner); if it cannot be extended, they get SIGTERM --kill-after before it would \
 run out and SIGKILL when it does, so nothing of COMMAND runs past the lock, even if yaraus \
 itself is killed, frozen or blocked (a watchdog process enforces it). yaraus then exits 124.\n\n\
 For scripts that cannot wrap a command, --acquire takes the lock and prints its token, and \
