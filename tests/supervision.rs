@@ -160,19 +160,25 @@ fn lock_expiry(server: &RedisServer, key: &str) -> f64 {
 // ===========================================================================
 
 /// The child leaves two sleeps in its group; yaraus leads a group of its
-/// own, which is SIGKILLed as a whole. Returns the pids of the sleeps.
-fn kill_the_group_of_yaraus(mut cmd: Command, scratch: &Scratch) -> (i32, i32, KillOnDrop) {
+/// own, which is SIGKILLed as a whole. Both sleeps must die with it.
+fn kill_the_group_of_yaraus(mut cmd: Command, scratch: &Scratch, what: &str) {
     cmd.process_group(0);
     let mut run = Run::spawn(cmd, scratch);
     let a = read_pid(scratch, "a");
     let b = read_pid(scratch, "b");
-    let leftovers = KillOnDrop(vec![a, b]);
+    let _leftovers = KillOnDrop(vec![a, b]);
     assert!(alive(a) && alive(b));
     assert!(!run.exited(), "{}", run.log());
 
     killpg(run.pid(), Signal::SIGKILL).expect("kill -9 the group of yaraus");
     wait_until("yaraus to die", EVENT, || run.exited());
-    (a, b, leftovers)
+    for (sleep, pid) in [("sleep 1001", a), ("sleep 1002", b)] {
+        wait_until(
+            &format!("{sleep} (pid {pid}) to die with the process group of {what}"),
+            EVENT,
+            || !alive(pid),
+        );
+    }
 }
 
 const TWO_SLEEPS: &str = r#"sleep 1001 & echo $! > "$D/a"; sleep 1002 & echo $! > "$D/b"; wait"#;
@@ -188,17 +194,7 @@ fn killing_yaraus_process_group_kills_the_grandchildren_too() {
         &timings("30s", "300ms"),
         &["sh", "-c", TWO_SLEEPS],
     );
-    let (a, b, _leftovers) = kill_the_group_of_yaraus(cmd, &scratch);
-    wait_until(
-        &format!("sleep 1001 (pid {a}) to die with the process group of yaraus run"),
-        EVENT,
-        || !alive(a),
-    );
-    wait_until(
-        &format!("sleep 1002 (pid {b}) to die with the process group of yaraus run"),
-        EVENT,
-        || !alive(b),
-    );
+    kill_the_group_of_yaraus(cmd, &scratch, "yaraus run");
 }
 
 #[test]
@@ -212,17 +208,7 @@ fn killing_yaraus_lock_process_group_kills_the_grandchildren_too() {
         &["--ttl", "30s", "--kill-after", "300ms"],
         &["sh", "-c", TWO_SLEEPS],
     );
-    let (a, b, _leftovers) = kill_the_group_of_yaraus(cmd, &scratch);
-    wait_until(
-        &format!("sleep 1001 (pid {a}) to die with the process group of yaraus lock"),
-        EVENT,
-        || !alive(a),
-    );
-    wait_until(
-        &format!("sleep 1002 (pid {b}) to die with the process group of yaraus lock"),
-        EVENT,
-        || !alive(b),
-    );
+    kill_the_group_of_yaraus(cmd, &scratch, "yaraus lock");
 }
 
 // ===========================================================================
