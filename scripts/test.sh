@@ -36,5 +36,7 @@ step "cargo test --lib --bins --tests $*"
 cargo test --lib --bins --tests "$@"
 step "cargo test --doc"
 cargo test --doc
+step "cargo doc --no-deps (warnings denied: broken intra-doc links fail)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
 step "all checks passed"

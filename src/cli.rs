@@ -55,6 +55,9 @@ impl Cli {
 }
 
 /// Options every subcommand understands.
+// The doc comments of fields are the `--help` text, where `[user:password@]`
+// is usage notation, not an intra-doc link.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Args, Debug, Clone)]
 pub struct GlobalArgs {
     /// Redis URL: redis://[user:password@]host[:port][/db], rediss:// (TLS),
@@ -396,6 +399,33 @@ mod tests {
     #[test]
     fn definitions_are_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// The exit-status tables of `--help` and the man pages name every code
+    /// that `error.rs` defines, each on a line of its own.
+    #[test]
+    fn the_exit_status_tables_name_every_code_of_error_rs() {
+        use crate::error::*;
+        let codes = [
+            EXIT_USAGE,
+            EXIT_UNAVAILABLE,
+            EXIT_TEMPFAIL,
+            EXIT_LOST,
+            EXIT_SOFTWARE,
+            EXIT_CANNOT_EXECUTE,
+            EXIT_NOT_FOUND,
+        ];
+        for (name, table) in [
+            ("EXIT_STATUS", EXIT_STATUS),
+            ("LOCK_EXIT_STATUS", LOCK_EXIT_STATUS),
+        ] {
+            for code in codes {
+                let listed = table
+                    .lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{code} ")));
+                assert!(listed, "{name} does not list exit status {code}:\n{table}");
+            }
+        }
     }
 
     #[test]

@@ -157,7 +157,7 @@ pub struct Quorum {
 impl Quorum {
     /// A quorum over `targets`. Each request to a node is bounded by
     /// `request_timeout` (dialing is bounded by it too). `require_durable`:
-    /// [`Node::ensure_durable`] checks each node once; otherwise it does
+    /// [`Node::prepare`] checks each node once; otherwise it does
     /// nothing. Nothing is dialed yet.
     pub fn new(
         targets: &[Target],

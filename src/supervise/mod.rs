@@ -9,7 +9,7 @@
 //! * [`keeper`]: renews the claim and knows its deadline, measured on
 //!   [`clock`] (`CLOCK_BOOTTIME`: it keeps counting through a suspend);
 //!   gives up `--kill-after` before the deadline.
-//! * [`watchdog`]: a small process of its own, forked first thing, parent
+//! * `watchdog.rs`: a small process of its own, forked first thing, parent
 //!   and subreaper of the command. It enforces the deadline by itself
 //!   (SIGTERM at deadline − kill-after, SIGKILL at the deadline) and kills
 //!   the whole tree the moment yaraus dies; a frozen or blocked yaraus does
@@ -19,9 +19,9 @@
 //! * [`child`] and [`terminal`]: the command as yaraus sees it — signals
 //!   forwarded, terminal handed over, job control (Ctrl-Z, `fg`) that looks
 //!   at the claim before continuing, exit status as a shell reports it.
-//! * [`hold`]: the loop that ties them together and releases the claim last.
+//! * [`hold`](mod@hold): the loop that ties them together and releases the claim last.
 //! * [`signals`]: the signals yaraus forwards, caught from the start.
-//! * [`sys`]: the only unsafe code (fork, pre-exec, signal dispositions).
+//! * `sys.rs`: the only unsafe code (fork, pre-exec, signal dispositions).
 //!
 //! Logging never blocks any of this: [`crate::log`] drops rather than waits.
 
