@@ -6,10 +6,9 @@
 //! input (one stderr line, the documented code, Redis unchanged).
 
 mod common;
-mod lock_common;
 
+use common::lock::*;
 use common::{RedisServer, wait_until};
-use lock_common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::collections::HashMap;

@@ -4,10 +4,9 @@
 //! three masters with two down, where nobody may hold the lock.
 
 mod common;
-mod lock_common;
 
+use common::lock::*;
 use common::{RedisServer, wait_until};
-use lock_common::*;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 

@@ -4,10 +4,9 @@
 //! sequence), in the order the lock was actually held.
 
 mod common;
-mod lock_common;
 
 use common::RedisServer;
-use lock_common::*;
+use common::lock::*;
 use std::path::Path;
 use std::process::{Child, Stdio};
 

@@ -3,10 +3,9 @@
 //! minority down) and the in-process benchmark hook.
 
 mod common;
-mod lock_common;
 
 use common::RedisServer;
-use lock_common::masters;
+use common::lock::masters;
 use std::time::Duration;
 use tokio::time::Instant;
 use yaraus::error::Error;

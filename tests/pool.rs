@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
+use common::pool::{enc, server_now};
 use common::{Output, RedisServer, wait_until};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -96,20 +97,6 @@ impl Drop for Spawned {
             let _ = child.wait();
         }
     }
-}
-
-/// The pool member name of id `n`: a letter for the digit count, then the
-/// digits (`A7`, `B42`, `D1023`) — written out here independently of the code
-/// under test.
-fn enc(n: u64) -> String {
-    let digits = n.to_string();
-    format!("{}{digits}", (b'A' + digits.len() as u8 - 1) as char)
-}
-
-/// The server's clock, in seconds.
-fn server_now(s: &RedisServer) -> f64 {
-    let (secs, micros): (u64, u64) = s.query(&["TIME"]);
-    secs as f64 + micros as f64 / 1e6
 }
 
 /// The server's clock, whole seconds (rounded down).

@@ -8,6 +8,7 @@
 //! allowance.
 #![allow(dead_code)]
 
+pub mod lock;
 pub mod pool;
 pub mod process;
 pub mod pty;
@@ -186,7 +187,7 @@ impl RedisServer {
             }
         }
         args.extend(self.args.iter().cloned());
-        let _ = writeln!(log, "=== harness: redis-server {}", shell_words(&args));
+        let _ = writeln!(log, "=== harness: redis-server {}", pty::shell_words(&args));
         let mut cmd = Command::new("redis-server");
         cmd.args(&args)
             .process_group(0)
@@ -689,19 +690,6 @@ fn percent_encode(s: &str) -> String {
         }
     }
     out
-}
-
-fn shell_words(args: &[String]) -> String {
-    args.iter()
-        .map(|a| {
-            if a.is_empty() || a.contains(' ') {
-                format!("{a:?}")
-            } else {
-                a.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 fn missing_redis_message() -> String {

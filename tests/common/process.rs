@@ -263,11 +263,21 @@ pub fn live_members(pgid: i32) -> Vec<i32> {
 
 /// The pid a child wrote to `name` in the scratch directory, once it is there.
 pub fn read_pid(scratch: &Scratch, name: &str) -> i32 {
-    scratch
-        .wait_line(name)
-        .trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("{name} holds no pid"))
+    read_pid_file(&scratch.path(name))
+}
+
+/// The pid a child wrote to the file `path`, once a whole line is there.
+pub fn read_pid_file(path: &Path) -> i32 {
+    let mut pid = 0;
+    wait_until(&format!("{} to hold a pid", path.display()), EVENT, || {
+        pid = fs::read_to_string(path)
+            .ok()
+            .filter(|s| s.ends_with('\n'))
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+        pid > 0
+    });
+    pid
 }
 
 /// Whether `pid` runs the yaraus binary under test (by its executable, or

@@ -30,9 +30,9 @@ pub fn bash_available() -> bool {
 }
 
 /// `args` as one shell command line.
-pub fn shell_words(args: &[&str]) -> String {
+pub fn shell_words<S: AsRef<str>>(args: &[S]) -> String {
     args.iter()
-        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .map(|a| format!("'{}'", a.as_ref().replace('\'', r"'\''")))
         .collect::<Vec<_>>()
         .join(" ")
 }

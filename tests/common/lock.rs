@@ -6,7 +6,11 @@
 //! can observe (a process ending, a file growing, a key appearing).
 #![allow(dead_code)]
 
-use crate::common::{RedisServer, ServerOptions, wait_until, yaraus};
+// Re-exported for the lock tests, which glob-import this module; unused in
+// the other test crates that compile tests/common.
+#[allow(unused_imports)]
+pub use super::process::{alive, read_pid_file as read_pid};
+use super::{RedisServer, ServerOptions, wait_until, yaraus};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
@@ -106,34 +110,6 @@ pub fn get(server: &RedisServer, key: &str) -> Option<String> {
         .try_query::<Option<String>>(&["GET", key])
         .ok()
         .flatten()
-}
-
-/// True while `pid` exists and is not a zombie.
-pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        Ok(stat) => stat
-            .rfind(')')
-            .and_then(|i| stat[i + 1..].trim_start().chars().next())
-            .is_some_and(|state| state != 'Z'),
-    }
-}
-
-/// A pid a child wrote to `path`, once it is there.
-pub fn read_pid(path: &Path) -> i32 {
-    let mut pid = 0;
-    wait_until(
-        &format!("{} to hold a pid", path.display()),
-        PROCESS_TIMEOUT,
-        || {
-            pid = std::fs::read_to_string(path)
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-                .unwrap_or(0);
-            pid > 0
-        },
-    );
-    pid
 }
 
 /// Lines of a file that children append to (empty when it does not exist).
