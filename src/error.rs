@@ -52,6 +52,8 @@ pub enum Error {
     Interrupted(i32),
     /// Anything else Redis said that we did not expect.
     Redis(String),
+    /// The output could not be written (stdout closed) or encoded.
+    Output(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -64,7 +66,7 @@ impl Error {
             Error::Unavailable(_) => EXIT_UNAVAILABLE,
             Error::Exhausted(_) => EXIT_TEMPFAIL,
             Error::Lost(_) => EXIT_LOST,
-            Error::State(_) | Error::Redis(_) => EXIT_SOFTWARE,
+            Error::State(_) | Error::Redis(_) | Error::Output(_) => EXIT_SOFTWARE,
             Error::Exec(code, _) => *code,
             Error::Interrupted(sig) => 128 + sig,
         }
@@ -85,7 +87,8 @@ impl fmt::Display for Error {
             | Error::Lost(m)
             | Error::State(m)
             | Error::Exec(_, m)
-            | Error::Redis(m) => f.write_str(m),
+            | Error::Redis(m)
+            | Error::Output(m) => f.write_str(m),
             Error::Interrupted(sig) => write!(f, "interrupted by signal {sig}"),
         }
     }

@@ -277,7 +277,7 @@ async fn acquire(
                 + "\n"
         }
     };
-    write_stdout(&text)?;
+    super::write_stdout(text.as_bytes())?;
     crate::info!(
         "{}: acquired on {} of {} masters; fencing token {}; held for {} unless extended \
          (yaraus lock --extend) or released (yaraus lock --release)",
@@ -342,8 +342,8 @@ async fn release(locker: &mut Locker, token: &Token) -> Result<i32> {
 /// `--info`: JSON on stdout; 69 when fewer than a majority answered.
 async fn info(locker: &mut Locker) -> Result<i32> {
     let info = locker.inspect().await;
-    let text = serde_json::to_string_pretty(&info).map_err(|e| Error::Redis(e.to_string()))?;
-    write_stdout(&(text + "\n"))?;
+    let text = serde_json::to_string_pretty(&info).map_err(|e| Error::Output(e.to_string()))?;
+    super::write_stdout((text + "\n").as_bytes())?;
     if info.answered < info.majority {
         let problems: Vec<String> = info.nodes.iter().filter_map(|n| n.error.clone()).collect();
         return Err(Error::Unavailable(format!(
@@ -354,14 +354,6 @@ async fn info(locker: &mut Locker) -> Result<i32> {
         )));
     }
     Ok(0)
-}
-
-fn write_stdout(text: &str) -> Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| Error::State(format!("cannot write to stdout: {e}")))
 }
 
 /// A word the shell reads back as `s`: as is when it is plainly safe,

@@ -36,6 +36,36 @@ pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
     }
 }
 
+/// Writes `bytes` to stdout and flushes it.
+pub(crate) fn write_stdout(bytes: &[u8]) -> Result<()> {
+    write_raw(bytes).map_err(stdout_error)
+}
+
+/// The same, for output a reader may stop reading early (`yaraus list |
+/// head`): a closed pipe is not an error there.
+pub(crate) fn write_stdout_unless_closed(bytes: &[u8]) -> Result<()> {
+    write_raw(bytes).or_else(unless_closed)
+}
+
+fn write_raw(bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes).and_then(|()| out.flush())
+}
+
+/// A failed write to stdout, unless the reader just went away.
+pub(crate) fn unless_closed(e: std::io::Error) -> Result<()> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Ok(())
+    } else {
+        Err(stdout_error(e))
+    }
+}
+
+fn stdout_error(e: std::io::Error) -> Error {
+    Error::Output(format!("cannot write to stdout: {e}"))
+}
+
 /// The parsed `--redis` URLs, in order.
 pub fn targets(global: &GlobalArgs) -> Result<Vec<Target>> {
     global.redis.iter().map(|u| Target::parse(u)).collect()

@@ -1,6 +1,6 @@
 //! `init`, `stats` and `list`: the one-shot companions of `run`.
 
-use super::PoolContext;
+use super::{PoolContext, unless_closed, write_stdout_unless_closed};
 use crate::cli::{InitArgs, ListArgs, ListFormat, StatsArgs, StatsFormat};
 use crate::error::{Error, Result};
 use crate::lease::{self, InitOutcome, ListEntry, Stats};
@@ -38,11 +38,11 @@ pub async fn stats(ctx: &PoolContext, args: StatsArgs) -> Result<i32> {
     let stats = lease::stats(&mut store, &ctx.keys).await?;
     let text = match args.format {
         StatsFormat::Json => {
-            serde_json::to_string_pretty(&stats).map_err(|e| Error::Redis(e.to_string()))? + "\n"
+            serde_json::to_string_pretty(&stats).map_err(|e| Error::Output(e.to_string()))? + "\n"
         }
         StatsFormat::Prometheus => prometheus(&stats, &ctx.keys.ids),
     };
-    write_out(text.as_bytes())?;
+    write_stdout_unless_closed(text.as_bytes())?;
     Ok(0)
 }
 
@@ -131,21 +131,6 @@ pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {
     };
     out.write_all(tail.as_bytes())
         .and_then(|_| out.flush())
-        .or_else(ignore_broken_pipe)?;
+        .or_else(unless_closed)?;
     Ok(0)
-}
-
-fn write_out(bytes: &[u8]) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(bytes)
-        .and_then(|_| out.flush())
-        .or_else(ignore_broken_pipe)
-}
-
-fn ignore_broken_pipe(e: std::io::Error) -> Result<()> {
-    if e.kind() == std::io::ErrorKind::BrokenPipe {
-        Ok(())
-    } else {
-        Err(Error::Redis(format!("cannot write to stdout: {e}")))
-    }
 }

@@ -21,9 +21,11 @@
 
 mod init;
 mod report;
+mod timing;
 
 pub use init::{InitOutcome, MAX_POOL_SIZE, init, validate_range};
 pub use report::{ListEntry, Stats, list, stats};
+pub use timing::{Requested, Timing};
 
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};

@@ -132,11 +132,16 @@ mod tests {
         .unwrap();
         let me = nix::unistd::getpid();
         let sh_pid = Pid::from_raw(sh.id() as i32);
-        // setsid forks when it leads a group already; wait for the tree to settle.
+        // Until `setsid` has run, both sleeps-to-be are in sh's group: wait
+        // (boundedly) for one inside it and one outside.
+        let settled = |below: &[Process]| {
+            let live: Vec<_> = below.iter().filter(|p| p.alive).collect();
+            live.iter().any(|p| p.group == sh_pid) && live.iter().any(|p| p.group != sh_pid)
+        };
         let mut below = Vec::new();
         for _ in 0..500 {
             below = descendants(sh_pid);
-            if below.iter().filter(|p| p.alive).count() >= 2 {
+            if settled(&below) {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
