@@ -1,0 +1,136 @@
+//! Signals and exit statuses.
+
+use super::*;
+
+#[test]
+fn child_killed_by_a_signal_exits_128_plus_n() {
+    let server = RedisServer::start();
+    init_pool(&server, 1, 2);
+    let url = server.url_ns(NS);
+    let scratch = Scratch::new();
+    for (sig, n) in [("TERM", 15), ("KILL", 9), ("USR1", 10), ("SEGV", 11)] {
+        let (code, run) = run_to_end(
+            &url,
+            &scratch,
+            FAST,
+            &["sh", "-c", &format!("kill -{sig} $$; sleep 5")],
+        );
+        assert_eq!(code, 128 + n, "SIG{sig}: {}", run.log());
+        let (client, id) = run.lease().unwrap();
+        assert_released(&server, id, &client);
+    }
+}
+
+#[test]
+fn forwarded_signals_reach_the_child_once_and_it_decides_the_exit_status() {
+    let server = RedisServer::start();
+    init_pool(&server, 1, 2);
+    let scratch = Scratch::new();
+    let child = scratch.script(
+        "child.sh",
+        r#"for s in INT TERM HUP QUIT USR1 USR2; do
+  trap "echo $s >> \"\$D/got\"" $s
+done
+echo $$ > "$D/pid"
+while [ ! -e "$D/stop" ]; do sleep 0.05; done
+exit 7
+"#,
+    );
+    let mut run = Run::start(&server.url_ns(NS), &scratch, FAST, &["sh", &child]);
+    read_pid(&scratch, "pid");
+    let sigs = [
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
+        Signal::SIGUSR1,
+        Signal::SIGUSR2,
+    ];
+    for (i, sig) in sigs.iter().enumerate() {
+        run.signal(*sig);
+        scratch.wait_lines("got", i + 1);
+    }
+    scratch.touch("stop");
+    assert_eq!(run.wait(), 7, "{}", run.log());
+    // Each one arrived once, in order, and none stopped yaraus.
+    assert_eq!(
+        scratch.lines("got"),
+        ["INT", "TERM", "HUP", "QUIT", "USR1", "USR2"]
+    );
+    let (client, id) = run.lease().unwrap();
+    assert_released(&server, id, &client);
+}
+
+#[test]
+fn forwarded_signals_that_kill_the_child_give_128_plus_n() {
+    let server = RedisServer::start();
+    init_pool(&server, 1, 2);
+    let url = server.url_ns(NS);
+    let scratch = Scratch::new();
+    let child = scratch.script("child.sh", "echo $$ > \"$D/pid.$1\"\nexec sleep 1000\n");
+    for sig in [
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
+        Signal::SIGUSR1,
+        Signal::SIGUSR2,
+    ] {
+        let name = sig.as_str();
+        let mut run = Run::start(&url, &scratch, FAST, &["sh", &child, name]);
+        let pid = read_pid(&scratch, &format!("pid.{name}"));
+        run.signal(sig);
+        assert_eq!(run.wait(), 128 + sig as i32, "{name}: {}", run.log());
+        assert!(!alive(pid));
+        let (client, id) = run.lease().unwrap();
+        assert_released(&server, id, &client);
+    }
+}
+
+#[test]
+fn signal_while_waiting_for_an_id_exits_128_plus_n_and_leaves_ids_unchanged() {
+    let server = RedisServer::start();
+    init_pool(&server, 1, 1);
+    hold_by_hand(&server, 1, "other", 3600.0);
+    let url = server.url_ns(NS);
+    let scratch = Scratch::new();
+    for sig in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        let before = pool_keys(&server);
+        let mut run = Run::start(&url, &scratch, FAST, &["touch", &scratch.arg("ran")]);
+        run.wait_log("retrying in");
+        run.signal(sig);
+        assert_eq!(run.wait(), 128 + sig as i32, "{}", run.log());
+        assert_eq!(pool_keys(&server), before);
+        assert!(!scratch.exists("ran"));
+        assert!(run.lease().is_none());
+    }
+}
+
+#[test]
+fn signal_during_the_delay_releases_the_id_and_never_starts_the_child() {
+    let server = RedisServer::start();
+    init_pool(&server, 1, 1);
+    let scratch = Scratch::new();
+    let mut run = Run::start(
+        &server.url_ns(NS),
+        &scratch,
+        &[
+            "--interval",
+            "100ms",
+            "--expire",
+            "1s",
+            "--kill-after",
+            "300ms",
+            "--delay",
+            "1m",
+        ],
+        &["touch", &scratch.arg("ran")],
+    );
+    run.wait_log("sleep 1m");
+    let (client, id) = run.lease().unwrap();
+    assert_leased_to(&server, id, &client);
+    run.signal(Signal::SIGTERM);
+    assert_eq!(run.wait(), 143, "{}", run.log());
+    assert_released(&server, id, &client);
+    assert!(!scratch.exists("ran"));
+}
