@@ -19,6 +19,8 @@
 //! Figures go to stdout as Markdown tables. Nothing here is asserted: speed
 //! is reported, never tested.
 
+mod cycles;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -399,7 +401,7 @@ fn main() {
     let cycles_on = |urls: &[String], require_fsync: bool| {
         let mut options = options.clone();
         options.require_fsync = require_fsync;
-        yaraus::lock::acquire_release_cycles_blocking(urls, "bench-cycles", cycles as u64, options)
+        cycles::acquire_release_cycles_blocking(urls, "bench-cycles", cycles as u64, options)
             .expect("lock cycles")
     };
     let reports = [

@@ -9,7 +9,7 @@ use common::lock::masters;
 use std::time::Duration;
 use tokio::time::Instant;
 use yaraus::error::Error;
-use yaraus::lock::{LockOptions, acquire_release_cycles};
+use yaraus::lock::{Attempt, LockOptions, Locker, Token};
 use yaraus::seq::{MajoritySequence, Quorum};
 use yaraus::store::Target;
 
@@ -127,23 +127,32 @@ fn sequence_moves_on_with_a_minority_down_and_stops_without_a_majority() {
 }
 
 #[test]
-fn benchmark_hook_runs_cycles_on_one_and_three_masters() {
+fn two_hundred_acquire_release_cycles_leave_nothing_behind_on_one_and_three_masters() {
     let one = masters(1, false);
     let three = masters(3, false);
     let rt = runtime();
     for servers in [&one, &three] {
-        let urls: Vec<String> = servers.iter().map(|s| s.url()).collect();
+        let targets: Vec<Target> = servers
+            .iter()
+            .map(|s| Target::parse(&s.url()).unwrap())
+            .collect();
         let mut options = LockOptions::new(Duration::from_secs(30));
         options.require_fsync = false;
-        let report = rt
-            .block_on(acquire_release_cycles(&urls, "bench", 200, options))
-            .unwrap();
-        assert_eq!(report.masters, servers.len());
-        assert_eq!(report.cycles, 200);
-        assert!(report.cycles_per_second > 0.0 && report.fraction_of_limit > 0.0);
+        let mut locker = Locker::new(&targets, "cycles", options).unwrap();
+        rt.block_on(async {
+            for _ in 0..200 {
+                let token = Token::generate().unwrap();
+                match locker.try_acquire(&token).await.unwrap() {
+                    Attempt::Acquired(_) => {}
+                    Attempt::Refused(r) => panic!("refused: {}", r.into_error(None)),
+                }
+                let released = locker.release(&token).await;
+                assert_eq!(released.freed, servers.len(), "{:?}", released.problems);
+            }
+        });
         for s in servers {
             assert_eq!(
-                s.try_query::<Option<String>>(&["GET", "bench"]).unwrap(),
+                s.try_query::<Option<String>>(&["GET", "cycles"]).unwrap(),
                 None
             );
         }

@@ -68,11 +68,9 @@
 //! for counts: with 3 masters and a limit of 2, holders on nodes {1,2}, {2,3}
 //! and {1,3} each have a majority while no node counts more than two.
 
-mod bench;
 mod info;
 mod token;
 
-pub use bench::{BenchReport, acquire_release_cycles, acquire_release_cycles_blocking};
 pub use info::{LockInfo, NodeInfo, SemaphoreHolder};
 pub use token::{Holder, Token, describe_holder, fill_random};
 

@@ -1,5 +1,6 @@
-//! The in-process benchmark hook: N acquire + release cycles through the
-//! library, beside a PING loop over the same masters in the same run.
+//! Lock cycles through the library (N acquire + release cycles), beside a
+//! PING loop over the same masters in the same run. Part of the benchmark
+//! harness, not of the library: it uses only the library's public API.
 //!
 //! The issue's target is "≥ 80% of the two-round-trip limit": a cycle needs
 //! at least two round trips (the acquire script, with its fencing token, and
@@ -13,22 +14,14 @@
 //! is two round trips there too. Every cycle uses a fresh token, as every real
 //! acquisition does.
 //!
-//! ```no_run
-//! use std::time::Duration;
-//! use yaraus::lock::{LockOptions, acquire_release_cycles_blocking};
-//! let urls = vec!["unix:///run/redis.sock".to_string()];
-//! let report = acquire_release_cycles_blocking(
-//!     &urls, "bench-lock", 10_000, LockOptions::new(Duration::from_secs(30))).unwrap();
-//! println!("{}", serde_json::to_string(&report).unwrap());
-//! ```
 
-use super::{Attempt, LockOptions, Locker, Token};
-use crate::error::{Error, Result};
-use crate::seq::{Quorum, gather};
-use crate::store::Target;
 use serde::Serialize;
 use std::time::Duration;
 use tokio::time::Instant;
+use yaraus::error::{Error, Result};
+use yaraus::lock::{Attempt, LockOptions, Locker, Token};
+use yaraus::seq::{Quorum, gather};
+use yaraus::store::Target;
 
 /// What [`acquire_release_cycles`] measured.
 #[derive(Clone, Debug, Serialize)]
