@@ -16,7 +16,7 @@
 
 use crate::cli::{AcquireFormat, GlobalArgs, LockArgs};
 use crate::error::{Error, Result};
-use crate::lock::{HeldLock, LockOptions, Locker, Token, drift};
+use crate::lock::{HeldLock, LockOptions, Locker, ReleaseVerdict, Token, drift};
 use crate::store::Target;
 use crate::supervise::hold::kill_after_within;
 use crate::supervise::{
@@ -312,31 +312,30 @@ async fn extend(locker: &mut Locker, token: &Token) -> Result<i32> {
 /// `--release`: delete the lock where it holds the token.
 async fn release(locker: &mut Locker, token: &Token) -> Result<i32> {
     let released = locker.release(token).await;
-    let (n, m) = (locker.masters(), locker.majority());
-    if released.freed >= m {
-        crate::info!(
-            "{}: released on {} of {n} masters",
-            locker.name(),
-            released.freed
-        );
-        return Ok(0);
-    }
-    let unknown = n - released.answered;
-    if released.freed + unknown >= m {
+    let n = locker.masters();
+    match released.verdict(locker.majority()) {
+        ReleaseVerdict::Freed => {
+            crate::info!(
+                "{}: released on {} of {n} masters",
+                locker.name(),
+                released.freed
+            );
+            Ok(0)
+        }
         // The masters that did not answer may hold it: we cannot tell.
-        return Err(Error::Unavailable(format!(
-            "{}: released on {} of {n} masters; {unknown} did not answer: {}",
+        ReleaseVerdict::Unknown { silent } => Err(Error::Unavailable(format!(
+            "{}: released on {} of {n} masters; {silent} did not answer: {}",
             locker.name(),
             released.freed,
             released.problems.join("; ")
-        )));
+        ))),
+        ReleaseVerdict::NotHeld => Err(Error::Lost(format!(
+            "{} was not held with this token (it expired, or was taken); freed on {} of {n} \
+             masters, nothing of another holder was touched",
+            locker.name(),
+            released.freed
+        ))),
     }
-    Err(Error::Lost(format!(
-        "{} was not held with this token (it expired, or was taken); freed on {} of {n} \
-         masters, nothing of another holder was touched",
-        locker.name(),
-        released.freed
-    )))
 }
 
 /// `--info`: JSON on stdout; 69 when fewer than a majority answered.

@@ -274,6 +274,33 @@ pub struct Released {
     pub problems: Vec<String>,
 }
 
+/// What a release means for the lock, by the quorum arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReleaseVerdict {
+    /// Freed on a majority: the lock is free.
+    Freed,
+    /// Freed on fewer than a majority, but the masters that did not answer
+    /// could make one up: nobody can tell whether it is still held.
+    Unknown { silent: usize },
+    /// Freed on fewer than a majority even counting the silent masters: the
+    /// token did not hold the lock (any more).
+    NotHeld,
+}
+
+impl Released {
+    /// The verdict for a lock whose majority is `majority`.
+    pub fn verdict(&self, majority: usize) -> ReleaseVerdict {
+        let silent = self.masters - self.answered;
+        if self.freed >= majority {
+            ReleaseVerdict::Freed
+        } else if self.freed + silent >= majority {
+            ReleaseVerdict::Unknown { silent }
+        } else {
+            ReleaseVerdict::NotHeld
+        }
+    }
+}
+
 impl Locker {
     /// The lock `name` on `targets` (one master, or N independent masters).
     pub fn new(targets: &[Target], name: &str, options: LockOptions) -> Result<Locker> {
@@ -1136,6 +1163,21 @@ fn random_between(low: Duration, high: Duration) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn release_verdicts_follow_the_quorum_arithmetic() {
+        let r = |freed, answered| Released {
+            freed,
+            answered,
+            masters: 3,
+            problems: Vec::new(),
+        };
+        assert_eq!(r(2, 3).verdict(2), ReleaseVerdict::Freed);
+        assert_eq!(r(1, 2).verdict(2), ReleaseVerdict::Unknown { silent: 1 });
+        assert_eq!(r(0, 1).verdict(2), ReleaseVerdict::Unknown { silent: 2 });
+        assert_eq!(r(1, 3).verdict(2), ReleaseVerdict::NotHeld);
+        assert_eq!(r(0, 3).verdict(2), ReleaseVerdict::NotHeld);
+    }
 
     fn target() -> Vec<Target> {
         vec![Target::parse("redis://127.0.0.1:1/0").unwrap()]
