@@ -21,7 +21,7 @@
 //!   at the claim before continuing, exit status as a shell reports it.
 //! * [`hold`](mod@hold): the loop that ties them together and releases the claim last.
 //! * [`signals`]: the signals yaraus forwards, caught from the start.
-//! * `sys.rs`: the only unsafe code (fork, pre-exec, signal dispositions).
+//! * `sys.rs`: the only unsafe code (fork, pre-exec, a timer for tokio).
 //!
 //! Logging never blocks any of this: [`crate::log`] drops rather than waits.
 

@@ -1,10 +1,11 @@
 //! The few operating-system calls that Rust cannot check for us: forking,
-//! code run between a fork and an exec, and signal dispositions. The rest of
-//! the crate is `#![deny(unsafe_code)]`; every block here says why it is
-//! sound.
+//! code run between a fork and an exec, and handing a descriptor to tokio.
+//! The rest of the crate is `#![deny(unsafe_code)]`; every block here says
+//! why it is sound. Signals are kept off with masks (safe), never with
+//! dispositions, so that nothing here installs or resets a handler.
 #![allow(unsafe_code)]
 
-use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal, sigprocmask};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
 use nix::sys::timerfd::TimerFd;
 use nix::unistd::{ForkResult, Pid};
 use std::io;
@@ -12,11 +13,11 @@ use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-/// The signals the watchdog ignores, so that only SIGKILL ends it: a Ctrl-C,
-/// a hang-up or a `kill` meant for the job must not take away the process
-/// that guarantees the job's end. The command gets them back with their
-/// default action.
-pub const IGNORED_BY_WATCHDOG: [Signal; 10] = [
+/// The signals the watchdog blocks for good, so that only SIGKILL ends it: a
+/// Ctrl-C, a hang-up or a `kill` meant for the job must not take away the
+/// process that guarantees the job's end. The command starts with an empty
+/// mask, and so gets them with their default action.
+pub const BLOCKED_BY_WATCHDOG: [Signal; 9] = [
     Signal::SIGINT,
     Signal::SIGQUIT,
     Signal::SIGTERM,
@@ -26,7 +27,6 @@ pub const IGNORED_BY_WATCHDOG: [Signal; 10] = [
     Signal::SIGTTOU,
     Signal::SIGUSR1,
     Signal::SIGUSR2,
-    Signal::SIGPIPE,
 ];
 
 /// How many threads this process has now.
@@ -49,27 +49,6 @@ pub fn fork_single_threaded() -> io::Result<ForkResult> {
     // starts another), so the child is a complete copy with no lock held by
     // a thread that does not exist in it, and may run any code.
     unsafe { nix::unistd::fork() }.map_err(io::Error::from)
-}
-
-/// Ignores `sig` in this process from now on.
-pub fn ignore(sig: Signal) {
-    // SAFETY: SIG_IGN installs no handler, so no code of ours can run at an
-    // arbitrary point because of it.
-    let _ = unsafe { nix::sys::signal::signal(sig, SigHandler::SigIgn) };
-}
-
-/// Runs `f` with SIGTTOU ignored: `tcsetpgrp` from a process outside the
-/// terminal's foreground group would otherwise stop it.
-pub fn with_sigttou_ignored<T>(f: impl FnOnce() -> T) -> T {
-    // SAFETY: as for `ignore`; the previous disposition (yaraus installs no
-    // SIGTTOU handler) is put back afterwards.
-    let old = unsafe { nix::sys::signal::signal(Signal::SIGTTOU, SigHandler::SigIgn) };
-    let result = f();
-    if let Ok(old) = old {
-        // SAFETY: restores the disposition that was there before.
-        let _ = unsafe { nix::sys::signal::signal(Signal::SIGTTOU, old) };
-    }
-    result
 }
 
 /// Blocks `set` in this (single-threaded) process.
@@ -108,12 +87,8 @@ pub fn spawn_command(start: CommandStart<'_>) -> io::Result<Pid> {
         }
         nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0))?;
         if take_terminal {
-            // SIGTTOU is ignored (inherited from the watchdog) for this call.
+            // SIGTTOU is blocked (inherited from the watchdog) for this call.
             let _ = nix::unistd::tcsetpgrp(std::io::stdin(), nix::unistd::getpid());
-        }
-        for sig in IGNORED_BY_WATCHDOG {
-            // SAFETY: SIG_DFL installs no handler.
-            unsafe { nix::sys::signal::signal(sig, SigHandler::SigDfl) }?;
         }
         sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
         Ok(())
@@ -124,14 +99,6 @@ pub fn spawn_command(start: CommandStart<'_>) -> io::Result<Pid> {
     unsafe { cmd.pre_exec(hook) };
     let child = cmd.spawn()?;
     Ok(Pid::from_raw(child.id() as i32))
-}
-
-/// Ends this process at once, without running exit handlers or flushing
-/// anything: for the watchdog, whose copies of yaraus's buffers are not its
-/// own to write.
-pub fn exit_now(code: i32) -> ! {
-    // SAFETY: _exit is always safe to call; it does not return.
-    unsafe { nix::libc::_exit(code) }
 }
 
 /// A timer descriptor that tokio can wait on.

@@ -8,7 +8,7 @@
 //! (`yaraus run … &`) has the terminal only once `fg` gives it, and passes it
 //! on then.
 
-use super::sys;
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 use nix::unistd::Pid;
 
 /// The controlling terminal of yaraus's session, on stdin.
@@ -44,9 +44,16 @@ impl Terminal {
 
     /// Makes `group` the foreground group.
     pub fn give_to(&self, group: Pid) {
-        sys::with_sigttou_ignored(|| {
-            let _ = nix::unistd::tcsetpgrp(std::io::stdin(), group);
-        });
+        // From outside the foreground group, tcsetpgrp stops the caller
+        // with SIGTTOU unless the calling thread blocks (or ignores) it.
+        let mut ttou = SigSet::empty();
+        ttou.add(Signal::SIGTTOU);
+        let mut old = SigSet::empty();
+        let blocked = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&ttou), Some(&mut old));
+        let _ = nix::unistd::tcsetpgrp(std::io::stdin(), group);
+        if blocked.is_ok() {
+            let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+        }
     }
 
     /// Takes the terminal back from `group`, if it has it (not if the user

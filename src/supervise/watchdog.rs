@@ -6,7 +6,7 @@
 //! small and separate, so that what can happen to yaraus cannot happen to it:
 //!
 //! * It leads a process group of its own, so `kill -9 -PGID` of yaraus's job
-//!   does not reach it, and it ignores every signal a terminal or a job
+//!   does not reach it, and it blocks every signal a terminal or a job
 //!   control shell sends; only SIGKILL aimed at it ends it.
 //! * It does not share yaraus's memory, so the OOM killer choosing yaraus
 //!   does not take it along, and it never waits for yaraus: a yaraus that is
@@ -27,7 +27,7 @@
 
 use super::clock::{BootInstant, arm};
 use super::protocol::{Frames, Order, Report, frame};
-use super::sys::{self, CommandStart, IGNORED_BY_WATCHDOG};
+use super::sys::{self, BLOCKED_BY_WATCHDOG, CommandStart};
 use super::tree;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{SigSet, Signal, killpg};
@@ -50,7 +50,9 @@ pub(crate) fn run(link: UnixStream) -> ! {
         Ok(mut watch) => watch.run(),
         Err(_) => 1,
     };
-    sys::exit_now(code)
+    // Nothing of this copy's buffers holds output: it was forked before
+    // yaraus wrote any.
+    std::process::exit(code)
 }
 
 struct Watch {
@@ -88,12 +90,14 @@ impl Watch {
         nix::unistd::setpgid(me, me)?;
         nix::sys::prctl::set_child_subreaper(true)?;
         let _ = nix::sys::prctl::set_name(c"yaraus-watchdog");
-        for sig in IGNORED_BY_WATCHDOG {
-            sys::ignore(sig);
+        let mut blocked = SigSet::empty();
+        for sig in BLOCKED_BY_WATCHDOG {
+            blocked.add(sig);
         }
+        blocked.add(Signal::SIGCHLD);
+        sys::block(&blocked)?;
         let mut chld = SigSet::empty();
         chld.add(Signal::SIGCHLD);
-        sys::block(&chld)?;
         let sigchld = SignalFd::with_flags(&chld, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
         let timer = BootInstant::now().timer()?;
         link.set_nonblocking(true).map_err(|_| nix::Error::EIO)?;
