@@ -132,16 +132,19 @@ impl Logger {
             notice(&mut text, &now, gap);
         }
         let _ = writeln!(text, "{now} {msg}");
-        if !self.offer(text) {
-            self.gap.fetch_add(gap + 1, Ordering::AcqRel);
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-        }
+        self.queue(text, gap);
     }
 
     /// Queues `text` as it is (no timestamp), or drops and counts it.
     fn raw(&self, text: String) {
+        self.queue(text, 0);
+    }
+
+    /// Queues `text`, or drops it and counts it into the next notice, with
+    /// the `carried` earlier drops whose notice it held.
+    fn queue(&self, text: String, carried: u64) {
         if !self.offer(text) {
-            self.gap.fetch_add(1, Ordering::AcqRel);
+            self.gap.fetch_add(carried + 1, Ordering::AcqRel);
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }

@@ -745,23 +745,29 @@ exit 6
 // The watchdog is the command's parent: what that adds.
 // ===========================================================================
 
-#[test]
-fn a_sigkilled_yaraus_takes_even_a_descendant_that_left_the_session() {
+/// A pool of one id, and `yaraus run` of the shell script `body` with a
+/// long lease and a short kill-after.
+fn run_script(body: &str) -> (RedisServer, Scratch, Run) {
     let server = RedisServer::start();
     init_pool(&server, 1, 1);
     let scratch = Scratch::new();
-    let child = scratch.script(
-        "child.sh",
-        r#"setsid sh -c 'echo $$ > "$D/esc"; exec sleep 1000' &
-echo $$ > "$D/pid"
-wait
-"#,
-    );
-    let mut run = Run::start(
+    let child = scratch.script("child.sh", body);
+    let run = Run::start(
         &server.url_ns(NS),
         &scratch,
         &timings("30s", "300ms"),
         &["sh", &child],
+    );
+    (server, scratch, run)
+}
+
+#[test]
+fn a_sigkilled_yaraus_takes_even_a_descendant_that_left_the_session() {
+    let (_server, scratch, mut run) = run_script(
+        r#"setsid sh -c 'echo $$ > "$D/esc"; exec sleep 1000' &
+echo $$ > "$D/pid"
+wait
+"#,
     );
     let escapee = read_pid(&scratch, "esc");
     let _leftover = KillOnDrop(vec![escapee]);
@@ -781,23 +787,13 @@ wait
 
 #[test]
 fn a_killed_watchdog_takes_the_command_along_and_yaraus_releases_and_exits_125() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
-    let child = scratch.script(
-        "child.sh",
+    let (server, scratch, mut run) = run_script(
         r#"sleep 1000 &
 echo $! > "$D/grandchild"
 echo $PPID > "$D/watchdog"
 echo $$ > "$D/pid"
 wait
 "#,
-    );
-    let mut run = Run::start(
-        &server.url_ns(NS),
-        &scratch,
-        &timings("30s", "300ms"),
-        &["sh", &child],
     );
     let pid = read_pid(&scratch, "pid");
     let grandchild = read_pid(&scratch, "grandchild");
