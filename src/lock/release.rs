@@ -1,0 +1,141 @@
+//! Giving the lock back: the release round on every master, and what its
+//! replies mean for the lock (the quorum arithmetic).
+
+use super::*;
+
+/// What a release did.
+#[derive(Clone, Debug)]
+pub struct Released {
+    /// Nodes where our token was live and is now deleted.
+    pub freed: usize,
+    /// Nodes that answered.
+    pub answered: usize,
+    pub masters: usize,
+    /// Why the others did not answer.
+    pub problems: Vec<String>,
+}
+
+/// What a release means for the lock, by the quorum arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReleaseVerdict {
+    /// Freed on a majority: the lock is free.
+    Freed,
+    /// Freed on fewer than a majority, but the masters that did not answer
+    /// could make one up: nobody can tell whether it is still held.
+    Unknown { silent: usize },
+    /// Freed on fewer than a majority even counting the silent masters: the
+    /// token did not hold the lock (any more).
+    NotHeld,
+}
+
+impl Released {
+    /// The verdict for a lock whose majority is `majority`.
+    pub fn verdict(&self, majority: usize) -> ReleaseVerdict {
+        let silent = self.masters - self.answered;
+        if self.freed >= majority {
+            ReleaseVerdict::Freed
+        } else if self.freed + silent >= majority {
+            ReleaseVerdict::Unknown { silent }
+        } else {
+            ReleaseVerdict::NotHeld
+        }
+    }
+}
+
+impl Locker {
+    /// Deletes the lock on every master where it holds `token` (never
+    /// anyone else's key).
+    pub async fn release(&mut self, token: &Token) -> Released {
+        let replies = self.release_round(token).await;
+        let labels = self.quorum.labels();
+        let mut released = Released {
+            freed: 0,
+            answered: 0,
+            masters: labels.len(),
+            problems: Vec::new(),
+        };
+        for (label, reply) in labels.iter().zip(replies) {
+            match reply {
+                Some(Ok(freed)) => {
+                    released.answered += 1;
+                    released.freed += usize::from(freed);
+                }
+                Some(Err(e)) => released.problems.push(e.to_string()),
+                None => released
+                    .problems
+                    .push(format!("Redis at {label} had not answered")),
+            }
+        }
+        released
+    }
+
+    /// Gives back a failed attempt: the lock wherever it is ours, and our
+    /// fencing vote wherever it stood and nothing has moved the counter
+    /// since (`replaced`: per node, the counter the vote replaced).
+    pub(super) async fn give_back(
+        &mut self,
+        token: &Token,
+        mode: FenceMode,
+        replaced: &[Option<u64>],
+    ) {
+        let votes = match mode {
+            FenceMode::Propose(ours) => Some((ours, replaced)),
+            FenceMode::Increment => None,
+        };
+        self.free_round(token, votes).await;
+    }
+
+    pub(super) async fn release_round(&mut self, token: &Token) -> Replies<bool> {
+        self.free_round(token, None).await
+    }
+
+    /// Frees the lock wherever `token` holds it; with `votes` (our proposal,
+    /// and per node the counter it replaced), also withdraws the vote where
+    /// it stood (withdraw.lua). Replies: per node, whether it freed the lock.
+    async fn free_round(
+        &mut self,
+        token: &Token,
+        votes: Option<(u64, &[Option<u64>])>,
+    ) -> Replies<bool> {
+        let labels = self.quorum.labels();
+        let limit = self.quorum.round_timeout();
+        let (key, fence_key, kind) = (self.key.as_str(), self.fencing.key(), self.kind);
+        let futures: Vec<_> = self
+            .quorum
+            .nodes_mut()
+            .iter_mut()
+            .enumerate()
+            .map(|(i, node)| async move {
+                let withdraw = votes.and_then(|(ours, replaced)| {
+                    replaced
+                        .get(i)
+                        .copied()
+                        .flatten()
+                        .map(|before| (ours, before))
+                });
+                let mut invocation = match (kind, withdraw) {
+                    (Kind::Semaphore { .. }, _) => SEMAPHORE_RELEASE.prepare_invoke(),
+                    (Kind::Lock, None) => RELEASE.prepare_invoke(),
+                    (Kind::Lock, Some(_)) => WITHDRAW.prepare_invoke(),
+                };
+                invocation.key(key);
+                if withdraw.is_some() {
+                    invocation.key(fence_key);
+                }
+                invocation.arg(token.as_str());
+                if let Some((ours, before)) = withdraw {
+                    invocation.arg(ours.to_string()).arg(before.to_string());
+                }
+                let freed: i64 = node.script(&invocation).await?;
+                Ok(freed == 1)
+            })
+            .collect();
+        // Every node gets its full request timeout, where a round elsewhere
+        // settles on a majority plus a grace period. A straggler dropped
+        // then may never be sent its release at all (redis-rs skips a
+        // request whose caller is gone), and the key would sit there until
+        // its ttl; waiting costs only this process's exit, not the next
+        // holder, who needs just the majority freed.
+        gather(futures, &labels, limit, |_| false).await
+    }
+}
