@@ -56,6 +56,10 @@ pub fn warn(msg: std::fmt::Arguments<'_>) {
     stderr().line(msg);
 }
 
+/// How long the exit waits for queued lines: long enough for a working
+/// stderr, short enough that a blocked one costs only a late exit.
+pub const EXIT_FLUSH: Duration = Duration::from_secs(1);
+
 /// The final error, `yaraus: …` without a timestamp (the one-line contract
 /// of every failure), queued like any line and then flushed within
 /// `timeout`: a blocked stderr delays the exit by that much, never forever.

@@ -1,13 +1,9 @@
 //! The `yaraus` binary: parse, dispatch, turn an error into an exit status.
 
 use clap::Parser;
-use std::time::Duration;
 use yaraus::cli::Cli;
 use yaraus::error::EXIT_USAGE;
-
-/// How long the exit waits for queued log lines: long enough for a working
-/// stderr, short enough that a blocked one costs only a late exit.
-const EXIT_FLUSH: Duration = Duration::from_secs(1);
+use yaraus::log::EXIT_FLUSH;
 
 fn main() {
     let cli = match Cli::try_parse() {

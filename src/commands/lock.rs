@@ -88,9 +88,7 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog
                 true,
                 "--ttl",
             )?;
-            let watchdog = watchdog.ok_or_else(|| {
-                Error::State("running a command needs the watchdog process".into())
-            })?;
+            let watchdog = watchdog.ok_or_else(super::no_watchdog)?;
             let held = Held {
                 wait,
                 kill_after,
@@ -102,7 +100,7 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog
     match outcome {
         Err(Error::Exhausted(message)) => {
             // One line, as the binary prints every error, with our own code.
-            crate::log::final_error(format_args!("{message}"), Duration::from_secs(1));
+            crate::log::final_error(format_args!("{message}"), crate::log::EXIT_FLUSH);
             Ok(conflict_code)
         }
         other => other,

@@ -18,12 +18,11 @@ use clap::CommandFactory;
 /// runtime ([`Watchdog::start`]).
 pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
     crate::log::set_quiet(cli.global.quiet);
-    let needs_watchdog = || Error::State("running a command needs the watchdog process".into());
     match cli.command {
         Command::Init(args) => pool::init(&PoolContext::new(&cli.global)?, args).await,
         Command::Run(args) => {
             let ctx = PoolContext::new(&cli.global)?;
-            run::run(&ctx, args, watchdog.ok_or_else(needs_watchdog)?).await
+            run::run(&ctx, args, watchdog.ok_or_else(no_watchdog)?).await
         }
         Command::Stats(args) => pool::stats(&PoolContext::new(&cli.global)?, args).await,
         Command::List(args) => pool::list(&PoolContext::new(&cli.global)?, args).await,
@@ -34,6 +33,12 @@ pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// A subcommand that runs a command was not given the watchdog (an
+/// embedder that did not call [`Watchdog::start`]).
+pub(crate) fn no_watchdog() -> Error {
+    Error::State("running a command needs the watchdog process".into())
 }
 
 /// Writes `bytes` to stdout and flushes it.
