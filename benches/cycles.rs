@@ -20,8 +20,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 use yaraus::error::{Error, Result};
 use yaraus::lock::{Attempt, LockOptions, Locker, Token};
-use yaraus::seq::{Quorum, gather};
 use yaraus::store::Target;
+use yaraus::store::{Quorum, gather};
 
 /// What [`acquire_release_cycles`] measured.
 #[derive(Clone, Debug, Serialize)]

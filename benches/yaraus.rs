@@ -24,9 +24,9 @@ mod cycles;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use yaraus::lease::{Acquired, Lease, LeaseTerms, PoolKeys};
+use yaraus::claim::Claim;
+use yaraus::lease::{Acquired, Leaser, PoolKeys, Requested, Timing};
 use yaraus::store::{Store, Target, Timeouts};
-use yaraus::supervise::Claim;
 
 struct Server {
     child: Child,
@@ -372,20 +372,24 @@ fn main() {
         .unwrap();
     let (ping_rate, cycle_rate) = rt.block_on(async {
         let keys = PoolKeys::new("bench");
-        let terms = LeaseTerms {
+        let (timing, _) = Timing::safeguarded(Requested {
+            interval: Duration::from_secs(1),
+            delay: None,
             expire: Duration::from_secs(30),
-        };
-        let mut pool = (connect(&url).await, String::new());
+            kill_after: None,
+            safeguards: true,
+        })
+        .unwrap();
+        let store = connect(&url).await;
+        let leaser = Leaser::new(store.clone(), keys, &timing);
+        let mut pool = (store, leaser);
         alternating_rates(
             &mut pool,
             (cycles * 3, cycles),
             async |(store, _)| ping(store).await,
-            async |(store, client_id)| {
-                let mut lease = match Lease::acquire(store, &keys, client_id, terms)
-                    .await
-                    .unwrap()
-                {
-                    Acquired::Leased { lease, .. } => lease,
+            async |(_, leaser)| {
+                let mut lease = match leaser.try_lease().await.unwrap() {
+                    Acquired::Leased(lease) => lease,
                     _ => panic!("no id"),
                 };
                 lease.renew().await.unwrap();

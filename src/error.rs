@@ -38,8 +38,11 @@ pub const EXIT_NOT_FOUND: i32 = 127;
 pub enum Error {
     /// Bad input from the command line or environment.
     Usage(String),
-    /// Redis is unreachable, timed out, or refused the connection.
+    /// Redis is unreachable or timed out: retrying later may succeed.
     Unavailable(String),
+    /// Redis refused us in a way waiting cannot cure (a wrong password, a
+    /// database that does not exist): the caller must stop, not retry.
+    Refused(String),
     /// Nothing was available in time.
     Exhausted(String),
     /// The claim was lost and the child was killed.
@@ -63,7 +66,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => EXIT_USAGE,
-            Error::Unavailable(_) => EXIT_UNAVAILABLE,
+            Error::Unavailable(_) | Error::Refused(_) => EXIT_UNAVAILABLE,
             Error::Exhausted(_) => EXIT_TEMPFAIL,
             Error::Lost(_) => EXIT_LOST,
             Error::State(_) | Error::Redis(_) | Error::Output(_) => EXIT_SOFTWARE,
@@ -76,6 +79,13 @@ impl Error {
     pub fn is_unavailable(&self) -> bool {
         matches!(self, Error::Unavailable(_))
     }
+
+    /// True for an error that ends an attempt for good: the key or a node is
+    /// not in the state yaraus needs, or a server refused us. Retrying, or
+    /// counting on the other masters, would only hide it.
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, Error::State(_) | Error::Refused(_))
+    }
 }
 
 impl fmt::Display for Error {
@@ -83,6 +93,7 @@ impl fmt::Display for Error {
         match self {
             Error::Usage(m)
             | Error::Unavailable(m)
+            | Error::Refused(m)
             | Error::Exhausted(m)
             | Error::Lost(m)
             | Error::State(m)

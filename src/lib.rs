@@ -6,18 +6,21 @@
 //!
 //! * [`store`]: connecting to Redis (URL forms, timeouts, reconnecting,
 //!   `WAIT` for replicas), with every error sorted into what the user sees;
+//!   a [`store::Quorum`] of independent masters asked all at once;
+//! * [`claim`]: the life of any claim: one attempt ([`claim::Claimant`]),
+//!   the wait loop, validity, and [`claim::Keeper`], which renews it;
 //! * [`lease`]: the worker-id pool (Go yaraus keyspace): init, acquire,
 //!   renew, release, stats, list;
-//! * [`supervise`]: keeping a claim alive ([`supervise::Keeper`]) and running
-//!   a command only while it holds: a watchdog process that kills the
+//! * [`supervise`]: running a command only while its claim holds: a watchdog process that kills the
 //!   command's whole tree by the claim's deadline however yaraus dies or
 //!   stalls, signals forwarded, exit status as a shell reports it;
 //! * [`lock`]: locks over one or N Redis masters (Redlock), with fencing
 //!   tokens, and semaphores; [`seq`]: the majority monotonic sequence under
-//!   the fencing tokens, and the quorum of independent masters both use.
+//!   the fencing tokens.
 
 #![deny(unsafe_code)]
 
+pub mod claim;
 pub mod cli;
 pub mod commands;
 pub mod error;

@@ -10,8 +10,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 use yaraus::error::Error;
 use yaraus::lock::{Attempt, LockOptions, Locker, Token};
-use yaraus::seq::{MajoritySequence, Quorum};
-use yaraus::store::Target;
+use yaraus::seq::MajoritySequence;
+use yaraus::store::{Quorum, Target};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()

@@ -14,16 +14,14 @@
 //! A busy lock exits with `-E/--conflict-exit-code` (75 by default); the
 //! library reports it as [`Error::Exhausted`], turned into that code here.
 
+use crate::claim::{Keeper, RenewError, validity};
 use crate::cli::{AcquireFormat, GlobalArgs, LockArgs};
 use crate::error::{Error, Result};
-use crate::lock::{HeldLock, LockOptions, Locker, ReleaseVerdict, Token, drift};
+use crate::lock::{HeldLock, LockOptions, Locker, ReleaseVerdict, Token};
 use crate::store::Target;
 use crate::supervise::hold::kill_after_within;
-use crate::supervise::{
-    ChildSpec, Claim, HoldOptions, Keeper, RenewError, Signals, Watchdog, hold, substitute,
-};
+use crate::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
 use std::time::Duration;
-use tokio::time::Instant;
 
 /// What `yaraus lock` was asked to do.
 enum Mode {
@@ -83,7 +81,7 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog
             // changes nothing.
             let kill_after = kill_after_within(
                 args.kill_after,
-                args.ttl.saturating_sub(drift(args.ttl)),
+                validity(args.ttl),
                 extend_every(args.ttl),
                 true,
                 "--ttl",
@@ -177,24 +175,8 @@ async fn take(
     wait: Option<Duration>,
     signals: &mut Signals,
 ) -> Result<HeldLock> {
-    let give_up = wait.map(|w| Instant::now() + w);
-    let mut left = wait;
-    loop {
-        let cancel = async { Error::Interrupted(signals.recv().await as i32) };
-        let mut held = locker.acquire(left, cancel).await?;
-        // Checked again just before use: a pause of ours (SIGSTOP, swap)
-        // between the acquisition and now must not hand out a stale lock.
-        if held.fresh_enough() {
-            return Ok(held);
-        }
-        crate::warn!(
-            "{}: only {} of its validity left by the time it could be used; releasing and retrying",
-            locker.name(),
-            humantime::format_duration(Duration::from_millis(held.remaining().as_millis() as u64))
-        );
-        let _ = held.release().await;
-        left = give_up.map(|g| g.saturating_duration_since(Instant::now()));
-    }
+    let cancel = async { Error::Interrupted(signals.recv().await as i32) };
+    locker.acquire(wait, cancel).await
 }
 
 /// The lock is extended every third of its ttl.

@@ -1,4 +1,5 @@
-//! The worker-ID pool: key layout, id encoding, and leasing one id.
+//! The worker-ID pool: key layout, id encoding, and leasing one id
+//! ([`Leaser`], which makes a [`Lease`]).
 //!
 //! The keyspace is the Go yaraus's, so both tools can share one pool while a
 //! fleet migrates:
@@ -27,9 +28,10 @@ pub use init::{InitOutcome, MAX_POOL_SIZE, init, validate_range};
 pub use report::{ListEntry, Stats, list, stats};
 pub use timing::{Requested, Timing};
 
+use crate::claim::{Attempt, Claim, Claimant, Refusal, RenewError, validity};
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
-use crate::supervise::{BootInstant, Claim, RenewError};
+use crate::supervise::BootInstant;
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -91,21 +93,18 @@ impl PoolKeys {
     }
 }
 
-/// How long a lease lasts, and how much of it the holder trusts.
-#[derive(Clone, Copy, Debug)]
-pub struct LeaseTerms {
-    /// Lease length written to Redis at each acquire and renewal.
-    pub expire: Duration,
-}
-
-impl LeaseTerms {
-    /// The part of `expire` the holder may count on, from the instant before
-    /// its request was sent: minus a margin for the two clocks running at
-    /// different rates (1% + 2 ms, as Redlock's implementations use).
-    pub fn validity(&self) -> Duration {
-        let margin = self.expire / 100 + Duration::from_millis(2);
-        self.expire.saturating_sub(margin)
-    }
+/// Takes worker ids from one pool: the [`Claimant`] of `yaraus run`, shaped
+/// like [`crate::lock::Locker`].
+pub struct Leaser {
+    store: Store,
+    keys: PoolKeys,
+    expire: Duration,
+    interval: Duration,
+    /// Empty until the server made us one; later attempts reuse it (the Go
+    /// tool burns a new client id per retry).
+    client_id: String,
+    /// Whether "getting new id..." was said.
+    announced: bool,
 }
 
 /// A leased worker id: the [`Claim`] that `yaraus run` keeps alive.
@@ -114,16 +113,14 @@ pub struct Lease {
     keys: PoolKeys,
     client_id: String,
     id: WorkerId,
-    terms: LeaseTerms,
+    expire: Duration,
+    deadline: BootInstant,
 }
 
-/// What one acquire attempt gave.
+/// What one attempt at the pool gave.
 pub enum Acquired {
-    /// An id, valid until `deadline` (local boot clock).
-    Leased {
-        lease: Box<Lease>,
-        deadline: BootInstant,
-    },
+    /// An id, valid until its [`Lease::deadline`].
+    Leased(Box<Lease>),
     /// Every id is leased; the first expires in `next_free`.
     Exhausted { next_free: Duration },
     /// An id was leased but a majority of the replicas did not confirm it in
@@ -131,39 +128,46 @@ pub enum Acquired {
     NotReplicated { why: String },
 }
 
-impl Lease {
-    /// Tries once to lease an id. `client_id` is empty on the first attempt
-    /// and is filled in with the client id the server made; later attempts
-    /// reuse it (the Go tool burns a new client id per retry).
+impl Leaser {
+    /// A leaser for the pool `keys` on `store`, with the lease length and
+    /// retry interval of `timing` (which has been through the safeguards).
+    pub fn new(store: Store, keys: PoolKeys, timing: &Timing) -> Leaser {
+        Leaser {
+            store,
+            keys,
+            expire: timing.expire(),
+            interval: timing.interval(),
+            client_id: String::new(),
+            announced: false,
+        }
+    }
+
+    /// Tries once to lease an id.
     ///
     /// When the server has replicas and a majority of them does not confirm
     /// the lease in time, the lease is released and reported as
     /// [`Acquired::NotReplicated`]: an id held only by a master that may fail
     /// over is not held.
-    pub async fn acquire(
-        store: &mut Store,
-        keys: &PoolKeys,
-        client_id: &mut String,
-        terms: LeaseTerms,
-    ) -> Result<Acquired> {
+    pub async fn try_lease(&mut self) -> Result<Acquired> {
         let host = hostname::get()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_else(|_| "localhost".into());
         let mut invocation = ACQUIRE.prepare_invoke();
         invocation
-            .key(&keys.ids)
-            .key(&keys.clients)
-            .key(&keys.stats)
-            .arg(client_id.as_str())
+            .key(&self.keys.ids)
+            .key(&self.keys.clients)
+            .key(&self.keys.stats)
+            .arg(self.client_id.as_str())
             .arg(host)
-            .arg(terms.expire.as_millis() as u64);
+            .arg(self.expire.as_millis() as u64);
         let sent = BootInstant::now();
-        let reply: (i64, String, String, i64, i64, i64) = match store.script(&invocation).await? {
-            Ok(reply) => reply,
-            Err(e) => return Err(pool_error(store, &e)),
-        };
+        let reply: (i64, String, String, i64, i64, i64) =
+            match self.store.script(&invocation).await? {
+                Ok(reply) => reply,
+                Err(e) => return Err(pool_error(&self.store, &e)),
+            };
         let (ok, client, member, expiry_ms, now_ms, replicas) = reply;
-        *client_id = client;
+        self.client_id = client;
         if ok == 0 {
             let next_free = Duration::from_millis(expiry_ms.saturating_sub(now_ms).max(0) as u64);
             return Ok(Acquired::Exhausted { next_free });
@@ -171,23 +175,19 @@ impl Lease {
         let id = WorkerId::decode(&member).ok_or_else(|| {
             Error::State(format!(
                 "the pool {} holds '{member}', which is not an encoded id (A1, B10, …)",
-                keys.ids
+                self.keys.ids
             ))
         })?;
         let mut lease = Lease {
-            store: store.clone(),
-            keys: keys.clone(),
-            client_id: client_id.clone(),
+            store: self.store.clone(),
+            keys: self.keys.clone(),
+            client_id: self.client_id.clone(),
             id,
-            terms,
+            expire: self.expire,
+            deadline: sent + validity(self.expire),
         };
         let why = match lease.store.wait_for_replicas(replicas).await {
-            Ok(r) if r.ok() => {
-                return Ok(Acquired::Leased {
-                    deadline: sent + terms.validity(),
-                    lease: Box::new(lease),
-                });
-            }
+            Ok(r) if r.ok() => return Ok(Acquired::Leased(Box::new(lease))),
             Ok(r) => format!(
                 "only {} of the {} replicas needed confirmed it",
                 r.acked, r.needed
@@ -199,13 +199,67 @@ impl Lease {
             why: format!("leased id {id} but {why}; released it"),
         })
     }
+}
 
+impl Claimant for Leaser {
+    type Held = Lease;
+
+    fn wanted(&self) -> String {
+        format!("a free id in {}", self.keys.ids)
+    }
+
+    async fn attempt(&mut self) -> Result<Attempt<Lease>> {
+        let attempt = self.try_lease().await;
+        // Said once the pool has answered, so that a pool that is not there
+        // (bad input) gets one line on stderr: the error.
+        if !self.announced && !matches!(&attempt, Err(e) if !e.is_unavailable()) {
+            crate::info!("getting new id...");
+            self.announced = true;
+        }
+        match attempt {
+            Ok(Acquired::Leased(lease)) => Ok(Attempt::Acquired(lease)),
+            Ok(Acquired::Exhausted { next_free }) => Ok(Attempt::Refused(Refusal::busy(format!(
+                "no id is free in {} (the next one frees in {})",
+                self.keys.ids,
+                humantime::format_duration(Duration::from_secs(next_free.as_secs()))
+            )))),
+            Ok(Acquired::NotReplicated { why }) => Ok(Attempt::Refused(Refusal::unreachable(why))),
+            Err(e) if e.is_unavailable() => {
+                Ok(Attempt::Refused(Refusal::unreachable(e.to_string())))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// An attempt is one script and perhaps a `WAIT`, each bounded by the
+    /// store's response timeout: let it finish, and release what it got.
+    fn settle_within(&self) -> Duration {
+        self.store.timeouts().response * 2
+    }
+
+    /// Reached only if the store's own timeouts failed to end the attempt:
+    /// an id it may have leased stays leased until `--expire`, as after a
+    /// SIGKILL, and is never handed out twice.
+    async fn abandon(&mut self) {}
+
+    /// Every `--interval` (from half of it, so that waiters spread out).
+    fn pause(&self) -> (Duration, Duration) {
+        (self.interval / 2, self.interval)
+    }
+}
+
+impl Lease {
     pub fn id(&self) -> WorkerId {
         self.id
     }
 
     pub fn client_id(&self) -> &str {
         &self.client_id
+    }
+
+    /// When the lease stops being ours unless renewed (boot clock).
+    pub fn deadline(&self) -> BootInstant {
+        self.deadline
     }
 }
 
@@ -218,7 +272,7 @@ impl Claim for Lease {
             .key(&self.keys.stats)
             .arg(&self.client_id)
             .arg(self.id.encode())
-            .arg(self.terms.expire.as_millis() as u64);
+            .arg(self.expire.as_millis() as u64);
         let reply: redis::Value = match self.store.script(&invocation).await {
             Ok(Ok(v)) => v,
             Ok(Err(e)) => return Err(RenewError::Failed(pool_error(&self.store, &e))),
@@ -236,7 +290,7 @@ impl Claim for Lease {
             }));
         }
         match self.store.wait_for_replicas(replicas).await {
-            Ok(r) if r.ok() => Ok(self.terms.validity()),
+            Ok(r) if r.ok() => Ok(validity(self.expire)),
             Ok(r) => Err(RenewError::Failed(Error::Unavailable(format!(
                 "renewed, but only {} of the {} replicas needed confirmed it",
                 r.acked, r.needed
@@ -297,14 +351,5 @@ mod tests {
         for bad in ["", "A", "B1", "A12", "a1", "B01", "Ax", "1", "C1000"] {
             assert_eq!(WorkerId::decode(bad), None, "{bad}");
         }
-    }
-
-    #[test]
-    fn validity_is_shorter_than_the_lease() {
-        let t = LeaseTerms {
-            expire: Duration::from_secs(30),
-        };
-        assert!(t.validity() < t.expire);
-        assert!(t.validity() > Duration::from_secs(29));
     }
 }

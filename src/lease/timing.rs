@@ -3,10 +3,10 @@
 //! The safeguards carry a safety claim (a new holder does not start its
 //! command while a previous holder whose record was lost may still run its
 //! own), so they live in the library, where an embedder cannot skip them by
-//! accident: [`Timing::safeguarded`] is the only way to a [`Timing`] that
-//! [`crate::commands`] uses.
+//! accident: [`Timing::safeguarded`] is the only way to a [`Timing`] (its
+//! fields are private), and a [`super::Leaser`] is made from one.
 
-use super::LeaseTerms;
+use crate::claim::validity;
 use crate::error::Result;
 use crate::supervise::hold::kill_after_within;
 use std::time::Duration;
@@ -14,10 +14,10 @@ use std::time::Duration;
 /// Timing of a run after the safeguards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timing {
-    pub interval: Duration,
-    pub delay: Duration,
-    pub expire: Duration,
-    pub kill_after: Duration,
+    interval: Duration,
+    delay: Duration,
+    expire: Duration,
+    kill_after: Duration,
 }
 
 /// Timing as given on the command line.
@@ -31,6 +31,26 @@ pub struct Requested {
 }
 
 impl Timing {
+    /// How often the lease is renewed (and a wait for a free id retried).
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// How long to wait after leasing before the command starts.
+    pub fn delay(&self) -> Duration {
+        self.delay
+    }
+
+    /// The lease length written at each acquire and renewal.
+    pub fn expire(&self) -> Duration {
+        self.expire
+    }
+
+    /// The time the command gets between SIGTERM and SIGKILL.
+    pub fn kill_after(&self) -> Duration {
+        self.kill_after
+    }
+
     /// Applies the safeguards: expire ≥ 1s, interval ≤ expire/2, delay ≥
     /// 2 × interval + kill-after. The last makes sure that a previous holder
     /// whose record was lost (failover, restart without persistence) has seen
@@ -63,7 +83,7 @@ impl Timing {
             ));
             interval = max;
         }
-        let validity = LeaseTerms { expire }.validity();
+        let validity = validity(expire);
         let kill_after = kill_after_within(
             req.kill_after,
             validity,

@@ -21,59 +21,63 @@ enum NodeAcquire {
     WrongType(String),
 }
 
-impl Locker {
-    /// Tries to take the lock until it is ours, `wait` runs out (`None`:
-    /// forever; zero: one attempt), or `cancel` resolves. On cancel, whatever
-    /// an attempt in flight may have taken is released and `cancel`'s error
-    /// is returned.
-    ///
+impl Claimant for Locker {
+    type Held = HeldLock;
+
+    fn wanted(&self) -> String {
+        format!("the {}", self.what())
+    }
+
     /// Each attempt has a token of its own: the release that follows a
     /// failed attempt may reach a slow master late, and must never delete
     /// what a later attempt wrote there.
+    async fn attempt(&mut self) -> Result<Attempt> {
+        let token = Token::generate()?;
+        self.attempt_token = Some(token.clone());
+        self.try_acquire(&token).await
+    }
+
+    /// An interrupted attempt is dropped at once: its token says what to
+    /// free, and freeing it is bounded.
+    fn settle_within(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    async fn abandon(&mut self) {
+        if let Some(token) = self.attempt_token.take() {
+            let _ =
+                tokio::time::timeout(self.round_timeout() * 2, self.release_round(&token)).await;
+        }
+    }
+
+    fn pause(&self) -> (Duration, Duration) {
+        RETRY_PAUSE
+    }
+
+    /// Checked again just before use: a pause of ours (SIGSTOP, swap)
+    /// between the acquisition and now must not hand out a stale lock.
+    fn check(&self, held: &HeldLock) -> Result<(), String> {
+        if held.fresh_enough() {
+            return Ok(());
+        }
+        Err(format!(
+            "only {} of its validity left by the time it could be used",
+            humantime::format_duration(millis(held.remaining()))
+        ))
+    }
+}
+
+impl Locker {
+    /// Tries to take the lock until it is ours, `wait` runs out (`None`:
+    /// forever; zero: one attempt), or `cancel` resolves: the wait loop of
+    /// [`crate::claim::wait`], which gives back anything an interrupted
+    /// attempt took.
     pub async fn acquire(
         &mut self,
         wait: Option<Duration>,
-        cancel: impl Future<Output = Error>,
+        cancel: impl std::future::Future<Output = Error>,
     ) -> Result<HeldLock> {
-        let give_up = wait.map(|w| Instant::now() + w);
-        let mut cancel = std::pin::pin!(cancel);
-        let mut report = WaitReport::default();
-        loop {
-            let token = Token::generate()?;
-            let attempt = tokio::select! {
-                biased;
-                e = &mut cancel => Err(e),
-                a = self.try_acquire(&token) => Ok(a),
-            };
-            let refusal = match attempt {
-                Ok(Ok(Attempt::Acquired(held))) => return Ok(*held),
-                Ok(Ok(Attempt::Refused(refusal))) => refusal,
-                Ok(Err(fatal)) => return Err(fatal),
-                Err(interrupted) => {
-                    let _ =
-                        tokio::time::timeout(self.round_timeout() * 2, self.release_round(&token))
-                            .await;
-                    return Err(interrupted);
-                }
-            };
-            let now = Instant::now();
-            let mut pause = random_between(RETRY_PAUSE.0, RETRY_PAUSE.1);
-            if let Some(limit) = give_up {
-                if now >= limit {
-                    return Err(refusal.into_error(wait));
-                }
-                pause = pause.min(limit - now);
-            }
-            report.note(&self.what(), &refusal, wait);
-            let interrupted = tokio::select! {
-                biased;
-                e = &mut cancel => Some(e),
-                _ = tokio::time::sleep(pause) => None,
-            };
-            if let Some(e) = interrupted {
-                return Err(e);
-            }
-        }
+        crate::claim::wait_for(self, wait, cancel).await
     }
 
     /// One attempt, with `token`: the Redlock round (and, with several
@@ -85,10 +89,7 @@ impl Locker {
     pub async fn try_acquire(&mut self, token: &Token) -> Result<Attempt> {
         let n = self.quorum.len();
         let m = self.quorum.majority();
-        let mode = match (self.kind, n) {
-            (Kind::Semaphore { .. }, _) | (_, 1) => FenceMode::Increment,
-            _ => FenceMode::Propose(proposal(self.fencing.guess())),
-        };
+        let mode = self.kind.fence_mode(n, || proposal(self.fencing.guess()));
         let start = Instant::now();
         let boot_start = BootInstant::now();
         let replies = self.acquire_round(token, mode).await;
@@ -99,7 +100,7 @@ impl Locker {
         let mut taken = 0;
         let mut voted = 0;
         let mut fence_from_increment = None;
-        let mut busy: Vec<(String, Vec<u8>, i64, Option<i64>)> = Vec::new();
+        let mut busy: Vec<Busy> = Vec::new();
         let mut wrong: Vec<String> = Vec::new();
         let mut failed: Vec<String> = Vec::new();
         let mut fatal = None;
@@ -132,13 +133,17 @@ impl Locker {
                     holders,
                 })) => {
                     self.fencing.observe(counter);
-                    busy.push((label.clone(), holder, ttl_ms, holders));
+                    busy.push(Busy {
+                        node: label.clone(),
+                        holder,
+                        ttl_ms,
+                        holders,
+                    });
                 }
                 Some(Ok(NodeAcquire::WrongType(kind))) => {
                     wrong.push(format!("{label} holds a {kind} at {}", self.key))
                 }
-                Some(Err(e @ Error::State(_))) => fatal = Some(e),
-                Some(Err(e)) if is_permanent(&e) => fatal = Some(e),
+                Some(Err(e)) if e.is_fatal() => fatal = Some(e),
                 Some(Err(e)) => failed.push(e.to_string()),
             }
         }
@@ -148,10 +153,7 @@ impl Locker {
         }
         if wrong.len() > n - m {
             self.give_back(token, mode, &replaced).await;
-            let expected = match self.kind {
-                Kind::Lock => "a string (a lock's token)",
-                Kind::Semaphore { .. } => "a sorted set (a semaphore)",
-            };
+            let expected = self.kind.expected();
             return Err(Error::State(format!(
                 "cannot take the {}: {}, where {expected} was expected; another program uses \
                  that key (pick another name, or --prefix), or the holders disagree on --limit",
@@ -183,7 +185,7 @@ impl Locker {
                     .await
                 {
                     Ok(f) => f,
-                    Err(e @ Error::State(_)) => {
+                    Err(e) if e.is_fatal() => {
                         self.give_back(token, mode, &replaced).await;
                         return Err(e);
                     }
@@ -229,38 +231,11 @@ impl Locker {
         &self,
         n: usize,
         m: usize,
-        busy: &[(String, Vec<u8>, i64, Option<i64>)],
+        busy: &[Busy],
         failed: &[String],
         wrong: &[String],
     ) -> Refusal {
-        let expiry = |ttl_ms: i64| match ttl_ms {
-            -1 => " and has no expiry: it will never be freed by itself (delete the key if its \
-                   holder is gone)"
-                .to_string(),
-            ms if ms >= 0 => format!(
-                ", expires in {}",
-                humantime::format_duration(rounded(Duration::from_millis(ms as u64)))
-            ),
-            _ => String::new(),
-        };
-        let held_by = busy
-            .first()
-            .map(|(_, holder, ttl_ms, holders)| match self.kind {
-                Kind::Semaphore { limit } => format!(
-                    "every place of the {} is taken ({} holders; the first frees in {})",
-                    self.what(),
-                    holders.unwrap_or(limit as i64),
-                    humantime::format_duration(rounded(Duration::from_millis(
-                        (*ttl_ms).max(0) as u64
-                    )))
-                ),
-                Kind::Lock => format!(
-                    "{} is busy: held by {}{}",
-                    self.what(),
-                    describe_holder(holder),
-                    expiry(*ttl_ms)
-                ),
-            });
+        let held_by = busy.first().map(|b| self.kind.held_by(&self.what(), b));
         if busy.len() > n - m || (!busy.is_empty() && failed.len() <= n - m) {
             let mut message = held_by.unwrap_or_default();
             if n > 1 {
@@ -290,7 +265,7 @@ impl Locker {
             why.push(format!(
                 "{} held it elsewhere",
                 busy.iter()
-                    .map(|(l, ..)| l.as_str())
+                    .map(|b| b.node.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
@@ -323,23 +298,7 @@ impl Locker {
             .iter_mut()
             .map(|node| async move {
                 node.prepare().await?;
-                let script: &redis::Script = match kind {
-                    Kind::Lock => &ACQUIRE,
-                    Kind::Semaphore { .. } => &SEMAPHORE_ACQUIRE,
-                };
-                let mut invocation = script.prepare_invoke();
-                invocation
-                    .key(key)
-                    .key(fence_key)
-                    .arg(token.as_str())
-                    .arg(ttl_ms);
-                match (kind, mode) {
-                    (Kind::Semaphore { limit }, _) => invocation.arg(limit),
-                    (Kind::Lock, FenceMode::Increment) => invocation.arg("incr").arg(""),
-                    (Kind::Lock, FenceMode::Propose(v)) => {
-                        invocation.arg("propose").arg(v.to_string())
-                    }
-                };
+                let invocation = kind.acquire(key, fence_key, token, ttl_ms, mode);
                 let reply: redis::Value = node.script(&invocation).await?;
                 parse_acquire(node.label(), reply)
             })
@@ -365,63 +324,33 @@ impl Locker {
     }
 }
 
-/// The log lines of a wait: the first refusal, then every change of reason
-/// and every [`WAIT_REPORT_EVERY`].
-#[derive(Default)]
-struct WaitReport {
-    last: Option<(RefusalKind, Instant)>,
-}
-
-impl WaitReport {
-    fn note(&mut self, what: &str, refusal: &Refusal, wait: Option<Duration>) {
-        let now = Instant::now();
-        let due = match self.last {
-            None => true,
-            Some((kind, at)) => kind != refusal.kind || now - at >= WAIT_REPORT_EVERY,
-        };
-        if !due {
-            return;
-        }
-        let first = self.last.is_none();
-        self.last = Some((refusal.kind, now));
-        let until = match wait {
-            None => "as long as it takes".to_string(),
-            Some(w) => format!("up to {}", humantime::format_duration(rounded(w))),
-        };
-        match refusal.kind {
-            RefusalKind::Busy if first => {
-                crate::info!("{}; waiting for the {what} ({until})", refusal.message)
-            }
-            RefusalKind::Busy => crate::info!("still waiting: {}", refusal.message),
-            _ => crate::warn!("{}; retrying ({until})", refusal.message),
-        }
-    }
-}
-
 fn parse_acquire(label: &str, reply: redis::Value) -> Result<NodeAcquire> {
-    let items = reply_items(label, reply)?;
-    let code: i64 = field(label, &items, 0)?;
+    let items = reply::items(label, reply)?;
+    let code: i64 = reply::field(label, &items, 0)?;
     match code {
         1 => Ok(NodeAcquire::Taken {
-            voted: field::<i64>(label, &items, 1)? == 1,
-            counter: parse_counter(label, &field::<String>(label, &items, 2)?)?,
+            voted: reply::field::<i64>(label, &items, 1)? == 1,
+            counter: reply::counter(label, &reply::field::<String>(label, &items, 2)?)?,
             before: if items.len() > 3 {
-                Some(parse_counter(label, &field::<String>(label, &items, 3)?)?)
+                Some(reply::counter(
+                    label,
+                    &reply::field::<String>(label, &items, 3)?,
+                )?)
             } else {
                 None
             },
         }),
         0 => Ok(NodeAcquire::Held {
-            holder: field(label, &items, 1)?,
-            ttl_ms: field(label, &items, 2)?,
-            counter: parse_counter(label, &field::<String>(label, &items, 3)?)?,
+            holder: reply::field(label, &items, 1)?,
+            ttl_ms: reply::field(label, &items, 2)?,
+            counter: reply::counter(label, &reply::field::<String>(label, &items, 3)?)?,
             holders: if items.len() > 4 {
-                Some(field(label, &items, 4)?)
+                Some(reply::field(label, &items, 4)?)
             } else {
                 None
             },
         }),
-        2 => Ok(NodeAcquire::WrongType(field(label, &items, 1)?)),
-        _ => Err(unexpected(label, code)),
+        2 => Ok(NodeAcquire::WrongType(reply::field(label, &items, 1)?)),
+        _ => Err(reply::unknown_code(label, code)),
     }
 }

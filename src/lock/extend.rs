@@ -19,7 +19,6 @@ impl Locker {
     pub async fn extend(&mut self, token: &Token) -> Result<Duration, RenewError> {
         let n = self.quorum.len();
         let m = self.quorum.majority();
-        let heal = n > 1 && self.kind == Kind::Lock;
         let labels = self.quorum.labels();
         let limit = self.quorum.round_timeout();
         let (key, kind) = (self.key.as_str(), self.kind);
@@ -29,16 +28,7 @@ impl Locker {
             .nodes_mut()
             .iter_mut()
             .map(|node| async move {
-                let script: &redis::Script = match kind {
-                    Kind::Lock => &EXTEND,
-                    Kind::Semaphore { .. } => &SEMAPHORE_EXTEND,
-                };
-                let mut invocation = script.prepare_invoke();
-                invocation
-                    .key(key)
-                    .arg(token.as_str())
-                    .arg(ttl_ms)
-                    .arg(if heal { "1" } else { "0" });
+                let invocation = kind.extend(key, token, ttl_ms, n);
                 let reply: redis::Value = node.script(&invocation).await?;
                 parse_extend(node.label(), reply)
             })
@@ -122,14 +112,14 @@ impl Locker {
 }
 
 fn parse_extend(label: &str, reply: redis::Value) -> Result<NodeExtend> {
-    let items = reply_items(label, reply)?;
-    let code: i64 = field(label, &items, 0)?;
+    let items = reply::items(label, reply)?;
+    let code: i64 = reply::field(label, &items, 0)?;
     match code {
         1 => Ok(NodeExtend::Extended),
         2 => Ok(NodeExtend::SetAgain),
         3 => Ok(NodeExtend::Missing),
-        0 => Ok(NodeExtend::Taken(field(label, &items, 1)?)),
-        4 => Ok(NodeExtend::WrongType(field(label, &items, 1)?)),
-        _ => Err(unexpected(label, code)),
+        0 => Ok(NodeExtend::Taken(reply::field(label, &items, 1)?)),
+        4 => Ok(NodeExtend::WrongType(reply::field(label, &items, 1)?)),
+        _ => Err(reply::unknown_code(label, code)),
     }
 }

@@ -7,9 +7,9 @@
 //! value without a holder. The lock counts as held when a majority of the
 //! masters hold the same token, which is exactly when nobody else can take it.
 
-use super::{Locker, Token, field, reply_items};
+use super::{Locker, Token};
 use crate::error::Result;
-use crate::seq::gather;
+use crate::store::{gather, reply};
 use serde::Serialize;
 use std::sync::LazyLock;
 
@@ -150,12 +150,12 @@ fn unreachable_node(label: &str, error: String) -> NodeInfo {
 }
 
 fn parse_node(label: &str, reply: redis::Value) -> Result<NodeInfo> {
-    let items = reply_items(label, reply)?;
-    let kind: String = field(label, &items, 0)?;
-    let value: Vec<u8> = field(label, &items, 1)?;
-    let pttl: i64 = field(label, &items, 2)?;
-    let counter: String = field(label, &items, 3)?;
-    let now_ms: i64 = field(label, &items, 4)?;
+    let items = reply::items(label, reply)?;
+    let kind: String = reply::field(label, &items, 0)?;
+    let value: Vec<u8> = reply::field(label, &items, 1)?;
+    let pttl: i64 = reply::field(label, &items, 2)?;
+    let counter: String = reply::field(label, &items, 3)?;
+    let now_ms: i64 = reply::field(label, &items, 4)?;
     let mut node = unreachable_node(label, String::new());
     node.error = None;
     node.fencing_counter = counter.parse().ok();

@@ -72,41 +72,23 @@ mod acquire;
 mod extend;
 mod held;
 mod info;
+mod kind;
 mod release;
 mod token;
 
 pub use held::HeldLock;
 pub use info::{LockInfo, NodeInfo, SemaphoreHolder};
+use kind::{FenceMode, Kind};
 pub use release::{ReleaseVerdict, Released};
 pub use token::{Holder, Token, describe_holder, fill_random};
 
+use crate::claim::{Attempt as ClaimAttempt, Claim, Claimant, RenewError, drift, rounded};
 use crate::error::{Error, Result};
-use crate::seq::{
-    COUNTER_LUA, MajoritySequence, Quorum, Replies, gather, is_permanent, parse_counter,
-};
-use crate::store::Target;
-use crate::supervise::{BootInstant, Claim, RenewError};
-use std::future::Future;
-use std::sync::LazyLock;
+use crate::seq::MajoritySequence;
+use crate::store::{Quorum, Replies, Target, gather, reply};
+use crate::supervise::BootInstant;
 use std::time::Duration;
 use tokio::time::Instant;
-
-static ACQUIRE_CODE: LazyLock<String> =
-    LazyLock::new(|| [COUNTER_LUA, include_str!("acquire.lua")].concat());
-const EXTEND_CODE: &str = include_str!("extend.lua");
-const RELEASE_CODE: &str = include_str!("release.lua");
-const WITHDRAW_CODE: &str = include_str!("withdraw.lua");
-static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&ACQUIRE_CODE));
-static EXTEND: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(EXTEND_CODE));
-static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(RELEASE_CODE));
-static WITHDRAW: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(WITHDRAW_CODE));
-static SEMAPHORE_ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&[COUNTER_LUA, include_str!("semaphore_acquire.lua")].concat())
-});
-static SEMAPHORE_EXTEND: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("semaphore_extend.lua")));
-static SEMAPHORE_RELEASE: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("semaphore_release.lua")));
 
 /// The shortest ttl accepted: the lock must outlive the round trips that take
 /// and extend it.
@@ -115,13 +97,6 @@ pub const MIN_TTL: Duration = Duration::from_millis(100);
 pub const MAX_TTL: Duration = Duration::from_secs(365 * 24 * 3600);
 /// Shortest and longest pause between two attempts (redsync's defaults).
 const RETRY_PAUSE: (Duration, Duration) = (Duration::from_millis(50), Duration::from_millis(250));
-/// While waiting, repeat the "still waiting" line this often.
-const WAIT_REPORT_EVERY: Duration = Duration::from_secs(30);
-
-/// The clock-drift margin taken off every validity: 1% of the ttl + 2 ms.
-pub fn drift(ttl: Duration) -> Duration {
-    ttl / 100 + Duration::from_millis(2)
-}
 
 /// How a [`Locker`] takes its lock.
 #[derive(Clone, Debug)]
@@ -156,19 +131,17 @@ impl LockOptions {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Lock,
-    Semaphore { limit: u32 },
-}
-
-/// How the acquire script counts the fencing token.
-#[derive(Clone, Copy, Debug)]
-enum FenceMode {
-    /// One master: INCR.
-    Increment,
-    /// Several masters: vote for this value.
-    Propose(u64),
+/// A node that refused the lock because someone holds it: what it said.
+#[derive(Clone, Debug)]
+pub(crate) struct Busy {
+    /// The node's URL, password hidden.
+    pub node: String,
+    /// The holder's token (a lock), or the first holder's (a semaphore).
+    pub holder: Vec<u8>,
+    /// Time left before that holder expires; -1 when it never does.
+    pub ttl_ms: i64,
+    /// How many hold a semaphore.
+    pub holders: Option<i64>,
 }
 
 /// The fencing token to vote for with several masters: one more than the
@@ -196,49 +169,14 @@ pub struct Locker {
     kind: Kind,
     ttl: Duration,
     fencing: MajoritySequence,
+    /// The token of the attempt in flight, for [`Claimant::abandon`].
+    attempt_token: Option<Token>,
 }
 
-/// The outcome of one attempt that did not fail outright.
-pub enum Attempt {
-    Acquired(Box<HeldLock>),
-    Refused(Refusal),
-}
+/// The outcome of one attempt at a lock.
+pub type Attempt = ClaimAttempt<HeldLock>;
 
-/// Why an attempt did not get the lock (everything it took is released).
-#[derive(Clone, Debug)]
-pub struct Refusal {
-    pub kind: RefusalKind,
-    pub message: String,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RefusalKind {
-    /// Someone else holds it (or contenders split the votes).
-    Busy,
-    /// Too few masters answered.
-    Unreachable,
-    /// A majority said yes, but too late for the lock to be worth having.
-    TooSlow,
-}
-
-impl Refusal {
-    /// The error to report when no more attempts will be made. `waited`:
-    /// how long the caller was willing to wait.
-    pub fn into_error(self, waited: Option<Duration>) -> Error {
-        let suffix = match waited {
-            Some(w) if w.is_zero() => String::from("; not waiting"),
-            Some(w) => format!(
-                "; gave up after waiting {}",
-                humantime::format_duration(rounded(w))
-            ),
-            None => String::new(),
-        };
-        match self.kind {
-            RefusalKind::Busy => Error::Exhausted(format!("{}{suffix}", self.message)),
-            _ => Error::Unavailable(format!("{}{suffix}", self.message)),
-        }
-    }
-}
+pub use crate::claim::{Refusal, RefusalKind};
 
 impl Locker {
     /// The lock `name` on `targets` (one master, or N independent masters).
@@ -293,28 +231,18 @@ impl Locker {
         if targets.len() > 1 {
             // One master waits for its only node: nothing straggles there,
             // and its first script costs no extra round trip.
-            quorum.preload(&[
-                ACQUIRE_CODE.as_str(),
-                EXTEND_CODE,
-                RELEASE_CODE,
-                WITHDRAW_CODE,
-            ]);
+            quorum.preload(&kind::quorum_scripts());
         }
         let key = format!("{}{name}", options.prefix);
         let fencing = MajoritySequence::new(format!("{}:fencing:{key}", options.namespace));
         Ok(Locker {
             quorum,
             name: name.to_string(),
-            kind: if options.limit > 1 {
-                Kind::Semaphore {
-                    limit: options.limit,
-                }
-            } else {
-                Kind::Lock
-            },
+            kind: Kind::new(options.limit),
             key,
             ttl,
             fencing,
+            attempt_token: None,
         })
     }
 
@@ -351,49 +279,13 @@ impl Locker {
 
     /// What to call the thing in messages.
     fn what(&self) -> String {
-        match self.kind {
-            Kind::Lock => format!("lock {}", self.name),
-            Kind::Semaphore { limit } => format!("semaphore {} (limit {limit})", self.name),
-        }
+        self.kind.describe(&self.name)
     }
 
     /// What every master knows about the lock now.
     pub async fn inspect(&mut self) -> LockInfo {
         info::inspect(self).await
     }
-}
-
-pub(crate) fn reply_items(label: &str, reply: redis::Value) -> Result<Vec<redis::Value>> {
-    match reply {
-        redis::Value::Array(items) if !items.is_empty() => Ok(items),
-        other => Err(Error::Redis(format!(
-            "Redis at {label} gave an unexpected reply to a lock script: {other:?}"
-        ))),
-    }
-}
-
-pub(crate) fn field<T: redis::FromRedisValue>(
-    label: &str,
-    items: &[redis::Value],
-    i: usize,
-) -> Result<T> {
-    let value = items.get(i).ok_or_else(|| {
-        Error::Redis(format!(
-            "Redis at {label} gave a short reply to a lock script ({} items)",
-            items.len()
-        ))
-    })?;
-    redis::from_redis_value_ref(value).map_err(|e| {
-        Error::Redis(format!(
-            "Redis at {label} gave an unexpected reply to a lock script: {e}"
-        ))
-    })
-}
-
-fn unexpected(label: &str, code: i64) -> Error {
-    Error::Redis(format!(
-        "Redis at {label} answered a lock script with code {code}, which this yaraus does not know"
-    ))
 }
 
 /// A duration as whole milliseconds, for `PX` (at least 1).
@@ -404,20 +296,6 @@ fn millis_arg(d: Duration) -> u64 {
 /// A duration rounded to milliseconds, for messages.
 fn millis(d: Duration) -> Duration {
     Duration::from_millis(d.as_millis() as u64)
-}
-
-/// A duration as people want to read it: whole seconds from 10 s up,
-/// milliseconds below.
-pub(crate) fn rounded(d: Duration) -> Duration {
-    if d >= Duration::from_secs(10) {
-        Duration::from_secs(d.as_secs_f64().round() as u64)
-    } else {
-        millis(d)
-    }
-}
-
-fn random_between(low: Duration, high: Duration) -> Duration {
-    low + crate::seq::random_below(high.saturating_sub(low))
 }
 
 #[cfg(test)]
@@ -441,12 +319,6 @@ mod tests {
 
     fn target() -> Vec<Target> {
         vec![Target::parse("redis://127.0.0.1:1/0").unwrap()]
-    }
-
-    #[test]
-    fn drift_is_one_percent_and_two_milliseconds() {
-        assert_eq!(drift(Duration::from_secs(30)), Duration::from_millis(302));
-        assert_eq!(drift(Duration::from_secs(1)), Duration::from_millis(12));
     }
 
     #[test]

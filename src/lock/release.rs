@@ -113,19 +113,7 @@ impl Locker {
                         .flatten()
                         .map(|before| (ours, before))
                 });
-                let mut invocation = match (kind, withdraw) {
-                    (Kind::Semaphore { .. }, _) => SEMAPHORE_RELEASE.prepare_invoke(),
-                    (Kind::Lock, None) => RELEASE.prepare_invoke(),
-                    (Kind::Lock, Some(_)) => WITHDRAW.prepare_invoke(),
-                };
-                invocation.key(key);
-                if withdraw.is_some() {
-                    invocation.key(fence_key);
-                }
-                invocation.arg(token.as_str());
-                if let Some((ours, before)) = withdraw {
-                    invocation.arg(ours.to_string()).arg(before.to_string());
-                }
+                let invocation = kind.release(key, fence_key, token, withdraw);
                 let freed: i64 = node.script(&invocation).await?;
                 Ok(freed == 1)
             })

@@ -37,11 +37,9 @@
 //! propose a fencing token in the same round trip as the `SET`), which is why
 //! the prelude is exported to the rest of the crate as `COUNTER_LUA`.
 
-pub mod quorum;
-
-pub use quorum::{Node, Quorum, Replies, gather, is_permanent, majority};
-
+use crate::claim::wait::random_below;
 use crate::error::{Error, Result};
+use crate::store::{Quorum, Replies, gather, reply};
 use std::sync::LazyLock;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -114,8 +112,7 @@ impl MajoritySequence {
                     "the sequence {} was contended: no value won a majority in time",
                     self.key
                 )),
-                Err(e @ Error::State(_)) => return Err(e),
-                Err(e) if is_permanent(&e) => return Err(e),
+                Err(e) if e.is_fatal() => return Err(e),
                 Err(e) => e,
             };
             let now = Instant::now();
@@ -154,8 +151,7 @@ impl MajoritySequence {
                     accepted += usize::from(v.accepted);
                     self.observe(v.counter);
                 }
-                Err(e @ Error::State(_)) => return Err(e),
-                Err(e) if is_permanent(&e) => return Err(e),
+                Err(e) if e.is_fatal() => return Err(e),
                 Err(e) => problems.push(e.to_string()),
             }
         }
@@ -194,7 +190,7 @@ impl MajoritySequence {
                     let (accepted, counter): (i64, String) = node.script(&invocation).await?;
                     Ok(Vote {
                         accepted: accepted == 1,
-                        counter: parse_counter(node.label(), &counter)?,
+                        counter: reply::counter(node.label(), &counter)?,
                     })
                 }
             })
@@ -229,7 +225,7 @@ impl MajoritySequence {
                 let mut invocation = READ.prepare_invoke();
                 invocation.key(key);
                 let counter: String = node.script(&invocation).await?;
-                parse_counter(node.label(), &counter)
+                reply::counter(node.label(), &counter)
             })
             .collect();
         let replies = gather(futures, &labels, limit, |replies| {
@@ -245,7 +241,7 @@ impl MajoritySequence {
                     answered += 1;
                     highest = Some(highest.map_or(v, |h| h.max(v)));
                 }
-                Err(e @ Error::State(_)) => return Err(e),
+                Err(e) if e.is_fatal() => return Err(e),
                 Err(e) => problems.push(e.to_string()),
             }
         }
@@ -258,31 +254,6 @@ impl MajoritySequence {
             ))),
         }
     }
-}
-
-/// A counter as the scripts return it: decimal text of a `u64`.
-pub(crate) fn parse_counter(label: &str, text: &str) -> Result<u64> {
-    text.parse().map_err(|_| {
-        Error::Redis(format!(
-            "Redis at {label} returned '{text}' for a counter, which is not a 64-bit value"
-        ))
-    })
-}
-
-/// A random duration in `[0, below)`, for spreading out retries.
-pub(crate) fn random_below(below: Duration) -> Duration {
-    let nanos = below.as_nanos().max(1) as u64;
-    Duration::from_nanos(random_u64() % nanos)
-}
-
-/// 64 unpredictable bits, for timing jitter only (never for tokens): std's
-/// `RandomState` is seeded from the OS once per thread and gives a new key
-/// on every call.
-pub(crate) fn random_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish()
 }
 
 #[cfg(test)]
@@ -298,25 +269,5 @@ mod tests {
         assert_eq!(seq.guess(), Some(8));
         seq.observe(u64::MAX);
         assert_eq!(seq.guess(), None);
-    }
-
-    #[test]
-    fn counters_parse_exactly() {
-        assert_eq!(
-            parse_counter("x", "18446744073709551615").unwrap(),
-            u64::MAX
-        );
-        assert_eq!(
-            parse_counter("x", "9007199254740993").unwrap(),
-            9_007_199_254_740_993
-        );
-        assert!(parse_counter("x", "1e3").is_err());
-    }
-
-    #[test]
-    fn random_values_stay_below() {
-        for _ in 0..100 {
-            assert!(random_below(Duration::from_millis(5)) < Duration::from_millis(5));
-        }
     }
 }

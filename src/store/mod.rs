@@ -10,10 +10,17 @@
 //!
 //! Errors are sorted here, once, into the kinds the user sees (unreachable,
 //! refused, wrong type, other), so that every subcommand prints the same line
-//! for the same fault.
+//! for the same fault. The kind is the [`Error`] variant: callers decide
+//! whether to retry by it, never by the words of a message.
+//!
+//! Several independent masters are a [`Quorum`] of [`Node`]s, asked all at
+//! once by [`gather`]; [`reply`] reads what our scripts return.
 
+pub mod quorum;
+pub mod reply;
 mod target;
 
+pub use quorum::{Node, Quorum, Replies, gather, majority};
 pub use target::Target;
 
 use crate::error::{Error, Result};
@@ -190,16 +197,13 @@ impl Store {
             || matches!(e.code(), Some("NOAUTH") | Some("WRONGPASS"))
             || text.contains("Authentication required")
         {
-            return Error::Unavailable(format!(
+            return Error::Refused(format!(
                 "Redis at {d} refused authentication: {}",
                 detail(&e)
             ));
         }
         if text.contains("DB index is out of range") || text.contains("invalid DB index") {
-            return Error::Unavailable(format!(
-                "Redis at {d} has no such database: {}",
-                detail(&e)
-            ));
+            return Error::Refused(format!("Redis at {d} has no such database: {}", detail(&e)));
         }
         classify(&self.target, e)
     }
@@ -238,7 +242,7 @@ pub fn classify(target: &Target, e: redis::RedisError) -> Error {
     if e.kind() == redis::ErrorKind::AuthenticationFailed
         || matches!(e.code(), Some("NOAUTH") | Some("WRONGPASS"))
     {
-        return Error::Unavailable(format!(
+        return Error::Refused(format!(
             "Redis at {d} refused authentication: {}",
             detail(&e)
         ));

@@ -13,9 +13,9 @@
 //! and only once the watchdog has seen the command's whole tree gone.
 
 use super::child::{Child, ChildEvent, ChildSpec, exit_code};
-use super::keeper::{Claim, Keeper};
 use super::link::Watchdog;
 use super::signals::Signals;
+use crate::claim::{Claim, Keeper};
 use crate::error::{EXIT_LOST, Error, Result};
 use std::time::Duration;
 use tokio::signal::unix::{SignalKind, signal};

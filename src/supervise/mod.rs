@@ -6,9 +6,9 @@
 //! It holds however yaraus itself dies, stalls or is frozen. Which file keeps
 //! which part of it:
 //!
-//! * [`keeper`]: renews the claim and knows its deadline, measured on
-//!   [`clock`] (`CLOCK_BOOTTIME`: it keeps counting through a suspend);
-//!   gives up `--kill-after` before the deadline.
+//! * [`crate::claim::Keeper`]: renews the claim and knows its deadline,
+//!   measured on [`clock`] (`CLOCK_BOOTTIME`: it keeps counting through a
+//!   suspend); gives up `--kill-after` before the deadline.
 //! * `watchdog.rs`: a small process of its own, forked first thing, parent
 //!   and subreaper of the command. It enforces the deadline by itself
 //!   (SIGTERM at deadline − kill-after, SIGKILL at the deadline) and kills
@@ -28,7 +28,6 @@
 pub mod child;
 pub mod clock;
 pub mod hold;
-pub mod keeper;
 pub mod link;
 pub mod protocol;
 pub mod signals;
@@ -40,6 +39,5 @@ mod watchdog;
 pub use child::{ChildSpec, exit_code, substitute};
 pub use clock::BootInstant;
 pub use hold::{HoldOptions, hold};
-pub use keeper::{Claim, Keeper, Loss, RenewError};
 pub use link::Watchdog;
 pub use signals::Signals;

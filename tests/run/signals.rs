@@ -134,3 +134,45 @@ fn signal_during_the_delay_releases_the_id_and_never_starts_the_child() {
     assert_released(&server, id, &client);
     assert!(!scratch.exists("ran"));
 }
+
+#[test]
+fn signal_while_an_attempt_is_in_flight_gives_back_the_id_it_got() {
+    let server = RedisServer::start();
+    init_pool(&server, 1, 1);
+    hold_by_hand(&server, 1, "other", 1.0);
+    let freed_at = Instant::now() + Duration::from_secs(1);
+    let scratch = Scratch::new();
+    let mut run = Run::start(
+        &server.url_ns(NS),
+        &scratch,
+        FAST,
+        &["touch", &scratch.arg("ran")],
+    );
+    run.wait_log("retrying in");
+    // Frozen, the server queues the next attempt (due within one interval,
+    // 300 ms); the hand-made lease runs out meanwhile on the wall clock that
+    // its TIME reads. Nothing can be awaited here: the attempt sits unread
+    // in the stopped server's socket, so the wait is bounded with a margin
+    // of three intervals, and the log line below proves the path was taken.
+    server.sigstop();
+    let queued_at = Instant::now() + Duration::from_millis(900);
+    thread::sleep(
+        freed_at
+            .max(queued_at)
+            .saturating_duration_since(Instant::now()),
+    );
+    run.signal(Signal::SIGTERM);
+    // Long enough for a yaraus that dropped the attempt at once to have
+    // exited, leaving the queued script to lease the id to nobody.
+    thread::sleep(Duration::from_millis(500));
+    server.sigcont();
+    assert_eq!(run.wait(), 143, "{}", run.log());
+    assert!(
+        run.log()
+            .contains("taken just as the wait ended; giving it back"),
+        "{}",
+        run.log()
+    );
+    assert_eq!(leased_ids(&server), Vec::<u64>::new(), "{}", run.log());
+    assert!(!scratch.exists("ran"));
+}

@@ -15,8 +15,8 @@
 //!   task, so a caller can drop the whole round (a signal arrived) and nothing
 //!   keeps running behind its back.
 
+use super::{Store, Target, Timeouts, classify, script_error};
 use crate::error::{Error, Result};
-use crate::store::{Store, Target, Timeouts, classify, script_error};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -259,14 +259,6 @@ impl Quorum {
 /// `N/2 + 1`.
 pub fn majority(n: usize) -> usize {
     n / 2 + 1
-}
-
-/// True for a node error that waiting cannot cure: the server refused our
-/// password, or has no such database. Such a node is misconfigured, not
-/// down, and a caller that would retry should stop and say so.
-pub fn is_permanent(e: &Error) -> bool {
-    matches!(e, Error::Unavailable(m)
-        if m.contains("refused authentication") || m.contains("has no such database"))
 }
 
 /// One outcome per node of a round: `None` when the round was decided before

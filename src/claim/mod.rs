@@ -1,0 +1,133 @@
+//! The life of a claim, once for every kind of claim.
+//!
+//! A worker id, a lock, a semaphore place, an index slot: each is *taken*
+//! (an attempt that either holds, is refused with a reason, or fails), taken
+//! again after a pause while the caller is willing to wait, *kept* by
+//! renewing it before its validity runs out, and *given back*. Only the
+//! first and the last depend on what is claimed; this module holds the rest:
+//!
+//! * [`Claimant`]: what a kind of claim must say — how to make one attempt,
+//!   how to undo one that was interrupted, how long to pause between two;
+//! * [`wait_for`](wait::wait_for): the one wait loop (`--wait`, jittered
+//!   pauses, a signal ending the wait cleanly, the "still waiting" report);
+//! * [`validity`]: how much of a ttl the holder may count on;
+//! * [`Keeper`]: renews a held [`Claim`] in the background and knows its
+//!   deadline; [`crate::supervise`] runs a command only while it holds.
+//!
+//! The kinds are [`crate::lease::Leaser`] (`yaraus run`) and
+//! [`crate::lock::Locker`] (`yaraus lock`).
+
+pub mod keeper;
+pub mod validity;
+pub mod wait;
+
+pub use keeper::{Claim, Keeper, Loss, RenewError};
+pub use validity::{drift, validity};
+pub use wait::wait_for;
+
+use crate::error::{Error, Result};
+use std::future::Future;
+use std::time::Duration;
+
+/// Something that can try to take a claim of one kind.
+pub trait Claimant {
+    /// What a successful attempt holds.
+    type Held: Claim;
+
+    /// What is wanted, for log lines: "the lock deploy", "a free id in
+    /// yaraus:ids".
+    fn wanted(&self) -> String;
+
+    /// One attempt. `Err` only for faults that trying again cannot cure (a
+    /// key of the wrong type, a refused password); a busy or unreachable
+    /// server is a [`Refusal`]. A refused attempt has given back whatever it
+    /// took.
+    fn attempt(&mut self) -> impl Future<Output = Result<Attempt<Self::Held>>>;
+
+    /// How long an attempt that a signal interrupted may still run, so that
+    /// what it took can be given back; zero: drop it at once and
+    /// [`abandon`](Self::abandon) it.
+    fn settle_within(&self) -> Duration;
+
+    /// Gives back what the last attempt may have taken, when it was dropped
+    /// half-way (a signal ended the wait and it did not settle in time).
+    fn abandon(&mut self) -> impl Future<Output = ()>;
+
+    /// The shortest and longest pause between two attempts; each pause is
+    /// drawn between them, so that waiters do not retry in step.
+    fn pause(&self) -> (Duration, Duration);
+
+    /// Checked just before a claim is handed out: `Err(why)` when it can no
+    /// longer be used (too little validity left after a pause of ours), in
+    /// which case it is given back and the wait goes on.
+    fn check(&self, _held: &Self::Held) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// The outcome of one attempt that did not fail outright.
+pub enum Attempt<H> {
+    Acquired(Box<H>),
+    Refused(Refusal),
+}
+
+/// Why an attempt did not get the claim (everything it took is given back).
+#[derive(Clone, Debug)]
+pub struct Refusal {
+    pub kind: RefusalKind,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefusalKind {
+    /// Someone else holds it (or contenders split the votes).
+    Busy,
+    /// Too few servers answered, or too few replicas confirmed.
+    Unreachable,
+    /// A majority said yes, but too late for the claim to be worth having.
+    TooSlow,
+}
+
+impl Refusal {
+    pub fn busy(message: impl Into<String>) -> Refusal {
+        Refusal {
+            kind: RefusalKind::Busy,
+            message: message.into(),
+        }
+    }
+
+    pub fn unreachable(message: impl Into<String>) -> Refusal {
+        Refusal {
+            kind: RefusalKind::Unreachable,
+            message: message.into(),
+        }
+    }
+
+    /// The error to report when no more attempts will be made. `waited`:
+    /// how long the caller was willing to wait. Busy is
+    /// [`Error::Exhausted`] (exit 75); the rest [`Error::Unavailable`].
+    pub fn into_error(self, waited: Option<Duration>) -> Error {
+        let suffix = match waited {
+            Some(w) if w.is_zero() => String::from("; not waiting"),
+            Some(w) => format!(
+                "; gave up after waiting {}",
+                humantime::format_duration(rounded(w))
+            ),
+            None => String::new(),
+        };
+        match self.kind {
+            RefusalKind::Busy => Error::Exhausted(format!("{}{suffix}", self.message)),
+            _ => Error::Unavailable(format!("{}{suffix}", self.message)),
+        }
+    }
+}
+
+/// A duration as people want to read it: whole seconds from 10 s up,
+/// milliseconds below.
+pub fn rounded(d: Duration) -> Duration {
+    if d >= Duration::from_secs(10) {
+        Duration::from_secs(d.as_secs_f64().round() as u64)
+    } else {
+        Duration::from_millis(d.as_millis() as u64)
+    }
+}

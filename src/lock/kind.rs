@@ -1,0 +1,211 @@
+//! What differs between a lock and a semaphore, in one place.
+//!
+//! Both are taken, extended and freed by the same rounds over the same
+//! quorum (a semaphore is refused more than one master, see the module
+//! docs); they differ only in what the key holds, hence in their scripts,
+//! their fencing and their messages. Every such difference is a method here,
+//! so that the rounds in `acquire.rs`, `extend.rs` and `release.rs` read the
+//! same for both.
+//!
+//! Why not a claim type of its own: a semaphore shares every step of the
+//! Redlock lifecycle and the five modes of `yaraus lock`; a second type would
+//! have copied the rounds to remove six `match`es.
+
+use super::{Busy, Token, describe_holder, rounded};
+use crate::seq::COUNTER_LUA;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+static ACQUIRE_CODE: LazyLock<String> =
+    LazyLock::new(|| [COUNTER_LUA, include_str!("acquire.lua")].concat());
+const EXTEND_CODE: &str = include_str!("extend.lua");
+const RELEASE_CODE: &str = include_str!("release.lua");
+const WITHDRAW_CODE: &str = include_str!("withdraw.lua");
+static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&ACQUIRE_CODE));
+static EXTEND: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(EXTEND_CODE));
+static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(RELEASE_CODE));
+static WITHDRAW: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(WITHDRAW_CODE));
+static SEMAPHORE_ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&[COUNTER_LUA, include_str!("semaphore_acquire.lua")].concat())
+});
+static SEMAPHORE_EXTEND: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("semaphore_extend.lua")));
+static SEMAPHORE_RELEASE: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("semaphore_release.lua")));
+
+/// The scripts a node of several masters loads before its first request
+/// (see [`crate::store::Quorum::preload`]); a semaphore has one master.
+pub(super) fn quorum_scripts() -> [&'static str; 4] {
+    [
+        ACQUIRE_CODE.as_str(),
+        EXTEND_CODE,
+        RELEASE_CODE,
+        WITHDRAW_CODE,
+    ]
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// One holder: the key is a string, the holder's token.
+    Lock,
+    /// Up to `limit` holders: the key is a sorted set of tokens scored by
+    /// their expiry.
+    Semaphore { limit: u32 },
+}
+
+/// How the acquire script counts the fencing token.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum FenceMode {
+    /// One master: INCR.
+    Increment,
+    /// Several masters: vote for this value.
+    Propose(u64),
+}
+
+impl Kind {
+    pub(super) fn new(limit: u32) -> Kind {
+        if limit > 1 {
+            Kind::Semaphore { limit }
+        } else {
+            Kind::Lock
+        }
+    }
+
+    /// What to call the thing in messages.
+    pub(super) fn describe(self, name: &str) -> String {
+        match self {
+            Kind::Lock => format!("lock {name}"),
+            Kind::Semaphore { limit } => format!("semaphore {name} (limit {limit})"),
+        }
+    }
+
+    /// What the key must hold, for the message about a key of another type.
+    pub(super) fn expected(self) -> &'static str {
+        match self {
+            Kind::Lock => "a string (a lock's token)",
+            Kind::Semaphore { .. } => "a sorted set (a semaphore)",
+        }
+    }
+
+    /// How the fencing token is counted on `masters` masters; `guess`
+    /// makes the vote when there are several.
+    pub(super) fn fence_mode(self, masters: usize, guess: impl FnOnce() -> u64) -> FenceMode {
+        match (self, masters) {
+            (Kind::Semaphore { .. }, _) | (_, 1) => FenceMode::Increment,
+            _ => FenceMode::Propose(guess()),
+        }
+    }
+
+    /// The acquire script for one node: KEYS key, fencing key; ARGV token,
+    /// ttl in ms, then the limit (semaphore) or how to fence (lock).
+    pub(super) fn acquire(
+        self,
+        key: &str,
+        fence_key: &str,
+        token: &Token,
+        ttl_ms: u64,
+        mode: FenceMode,
+    ) -> redis::ScriptInvocation<'static> {
+        let script: &'static redis::Script = match self {
+            Kind::Lock => &ACQUIRE,
+            Kind::Semaphore { .. } => &SEMAPHORE_ACQUIRE,
+        };
+        let mut invocation = script.prepare_invoke();
+        invocation
+            .key(key)
+            .key(fence_key)
+            .arg(token.as_str())
+            .arg(ttl_ms);
+        match (self, mode) {
+            (Kind::Semaphore { limit }, _) => invocation.arg(limit),
+            (Kind::Lock, FenceMode::Increment) => invocation.arg("incr").arg(""),
+            (Kind::Lock, FenceMode::Propose(v)) => invocation.arg("propose").arg(v.to_string()),
+        };
+        invocation
+    }
+
+    /// The extend script for one node. A lock over several masters heals a
+    /// node that lost its key (sets the token again); a semaphore never does.
+    pub(super) fn extend(
+        self,
+        key: &str,
+        token: &Token,
+        ttl_ms: u64,
+        masters: usize,
+    ) -> redis::ScriptInvocation<'static> {
+        let (script, heal): (&'static redis::Script, bool) = match self {
+            Kind::Lock => (&EXTEND, masters > 1),
+            Kind::Semaphore { .. } => (&SEMAPHORE_EXTEND, false),
+        };
+        let mut invocation = script.prepare_invoke();
+        invocation
+            .key(key)
+            .arg(token.as_str())
+            .arg(ttl_ms)
+            .arg(if heal { "1" } else { "0" });
+        invocation
+    }
+
+    /// The release script for one node; with `withdraw` (our vote, and the
+    /// counter it replaced on this node), a lock also takes back its
+    /// fencing vote (withdraw.lua).
+    pub(super) fn release(
+        self,
+        key: &str,
+        fence_key: &str,
+        token: &Token,
+        withdraw: Option<(u64, u64)>,
+    ) -> redis::ScriptInvocation<'static> {
+        let mut invocation = match (self, withdraw) {
+            (Kind::Semaphore { .. }, _) => SEMAPHORE_RELEASE.prepare_invoke(),
+            (Kind::Lock, None) => RELEASE.prepare_invoke(),
+            (Kind::Lock, Some(_)) => WITHDRAW.prepare_invoke(),
+        };
+        invocation.key(key);
+        match (self, withdraw) {
+            (Kind::Lock, Some((ours, before))) => {
+                invocation
+                    .key(fence_key)
+                    .arg(token.as_str())
+                    .arg(ours.to_string())
+                    .arg(before.to_string());
+            }
+            _ => {
+                invocation.arg(token.as_str());
+            }
+        }
+        invocation
+    }
+
+    /// Who holds it, from the first busy node's answer.
+    pub(super) fn held_by(self, what: &str, busy: &Busy) -> String {
+        match self {
+            Kind::Semaphore { limit } => format!(
+                "every place of the {what} is taken ({} holders; the first frees in {})",
+                busy.holders.unwrap_or(limit as i64),
+                humantime::format_duration(rounded(Duration::from_millis(
+                    busy.ttl_ms.max(0) as u64
+                )))
+            ),
+            Kind::Lock => format!(
+                "{what} is busy: held by {}{}",
+                describe_holder(&busy.holder),
+                expiry(busy.ttl_ms)
+            ),
+        }
+    }
+}
+
+/// When a busy lock frees, as the end of a sentence.
+fn expiry(ttl_ms: i64) -> String {
+    match ttl_ms {
+        -1 => " and has no expiry: it will never be freed by itself (delete the key if its \
+               holder is gone)"
+            .to_string(),
+        ms if ms >= 0 => format!(
+            ", expires in {}",
+            humantime::format_duration(rounded(Duration::from_millis(ms as u64)))
+        ),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,76 @@
+//! Reading what our Lua scripts return.
+//!
+//! A script of ours answers with an array whose first item is a code and
+//! whose other items depend on it (each `.lua` file says which, in its
+//! header). These helpers take such a reply apart and turn anything else into
+//! an [`Error::Redis`] that names the server, so that a server (or a future
+//! script) answering something this yaraus does not know is reported, never
+//! misread.
+
+use crate::error::{Error, Result};
+
+/// The items of a script's array reply; anything else is an error.
+pub fn items(label: &str, reply: redis::Value) -> Result<Vec<redis::Value>> {
+    match reply {
+        redis::Value::Array(items) if !items.is_empty() => Ok(items),
+        other => Err(Error::Redis(format!(
+            "Redis at {label} gave an unexpected reply to a yaraus script: {other:?}"
+        ))),
+    }
+}
+
+/// Item `i` of a script's reply, converted to `T`.
+pub fn field<T: redis::FromRedisValue>(label: &str, items: &[redis::Value], i: usize) -> Result<T> {
+    let value = items.get(i).ok_or_else(|| {
+        Error::Redis(format!(
+            "Redis at {label} gave a short reply to a yaraus script ({} items)",
+            items.len()
+        ))
+    })?;
+    redis::from_redis_value_ref(value).map_err(|e| {
+        Error::Redis(format!(
+            "Redis at {label} gave an unexpected reply to a yaraus script: {e}"
+        ))
+    })
+}
+
+/// A reply code this yaraus does not know.
+pub fn unknown_code(label: &str, code: i64) -> Error {
+    Error::Redis(format!(
+        "Redis at {label} answered a yaraus script with code {code}, which this yaraus does \
+         not know"
+    ))
+}
+
+/// A counter as the scripts return it: decimal text of a `u64` (Lua's own
+/// numbers are doubles, exact only up to 2^53).
+pub fn counter(label: &str, text: &str) -> Result<u64> {
+    text.parse().map_err(|_| {
+        Error::Redis(format!(
+            "Redis at {label} returned '{text}' for a counter, which is not a 64-bit value"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_parse_exactly() {
+        assert_eq!(counter("x", "18446744073709551615").unwrap(), u64::MAX);
+        assert_eq!(
+            counter("x", "9007199254740993").unwrap(),
+            9_007_199_254_740_993
+        );
+        assert!(counter("x", "1e3").is_err());
+    }
+
+    #[test]
+    fn anything_but_an_array_is_an_error_naming_the_server() {
+        let e = items("redis://h:1", redis::Value::Nil).unwrap_err();
+        assert!(e.to_string().contains("redis://h:1"), "{e}");
+        let e = field::<i64>("redis://h:1", &[redis::Value::Int(1)], 3).unwrap_err();
+        assert!(e.to_string().contains("short reply"), "{e}");
+    }
+}
