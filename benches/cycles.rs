@@ -15,9 +15,9 @@
 //! acquisition does.
 //!
 
+use crate::{BLOCKS, take_turns};
 use serde::Serialize;
 use std::time::Duration;
-use tokio::time::Instant;
 use yaraus::error::{Error, Result};
 use yaraus::lock::{Attempt, LockOptions, Locker, Token};
 use yaraus::store::Target;
@@ -68,26 +68,20 @@ pub async fn acquire_release_cycles(
 
     // PINGs and cycles take turns in blocks, so that a machine whose speed
     // drifts during the run (a VM's neighbours) slows both alike.
-    const BLOCKS: u64 = 10;
-    let (mut ping_time, mut cycle_time) = (Duration::ZERO, Duration::ZERO);
-    let (mut pings, mut done) = (0u64, 0u64);
-    for block in 0..BLOCKS {
-        let share = cycles * (block + 1) / BLOCKS - cycles * block / BLOCKS;
-        let started = Instant::now();
-        for _ in 0..share {
-            ping_all(&mut quorum).await?;
-        }
-        ping_time += started.elapsed();
-        pings += share;
-        let started = Instant::now();
-        for _ in 0..share {
-            one_cycle(&mut locker).await?;
-        }
-        cycle_time += started.elapsed();
-        done += share;
-    }
-    debug_assert_eq!(done, cycles);
-    let rtt = ping_time.as_secs_f64() / pings as f64;
+    let n = cycles as usize;
+    let turns = take_turns(
+        &mut (quorum, locker),
+        BLOCKS,
+        &[n, n],
+        async |(quorum, locker), i| match i {
+            0 => ping_all(quorum).await,
+            _ => one_cycle(locker).await,
+        },
+    )
+    .await?;
+    let ping_time: Duration = turns[0].iter().sum();
+    let cycle_time: Duration = turns[1].iter().sum();
+    let rtt = ping_time.as_secs_f64() / cycles as f64;
     let seconds = cycle_time.as_secs_f64();
     let cycles_per_second = cycles as f64 / seconds;
     let limit = 1.0 / (2.0 * rtt);

@@ -1,8 +1,9 @@
 //! The benchmark harness behind `scripts/bench.sh`.
 //!
 //! It starts its own redis-servers on loopback TCP ports (one plain, three
-//! with `appendfsync always`, three without) and a local etcd when one is
-//! installed, and measures, in the same run so that the figures compare:
+//! with `appendfsync always`, three without), with the integration tests'
+//! launcher (`tests/common`), and a local etcd when one is installed, and
+//! measures, in the same run so that the figures compare:
 //!
 //! 1. whole-process wall time of `flock FILE true`, `yaraus run -- true`,
 //!    `yaraus lock NAME -- true` on one and on three masters (and the same
@@ -19,68 +20,45 @@
 //! Figures go to stdout as Markdown tables. Nothing here is asserted: speed
 //! is reported, never tested.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
 mod cycles;
 
-use std::path::{Path, PathBuf};
+use common::{RedisServer, ServerOptions, free_port};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use yaraus::claim::Claim;
+use yaraus::error::Result;
 use yaraus::lease::{Acquired, Leaser, PoolKeys, Requested, Timing};
 use yaraus::store::{Store, Target, Timeouts};
 
-struct Server {
-    child: Child,
-    port: u16,
-    _dir: PathBuf,
+/// A redis-server of the tests' harness on a loopback TCP port, without
+/// persistence or, with `fsync`, with `appendonly yes` and `appendfsync
+/// always`.
+fn start_redis(fsync: bool) -> RedisServer {
+    RedisServer::start_with(ServerOptions {
+        tcp: true,
+        appendfsync_always: fsync,
+        ..ServerOptions::default()
+    })
 }
 
-impl Drop for Server {
+/// A local etcd; killed when dropped.
+struct Etcd {
+    child: Child,
+    endpoint: String,
+}
+
+impl Drop for Etcd {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn start_redis(dir: &Path, extra: &[&str]) -> Server {
-    let port = free_port();
-    let dir = dir.join(port.to_string());
-    std::fs::create_dir_all(&dir).unwrap();
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", ""])
-        .args(if extra.is_empty() {
-            &["--appendonly", "no"][..]
-        } else {
-            extra
-        })
-        .arg("--dir")
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server not found: run scripts/install-redis.sh");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "redis-server did not start");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Server {
-        child,
-        port,
-        _dir: dir,
-    }
-}
-
 /// A local etcd for the `etcdctl lock` comparison, if etcd is installed.
-fn start_etcd(dir: &Path) -> Option<(Server, String)> {
+fn start_etcd(dir: &Path) -> Option<Etcd> {
     Command::new("etcd").arg("--version").output().ok()?;
     Command::new("etcdctl").arg("version").output().ok()?;
     let (client, peer) = (free_port(), free_port());
@@ -103,23 +81,19 @@ fn start_etcd(dir: &Path) -> Option<(Server, String)> {
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
-    let server = Server {
-        child,
-        port: client,
-        _dir: dir.join("etcd"),
-    };
+    let etcd = Etcd { child, endpoint };
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let ok = Command::new("etcdctl")
             .env("ETCDCTL_API", "3")
-            .args(["--endpoints", &endpoint, "endpoint", "health"])
+            .args(["--endpoints", &etcd.endpoint, "endpoint", "health"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
             .map(|s| s.success())
             .unwrap_or(false);
         if ok {
-            return Some((server, endpoint));
+            return Some(etcd);
         }
         if Instant::now() > deadline {
             return None;
@@ -131,37 +105,6 @@ fn start_etcd(dir: &Path) -> Option<(Server, String)> {
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i]
-}
-
-/// Runs every command of `cmds` once per round, `runs` rounds, in turn, so
-/// that a machine whose speed drifts (a VM's neighbours) slows them alike;
-/// returns the median and p90 of each.
-fn time_interleaved(
-    runs: usize,
-    cmds: &mut [Box<dyn FnMut() -> Command + '_>],
-) -> Vec<(Duration, Duration)> {
-    let mut times: Vec<Vec<Duration>> = cmds.iter().map(|_| Vec::with_capacity(runs)).collect();
-    for round in 0..runs + 3 {
-        for (i, cmd) in cmds.iter_mut().enumerate() {
-            let mut c = cmd();
-            c.stdout(Stdio::null()).stderr(Stdio::null());
-            let start = Instant::now();
-            let status = c.status().expect("spawn");
-            let took = start.elapsed();
-            assert!(status.success(), "benchmark command failed: {status}");
-            // The first rounds warm the page cache and the scripts.
-            if round >= 3 {
-                times[i].push(took);
-            }
-        }
-    }
-    times
-        .into_iter()
-        .map(|mut t| {
-            t.sort();
-            (percentile(&t, 0.5), percentile(&t, 0.9))
-        })
-        .collect()
 }
 
 fn ms(d: Duration) -> String {
@@ -176,42 +119,50 @@ fn option<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
         .and_then(|v| v.parse().ok())
 }
 
-/// Rates (operations per second) of `a`, run `na` times, and `b`, run `nb`
-/// times, on `state`, taking turns in ten blocks so that a machine whose
-/// speed drifts slows both alike.
-async fn alternating_rates<S>(
+/// Rounds in which the library figures take turns (blocks of PINGs, of cycles).
+const BLOCKS: usize = 10;
+
+/// The one way the benches set contenders against each other: `rounds`
+/// rounds, in each of which contender 0, 1, ... in turn runs its share of
+/// `runs[i]` operations (`run(state, i)` once each; the shares of all rounds
+/// add up to `runs[i]`), so that a machine whose speed drifts (a VM's
+/// neighbours) slows them alike. Returns, for each contender, how long each
+/// of its turns took, round by round; stops at the first error.
+async fn take_turns<S, E>(
     state: &mut S,
-    (na, nb): (usize, usize),
-    mut a: impl AsyncFnMut(&mut S),
-    mut b: impl AsyncFnMut(&mut S),
-) -> (f64, f64) {
-    const BLOCKS: usize = 10;
-    let (mut ta, mut tb) = (Duration::ZERO, Duration::ZERO);
-    for _ in 0..BLOCKS {
-        let start = Instant::now();
-        for _ in 0..na / BLOCKS {
-            a(state).await;
+    rounds: usize,
+    runs: &[usize],
+    mut run: impl AsyncFnMut(&mut S, usize) -> std::result::Result<(), E>,
+) -> std::result::Result<Vec<Vec<Duration>>, E> {
+    let mut turns: Vec<Vec<Duration>> = runs.iter().map(|_| Vec::with_capacity(rounds)).collect();
+    for round in 0..rounds {
+        for (i, &n) in runs.iter().enumerate() {
+            let share = n * (round + 1) / rounds - n * round / rounds;
+            let start = Instant::now();
+            for _ in 0..share {
+                run(state, i).await?;
+            }
+            turns[i].push(start.elapsed());
         }
-        ta += start.elapsed();
-        let start = Instant::now();
-        for _ in 0..nb / BLOCKS {
-            b(state).await;
-        }
-        tb += start.elapsed();
     }
-    let rate = |n: usize, t: Duration| (n / BLOCKS * BLOCKS) as f64 / t.as_secs_f64();
-    (rate(na, ta), rate(nb, tb))
+    Ok(turns)
+}
+
+/// Operations per second: `n` operations in `turns`.
+fn per_second(n: usize, turns: &[Duration]) -> f64 {
+    n as f64 / turns.iter().sum::<Duration>().as_secs_f64()
 }
 
 /// A PING, and a trivial script, on one store.
-async fn ping(store: &mut Store) {
-    let _: String = store.query(&redis::cmd("PING")).await.unwrap();
+async fn ping(store: &mut Store) -> Result<()> {
+    store.query::<String>(&redis::cmd("PING")).await.map(drop)
 }
 
-async fn trivial_script(store: &mut Store, script: &redis::Script) {
+async fn trivial_script(store: &mut Store, script: &redis::Script) -> Result<()> {
     let mut inv = script.prepare_invoke();
     inv.key("bench-trivial").arg("x");
-    let _: redis::Value = store.script(&inv).await.unwrap().unwrap();
+    let _: redis::Value = store.script(&inv).await?.expect("trivial script");
+    Ok(())
 }
 
 async fn connect(url: &str) -> Store {
@@ -229,8 +180,8 @@ fn main() {
 
     let dir = std::env::temp_dir().join(format!("yaraus-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let server = start_redis(&dir, &[]);
-    let url = format!("redis://127.0.0.1:{}/0?ns=bench", server.port);
+    let server = start_redis(false);
+    let url = server.url_ns("bench");
     let yaraus = env!("CARGO_BIN_EXE_yaraus").to_string();
     let init = Command::new(&yaraus)
         .args([
@@ -243,48 +194,37 @@ fn main() {
     // Three independent masters that fsync every write, as the fencing
     // sequence requires (yaraus refuses others unless told), and three that
     // do not, to see the protocol without the disk.
-    let fsync = ["--appendonly", "yes", "--appendfsync", "always"];
-    let masters: Vec<Server> = (0..3).map(|_| start_redis(&dir, &fsync)).collect();
-    let plain: Vec<Server> = (0..3).map(|_| start_redis(&dir, &[])).collect();
-    let urls = |servers: &[&Server]| -> Vec<String> {
-        servers
-            .iter()
-            .map(|m| format!("redis://127.0.0.1:{}/0", m.port))
-            .collect()
-    };
-    let one = urls(&[&server]);
-    let three = urls(&masters.iter().collect::<Vec<_>>());
-    let three_plain = urls(&plain.iter().collect::<Vec<_>>());
+    let masters: Vec<RedisServer> = (0..3).map(|_| start_redis(true)).collect();
+    let plain: Vec<RedisServer> = (0..3).map(|_| start_redis(false)).collect();
+    let urls =
+        |servers: &[RedisServer]| -> Vec<String> { servers.iter().map(RedisServer::url).collect() };
+    let one = vec![server.url()];
+    let three = urls(&masters);
+    let three_plain = urls(&plain);
     let etcd = start_etcd(&dir);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
 
     // ---- whole processes, all in one interleaved loop -------------------
-    let lockfile = dir.join("flock.lock");
-    let flock = || {
-        let mut c = Command::new("flock");
-        c.arg(&lockfile).arg("true");
+    // Each command is built once and spawned anew at every run.
+    let mut flock = Command::new("flock");
+    flock.arg(dir.join("flock.lock")).arg("true");
+    let run_with = |bin: &str| {
+        let mut c = Command::new(bin);
+        c.args(["--quiet", "--redis", &url, "run", "--delay", "0"]);
+        c.args(["--no-safeguards", "--", "true"]);
         c
     };
-    let run_with = |bin: &str| {
-        let (bin, url) = (bin.to_string(), url.clone());
-        move || {
-            let mut c = Command::new(&bin);
-            c.args(["--quiet", "--redis", &url, "run", "--delay", "0"]);
-            c.args(["--no-safeguards", "--", "true"]);
-            c
-        }
-    };
     let lock_with = |bin: &str, urls: &[String]| {
-        let urls = urls.to_vec();
-        let bin = bin.to_string();
-        move || {
-            let mut c = Command::new(&bin);
-            c.arg("--quiet");
-            for u in &urls {
-                c.args(["--redis", u]);
-            }
-            c.args(["lock", "bench-lock", "--", "true"]);
-            c
+        let mut c = Command::new(bin);
+        c.arg("--quiet");
+        for u in urls {
+            c.args(["--redis", u]);
         }
+        c.args(["lock", "bench-lock", "--", "true"]);
+        c
     };
     let mut names: Vec<String> = vec![
         "`flock FILE true`".into(),
@@ -292,11 +232,11 @@ fn main() {
         "`yaraus lock NAME -- true`, 1 master".into(),
         "`yaraus lock NAME -- true`, 3 masters (appendfsync always)".into(),
     ];
-    let mut cmds: Vec<Box<dyn FnMut() -> Command + '_>> = vec![
-        Box::new(flock),
-        Box::new(run_with(&yaraus)),
-        Box::new(lock_with(&yaraus, &one)),
-        Box::new(lock_with(&yaraus, &three)),
+    let mut cmds: Vec<Command> = vec![
+        flock,
+        run_with(&yaraus),
+        lock_with(&yaraus, &one),
+        lock_with(&yaraus, &three),
     ];
     if let Some(bin) = &static_bin {
         names.push("static build: `yaraus run --delay 0 --no-safeguards -- true`".into());
@@ -304,22 +244,46 @@ fn main() {
         names.push(
             "static build: `yaraus lock NAME -- true`, 3 masters (appendfsync always)".into(),
         );
-        cmds.push(Box::new(run_with(bin)));
-        cmds.push(Box::new(lock_with(bin, &one)));
-        cmds.push(Box::new(lock_with(bin, &three)));
+        cmds.push(run_with(bin));
+        cmds.push(lock_with(bin, &one));
+        cmds.push(lock_with(bin, &three));
     }
-    if let Some((_, endpoint)) = &etcd {
-        let endpoint = endpoint.clone();
+    if let Some(etcd) = &etcd {
         names.push("`etcdctl lock NAME true`, local etcd".into());
-        cmds.push(Box::new(move || {
-            let mut c = Command::new("etcdctl");
-            c.env("ETCDCTL_API", "3");
-            c.args(["--endpoints", &endpoint, "lock", "bench-lock", "true"]);
-            c
-        }));
+        let mut c = Command::new("etcdctl");
+        c.env("ETCDCTL_API", "3");
+        c.args(["--endpoints", &etcd.endpoint, "lock", "bench-lock", "true"]);
+        cmds.push(c);
     }
-    let figures = time_interleaved(runs, &mut cmds);
+    for c in &mut cmds {
+        c.stdout(Stdio::null()).stderr(Stdio::null());
+    }
+    // One run of every command a round; the first rounds warm the page
+    // cache and the scripts and are left out.
+    const WARM_UP: usize = 3;
+    let rounds = runs + WARM_UP;
+    let every = vec![rounds; cmds.len()];
+    let turns = rt
+        .block_on(take_turns(
+            &mut cmds,
+            rounds,
+            &every,
+            async |cmds, i| -> Result<()> {
+                let status = cmds[i].status().expect("spawn");
+                assert!(status.success(), "benchmark command failed: {status}");
+                Ok(())
+            },
+        ))
+        .unwrap();
     drop(cmds);
+    let figures: Vec<(Duration, Duration)> = turns
+        .into_iter()
+        .map(|t| {
+            let mut t = t[WARM_UP..].to_vec();
+            t.sort();
+            (percentile(&t, 0.5), percentile(&t, 0.9))
+        })
+        .collect();
     let flock_p50 = figures[0].0.as_secs_f64();
     let target = |name: &str| -> &str {
         if name.contains("run --delay") || name.contains("lock NAME") {
@@ -366,10 +330,6 @@ fn main() {
     }
 
     // ---- the library ---------------------------------------------------
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     let (ping_rate, cycle_rate) = rt.block_on(async {
         let keys = PoolKeys::new("bench");
         let (timing, _) = Timing::safeguarded(Requested {
@@ -383,20 +343,26 @@ fn main() {
         let store = connect(&url).await;
         let leaser = Leaser::new(store.clone(), keys, &timing);
         let mut pool = (store, leaser);
-        alternating_rates(
+        let (pings, leases) = (cycles * 3, cycles);
+        let turns = take_turns(
             &mut pool,
-            (cycles * 3, cycles),
-            async |(store, _)| ping(store).await,
-            async |(_, leaser)| {
-                let mut lease = match leaser.try_lease().await.unwrap() {
+            BLOCKS,
+            &[pings, leases],
+            async |(store, leaser), i| {
+                if i == 0 {
+                    return ping(store).await;
+                }
+                let mut lease = match leaser.try_lease().await? {
                     Acquired::Leased(lease) => lease,
                     _ => panic!("no id"),
                 };
                 lease.renew().await.unwrap();
-                lease.release().await.unwrap();
+                lease.release().await
             },
         )
         .await
+        .expect("worker-id cycles");
+        (per_second(pings, &turns[0]), per_second(leases, &turns[1]))
     });
     let limit = ping_rate / 3.0;
 
@@ -422,13 +388,19 @@ fn main() {
     let get = redis::Script::new("return redis.call('GET', KEYS[1])");
     let set = redis::Script::new("return redis.call('SET', KEYS[1], ARGV[1])");
     let (ping_one, trivial_one) = rt.block_on(async {
-        alternating_rates(
+        let n = cycles * 2;
+        let turns = take_turns(
             &mut connect(&one[0]).await,
-            (cycles * 2, cycles * 2),
-            async |s| ping(s).await,
-            async |s| trivial_script(s, &get).await,
+            BLOCKS,
+            &[n, n],
+            async |s, i| match i {
+                0 => ping(s).await,
+                _ => trivial_script(s, &get).await,
+            },
         )
         .await
+        .expect("two-script ceiling, 1 master");
+        (per_second(n, &turns[0]), per_second(n, &turns[1]))
     });
     // The same two-script ceiling on the three plain masters, every request
     // sent to all three at once and waited for (as a lock round waits for
@@ -438,36 +410,38 @@ fn main() {
         for url in &three_plain {
             stores.push(connect(url).await);
         }
-        alternating_rates(
-            &mut stores,
-            (cycles * 2, cycles * 2),
-            async |s| {
-                let [a, b, c] = &mut s[..] else {
-                    unreachable!()
-                };
-                tokio::join!(ping(a), ping(b), ping(c));
-            },
-            async |s| {
-                let [a, b, c] = &mut s[..] else {
-                    unreachable!()
-                };
-                tokio::join!(
+        let n = cycles * 2;
+        let turns = take_turns(&mut stores, BLOCKS, &[n, n], async |s, i| {
+            let [a, b, c] = &mut s[..] else {
+                unreachable!()
+            };
+            match i {
+                0 => tokio::try_join!(ping(a), ping(b), ping(c)).map(drop),
+                _ => tokio::try_join!(
                     trivial_script(a, &get),
                     trivial_script(b, &get),
                     trivial_script(c, &get)
-                );
+                )
+                .map(drop),
+            }
+        })
+        .await
+        .expect("two-script ceiling, 3 masters");
+        (per_second(n, &turns[0]), per_second(n, &turns[1]))
+    });
+    let (ping_fsync, write_fsync) = rt.block_on(async {
+        let turns = take_turns(
+            &mut connect(&three[0]).await,
+            BLOCKS,
+            &[cycles, cycles],
+            async |s, i| match i {
+                0 => ping(s).await,
+                _ => trivial_script(s, &set).await,
             },
         )
         .await
-    });
-    let (ping_fsync, write_fsync) = rt.block_on(async {
-        alternating_rates(
-            &mut connect(&three[0]).await,
-            (cycles, cycles),
-            async |s| ping(s).await,
-            async |s| trivial_script(s, &set).await,
-        )
-        .await
+        .expect("fsync ceiling");
+        (per_second(cycles, &turns[0]), per_second(cycles, &turns[1]))
     });
 
     println!();

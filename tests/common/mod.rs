@@ -657,7 +657,7 @@ fn port_in_use(log: &str) -> bool {
 }
 
 /// A TCP port of 127.0.0.1 that was free a moment ago.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     listener.local_addr().expect("local_addr").port()
 }
