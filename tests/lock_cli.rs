@@ -217,7 +217,12 @@ fn a_two_second_lock_lives_through_a_ten_second_child_and_heals_a_restarted_mast
         .spawn()
         .unwrap();
     wait_until("the child to start", PROCESS_TIMEOUT, || started.exists());
-    let token = get(&servers[0], "long").expect("the lock is on every master");
+    // On a majority for sure; a master that was a little slower than the
+    // majority may have been left out (the round settles without it).
+    let token = servers
+        .iter()
+        .find_map(|s| get(s, "long"))
+        .expect("the lock is on a majority of the masters");
 
     // Through the child's whole run a majority holds our token, far beyond
     // the 2 s it would last without extensions.
@@ -266,11 +271,10 @@ fn a_two_second_lock_lives_through_a_ten_second_child_and_heals_a_restarted_mast
     let output = running.take().unwrap().wait_with_output().unwrap();
     assert_code(&output, 0);
     assert!(t0.elapsed() >= Duration::from_secs(6));
-    assert!(
-        stderr(&output).contains("set our token again"),
-        "{}",
-        stderr(&output)
-    );
+    // The healing itself was awaited above (only our extension writes our
+    // token there); its log line is not asserted, because the reply of the
+    // restarted master, which must dial again, may come after the round has
+    // settled on the other two.
     for s in &servers {
         assert_eq!(get(s, "long"), None, "{}", s.url());
     }
