@@ -8,9 +8,9 @@
 //!
 //! * [`Claimant`]: what a kind of claim must say — how to make one attempt,
 //!   how to undo one that was interrupted, how long to pause between two;
-//! * [`wait_for`](wait::wait_for): the one wait loop (`--wait`, jittered
+//! * [`wait_for`]: the one wait loop (`--wait`, jittered
 //!   pauses, a signal ending the wait cleanly, the "still waiting" report);
-//! * [`validity`]: how much of a ttl the holder may count on;
+//! * [`mod@validity`]: how much of a ttl the holder may count on;
 //! * [`Keeper`]: renews a held [`Claim`] in the background and knows its
 //!   deadline; [`crate::supervise`] runs a command only while it holds.
 //!
