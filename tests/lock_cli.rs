@@ -485,12 +485,20 @@ fn a_semaphore_admits_up_to_its_limit() {
     assert_code(&second, 0);
     let (a, b) = (parse_env(&stdout(&first)), parse_env(&stdout(&second)));
     assert_ne!(a["YARAUS_LOCK_TOKEN"], b["YARAUS_LOCK_TOKEN"]);
-    assert_eq!(
-        (
-            a["YARAUS_FENCING_TOKEN"].as_str(),
-            b["YARAUS_FENCING_TOKEN"].as_str()
-        ),
-        ("1", "2")
+    // A new counter starts from the server's clock (µs), never at 1, so
+    // that it cannot go back after a restart without its data.
+    let clock_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as u64;
+    let (fa, fb): (u64, u64) = (
+        a["YARAUS_FENCING_TOKEN"].parse().unwrap(),
+        b["YARAUS_FENCING_TOKEN"].parse().unwrap(),
+    );
+    assert_eq!(fb, fa + 1);
+    assert!(
+        fa + 60_000_000 > clock_us && fa < clock_us + 60_000_000,
+        "{fa} vs {clock_us}"
     );
 
     let third = acquire();
@@ -508,7 +516,10 @@ fn a_semaphore_admits_up_to_its_limit() {
     assert_code(&output, 0);
     let fourth = acquire();
     assert_code(&fourth, 0);
-    assert_eq!(parse_env(&stdout(&fourth))["YARAUS_FENCING_TOKEN"], "3");
+    assert_eq!(
+        parse_env(&stdout(&fourth))["YARAUS_FENCING_TOKEN"],
+        (fb + 1).to_string()
+    );
 
     // A plain lock on a semaphore's name is told what is there.
     let output = run(lock_cmd(&[s]).args(["-n", "sem", "--", "true"]));

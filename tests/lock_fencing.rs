@@ -51,7 +51,7 @@ fn assert_increasing(log: &Path, name: &str, expected: usize) -> Vec<u64> {
     tokens
 }
 
-fn sequential(servers: &[RedisServer], name: &str) {
+fn sequential(servers: &[RedisServer], name: &str) -> Vec<u64> {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("tokens.log");
     for _ in 0..100 {
@@ -60,6 +60,7 @@ fn sequential(servers: &[RedisServer], name: &str) {
     }
     let tokens = assert_increasing(&log, name, 100);
     assert!(tokens[0] >= 1);
+    tokens
 }
 
 fn concurrent(servers: &[RedisServer], name: &str) {
@@ -84,11 +85,13 @@ fn concurrent(servers: &[RedisServer], name: &str) {
 #[test]
 fn one_hundred_sequential_acquisitions_on_one_master() {
     let servers = masters(1, false);
-    sequential(&servers, "fence-seq-1");
-    // One master: the counter is the INCR of the companion key, exactly 100.
+    let tokens = sequential(&servers, "fence-seq-1");
+    // One master: the counter is the INCR of the companion key (seeded from
+    // the server's clock when it is new): 100 consecutive numbers.
+    assert_eq!(tokens.last().unwrap() - tokens[0], 99);
     assert_eq!(
-        get(&servers[0], "yaraus:fencing:fence-seq-1").as_deref(),
-        Some("100")
+        get(&servers[0], "yaraus:fencing:fence-seq-1"),
+        Some(tokens.last().unwrap().to_string())
     );
 }
 
@@ -126,4 +129,22 @@ fn tokens_keep_growing_past_a_lost_master_and_a_stale_one() {
         assert_code(&run(&mut recorder(&all(&servers), "fence-f", &log)), 0);
     }
     assert_increasing(&log, "fence-f", 6);
+}
+
+/// With one master, a fencing counter that is gone (the master restarted
+/// empty, or failed over to a replica that never had it) starts again from
+/// the server's clock, never from 1: tokens stay above the ones handed out.
+#[test]
+fn one_master_tokens_stay_above_the_last_after_the_master_loses_its_data() {
+    let servers = masters(1, false);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("tokens");
+    for _ in 0..3 {
+        let status = recorder(&[&servers[0]], "flushed", &log).status().unwrap();
+        assert!(status.success());
+    }
+    servers[0].cmd(&["FLUSHALL"]);
+    let status = recorder(&[&servers[0]], "flushed", &log).status().unwrap();
+    assert!(status.success());
+    assert_increasing(&log, "flushed", 4);
 }

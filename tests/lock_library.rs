@@ -158,3 +158,36 @@ fn two_hundred_acquire_release_cycles_leave_nothing_behind_on_one_and_three_mast
         }
     }
 }
+
+/// Issue 9's safety bug: counters [101, 100, 101]; node 3 restarts empty and
+/// node 1 is frozen. Reading a missing key as 0 let a round read {100, 0},
+/// propose 101 and count nodes 2 and 3: 101 handed out twice. A node without
+/// the counter must not vote, so the call fails instead, and once node 1 is
+/// back the next value is above 101.
+#[test]
+fn a_node_restarted_empty_never_makes_a_sequence_hand_out_a_value_twice() {
+    let servers = masters(3, true);
+    let rt = runtime();
+    for (s, v) in servers.iter().zip(["101", "100", "101"]) {
+        s.cmd(&["SET", "seq:orders", v]);
+    }
+    servers[2].cmd(&["FLUSHALL"]);
+    servers[0].sigstop();
+    let mut q = quorum(&servers, true);
+    let mut seq = MajoritySequence::new("seq:orders");
+    let deadline = Instant::now() + Duration::from_secs(3);
+    match rt.block_on(seq.next(&mut q, deadline)) {
+        Err(Error::Unavailable(m)) => assert!(m.contains("set-floor"), "{m}"),
+        other => panic!("a value while a majority cannot vouch for it: {other:?}"),
+    }
+    assert_eq!(
+        servers[2]
+            .try_query::<Option<String>>(&["GET", "seq:orders"])
+            .unwrap(),
+        None
+    );
+    servers[0].sigcont();
+    let mut seq = MajoritySequence::new("seq:orders");
+    let next = rt.block_on(seq.next(&mut q, soon())).unwrap();
+    assert!(next > 101, "{next}");
+}

@@ -12,12 +12,15 @@
 -- Returns {1, voted, counter[, before]} taken (or already ours); voted = 1 when
 --                                      the increment or the proposal stands;
 --                                      before: for an accepted proposal, the
---                                      counter it replaced ('0': none), so
+--                                      counter it replaced (a node whose
+--                                      counter is missing never votes), so
 --                                      that a failed attempt can put it back
 --                                      (withdraw.lua);
 --                                      counter = the counter afterwards
 --         {0, holder, pttl, counter}   held by another value (pttl -1: the
 --                                      key has no expiry)
+-- counter is '0' where the fencing counter is missing (for the caller's
+-- guess only: such a node has not voted).
 --         {2, type}                    the key holds another type
 -- Nothing at all is written unless the lock is taken on this node: a fencing
 -- vote counts only where we hold the lock (the argument is in src/lock/mod.rs).
@@ -38,6 +41,14 @@ end
 -- afterwards, or nil and the reason the counter is broken (nothing written).
 local function vote()
   if mode == 'incr' then
+    -- A missing counter (a new name, or a master restarted empty or failed
+    -- over to a lagging replica) starts from the server's clock in
+    -- microseconds, as votes with several masters do, so that tokens never
+    -- start again at 1 below the ones handed out before.
+    if redis.call('EXISTS', fence) == 0 then
+      local now = redis.call('TIME')
+      redis.call('SET', fence, now[1] .. string.format('%06d', tonumber(now[2])))
+    end
     local n = redis.pcall('INCR', fence)
     if type(n) == 'table' then
       return nil, 'counter ' .. fence .. ': ' .. tostring(n.err)
@@ -54,23 +65,24 @@ local function vote()
     return 1, redis.call('GET', fence)
   elseif mode == 'propose' then
     local before, err = counter_read(fence)
-    if not before then
+    if before == nil then
       return nil, err
     end
-    local accepted, value = counter_propose(fence, ARGV[4])
-    if accepted == nil then
+    local outcome, value = counter_propose(fence, ARGV[4])
+    if outcome == nil then
       return nil, value
     end
-    if accepted then
+    if outcome == 1 then
       return 1, value, before
     end
-    return 0, value
+    -- 2: the counter is missing here; this node does not vote.
+    return 0, value or '0'
   end
   local counter, err = counter_read(fence)
-  if not counter then
+  if counter == nil then
     return nil, err
   end
-  return 0, counter
+  return 0, counter or '0'
 end
 
 if redis.call('SET', key, token, 'NX', 'PX', ttl) then
@@ -91,10 +103,10 @@ end
 local holder = redis.call('GET', key)
 if holder ~= token then
   local counter, err = counter_read(fence)
-  if not counter then
+  if counter == nil then
     return redis.error_reply('YARAUS_WRONGTYPE fencing ' .. err)
   end
-  return {0, holder, redis.call('PTTL', key), counter}
+  return {0, holder, redis.call('PTTL', key), counter or '0'}
 end
 local voted, counter, before = vote()
 if not voted then

@@ -181,7 +181,11 @@ impl Locker {
                 let fence_deadline = validity_end.checked_sub(self.ttl / 2).unwrap_or(start);
                 match self
                     .fencing
-                    .next(&mut self.quorum, fence_deadline.max(Instant::now()))
+                    .next_at_least(
+                        &mut self.quorum,
+                        fence_deadline.max(Instant::now()),
+                        proposal(None),
+                    )
                     .await
                 {
                     Ok(f) => f,

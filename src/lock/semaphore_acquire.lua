@@ -17,9 +17,10 @@ if t ~= 'none' and t ~= 'zset' then
   return {2, t}
 end
 local counter, err = counter_read(fence)
-if not counter then
+if counter == nil then
   return redis.error_reply('YARAUS_WRONGTYPE fencing ' .. err)
 end
+counter = counter or '0'
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
@@ -28,6 +29,12 @@ local holders = redis.call('ZCARD', key)
 if not mine and holders >= limit then
   local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
   return {0, '', tonumber(first[2]) - now, counter, holders}
+end
+-- A missing counter starts from the server's clock in microseconds (see
+-- acquire.lua), never again at 1.
+if redis.call('EXISTS', fence) == 0 then
+  local t = redis.call('TIME')
+  redis.call('SET', fence, t[1] .. string.format('%06d', tonumber(t[2])))
 end
 local r = redis.pcall('INCR', fence)
 if type(r) == 'table' and r.err then

@@ -10,18 +10,15 @@
 -- relies on it; every number handed out before it is still at most the value
 -- put back.
 -- KEYS[1] the lock, KEYS[2] the fencing counter
--- ARGV[1] our token, ARGV[2] our vote, ARGV[3] the counter before it ('0':
---         there was none)
+-- ARGV[1] our token, ARGV[2] our vote, ARGV[3] the counter before it (put
+--         back exactly: a node whose counter was missing never voted, so
+--         there is always one, and a missing counter is never made 0)
 -- Returns 1 when the lock was freed, 0 when it was not ours.
 if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 redis.call('DEL', KEYS[1])
 if redis.pcall('GET', KEYS[2]) == ARGV[2] then
-  if ARGV[3] == '0' then
-    redis.call('DEL', KEYS[2])
-  else
-    redis.call('SET', KEYS[2], ARGV[3])
-  end
+  redis.call('SET', KEYS[2], ARGV[3])
 end
 return 1

@@ -36,12 +36,18 @@ local function is_counter(s)
   return not counter_less(U64_MAX, s)
 end
 
--- The counter at key: its value ('0' when the key does not exist), or nil
+-- The counter at key: its value; false when the key does not exist; or nil
 -- and the reason it is not a counter.
+--
+-- A missing key is *unknown*, never 0: the node may never have had the
+-- sequence, or may have lost it (restarted empty, AOF lost, FLUSHALL). A
+-- node that lost it may have accepted values before, so it must neither
+-- vote nor count towards a read majority until it is set again (see
+-- src/seq/mod.rs for the argument).
 local function counter_read(key)
   local t = redis.call('TYPE', key)['ok']
   if t == 'none' then
-    return '0'
+    return false
   end
   if t ~= 'string' then
     return nil, key .. ' is a ' .. t .. ', not a counter'
@@ -54,16 +60,21 @@ local function counter_read(key)
 end
 
 -- Set-if-less-than: stores proposed when the counter is below it.
--- Returns (true, proposed) when stored, (false, current) when the counter is
--- already at or above proposed, (nil, reason) when the key is not a counter.
+-- Returns (1, proposed) when stored, (0, current) when the counter is
+-- already at or above proposed, (2, nil) when the key is missing (the node
+-- does not vote, and nothing is written), (nil, reason) when the key is not
+-- a counter.
 local function counter_propose(key, proposed)
   local current, err = counter_read(key)
-  if not current then
+  if current == nil then
     return nil, err
+  end
+  if current == false then
+    return 2, nil
   end
   if counter_less(current, proposed) then
     redis.call('SET', key, proposed)
-    return true, proposed
+    return 1, proposed
   end
-  return false, current
+  return 0, current
 end

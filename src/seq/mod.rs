@@ -23,6 +23,33 @@
 //! deadline. Numbers may skip (a round accepted by a minority burns its value);
 //! they never repeat or go back.
 //!
+//! # A node that lost its data
+//!
+//! "Accepts a given value at most once" fails for a node that lost its
+//! counter (restarted empty, AOF lost, `FLUSHALL`): reading the missing key
+//! as 0 let it accept any value again. With counters [101, 100, 101], node 3
+//! emptied and node 1 frozen, a round read {100, 0}, proposed 101 and counted
+//! nodes 2 and 3: 101 twice. So a missing key is *unknown*, never 0:
+//!
+//! * a node without the counter does not vote (`propose.lua` answers
+//!   "missing" and writes nothing), and does not count towards a read
+//!   majority: a floor comes from a majority of nodes that *hold* the key.
+//!   Every value handed out was accepted by a majority; at most a minority
+//!   lost data, so that majority and any later majority of voters share a
+//!   node that remembers;
+//! * a new sequence is created (`create.lua`, at 0) only when *every* node
+//!   answered and none holds the key: a value handed out would be held by a
+//!   majority, of which at most a minority can have lost it;
+//! * anything else with fewer than a majority of holders answering is
+//!   *unavailable*, never a guess; the error names the nodes without the
+//!   counter and the way out, `yaraus seq set-floor NAME VALUE`.
+//!
+//! No automatic repair of an emptied node. The repair that looks right,
+//! setting it to the maximum that a majority of holders reports in the same
+//! round, is wrong: a proposal the node accepted just before it lost its
+//! data may still be in flight to another node, and be counted there with
+//! the lost vote after the repair let the node accept the same value again.
+//!
 //! Two things the algorithm assumes, enforced here:
 //!
 //! * a node must not forget an accepted value: each one is checked once for
@@ -51,6 +78,8 @@ static PROPOSE: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("propose.lua")].concat()));
 static READ: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("read.lua")].concat()));
+static CREATE: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("create.lua")].concat()));
 
 /// Longest random pause between two refused rounds.
 const MAX_BACKOFF: Duration = Duration::from_millis(200);
@@ -66,11 +95,14 @@ pub struct MajoritySequence {
 
 /// A node's answer to a proposal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Vote {
+pub enum Vote {
     /// The node stored the proposed value.
-    pub accepted: bool,
-    /// The node's counter after the vote.
-    pub counter: u64,
+    Accepted(u64),
+    /// The node's counter is already at or above it: what it holds.
+    Refused(u64),
+    /// The node does not have the counter (never had it, or lost it): it
+    /// does not vote.
+    Missing,
 }
 
 impl MajoritySequence {
@@ -104,9 +136,21 @@ impl MajoritySequence {
     /// be reached in time, and with [`Error::State`] at once when a node is
     /// not durable or its counter key holds something else.
     pub async fn next(&mut self, quorum: &mut Quorum, deadline: Instant) -> Result<u64> {
+        self.next_at_least(quorum, deadline, 0).await
+    }
+
+    /// As [`next`](Self::next), proposing at least `at_least` (the lock
+    /// passes its clock, so that its tokens stay clock-like even when a
+    /// counter starts from nothing).
+    pub async fn next_at_least(
+        &mut self,
+        quorum: &mut Quorum,
+        deadline: Instant,
+        at_least: u64,
+    ) -> Result<u64> {
         let mut pause = Duration::from_millis(2);
         loop {
-            let problem = match self.round(quorum).await {
+            let problem = match self.round(quorum, at_least).await {
                 Ok(Some(value)) => return Ok(value),
                 Ok(None) => Error::Unavailable(format!(
                     "the sequence {} was contended: no value won a majority in time",
@@ -127,7 +171,7 @@ impl MajoritySequence {
     /// One round: read a majority if nothing is known yet, then propose
     /// `floor + 1` to every node. `Ok(None)`: refused (contention, or a stale
     /// floor that the replies have now raised).
-    async fn round(&mut self, quorum: &mut Quorum) -> Result<Option<u64>> {
+    async fn round(&mut self, quorum: &mut Quorum, at_least: u64) -> Result<Option<u64>> {
         if self.floor.is_none() {
             let highest = self.read_majority(quorum).await?;
             self.observe(highest);
@@ -138,32 +182,43 @@ impl MajoritySequence {
                 self.key
             ))
         })?;
+        let proposed = proposed.max(at_least);
         let votes = self.propose(quorum, proposed).await;
         let n = quorum.len();
         let m = quorum.majority();
+        let labels = quorum.labels();
         let mut accepted = 0;
-        let mut answered = 0;
+        let mut voters = 0;
+        let mut missing = Vec::new();
         let mut problems = Vec::new();
-        for vote in votes.into_iter().flatten() {
+        for (label, vote) in labels.iter().zip(votes) {
             match vote {
-                Ok(v) => {
-                    answered += 1;
-                    accepted += usize::from(v.accepted);
-                    self.observe(v.counter);
+                None => {}
+                Some(Ok(Vote::Accepted(v))) => {
+                    voters += 1;
+                    accepted += 1;
+                    self.observe(v);
                 }
-                Err(e) if e.is_fatal() => return Err(e),
-                Err(e) => problems.push(e.to_string()),
+                Some(Ok(Vote::Refused(v))) => {
+                    voters += 1;
+                    self.observe(v);
+                }
+                Some(Ok(Vote::Missing)) => missing.push(label.as_str()),
+                Some(Err(e)) if e.is_fatal() => return Err(e),
+                Some(Err(e)) => problems.push(e.to_string()),
             }
         }
         if accepted >= m {
             return Ok(Some(proposed));
         }
-        if answered < m {
-            return Err(Error::Unavailable(format!(
-                "cannot reach a majority ({m} of {n}) of the Redis masters for the sequence {}: {}",
-                self.key,
-                problems.join("; ")
-            )));
+        if voters < m {
+            if !missing.is_empty() {
+                // The floor came from elsewhere (a lock's acquire reports 0
+                // for a missing counter): read the holders again, which also
+                // creates a sequence that no node has yet.
+                self.floor = None;
+            }
+            return Err(self.too_few_holders(n, m, &missing, &problems));
         }
         Ok(None)
     }
@@ -187,30 +242,45 @@ impl MajoritySequence {
                     node.prepare().await?;
                     let mut invocation = PROPOSE.prepare_invoke();
                     invocation.key(key).arg(value);
-                    let (accepted, counter): (i64, String) = node.script(&invocation).await?;
-                    Ok(Vote {
-                        accepted: accepted == 1,
-                        counter: reply::counter(node.label(), &counter)?,
-                    })
+                    let reply: redis::Value = node.script(&invocation).await?;
+                    let label = node.label();
+                    let items = reply::items(label, reply)?;
+                    match reply::field::<i64>(label, &items, 0)? {
+                        1 => Ok(Vote::Accepted(reply::counter(
+                            label,
+                            &reply::field::<String>(label, &items, 1)?,
+                        )?)),
+                        0 => Ok(Vote::Refused(reply::counter(
+                            label,
+                            &reply::field::<String>(label, &items, 1)?,
+                        )?)),
+                        2 => Ok(Vote::Missing),
+                        code => Err(reply::unknown_code(label, code)),
+                    }
                 }
             })
             .collect();
         gather(futures, &labels, limit, |replies| {
             let yes = replies
                 .iter()
-                .filter(|r| matches!(r, Some(Ok(v)) if v.accepted))
+                .filter(|r| matches!(r, Some(Ok(Vote::Accepted(_)))))
                 .count();
             let no = replies
                 .iter()
-                .filter(|r| matches!(r, Some(Ok(v)) if !v.accepted) || matches!(r, Some(Err(_))))
+                .filter(|r| matches!(r, Some(Ok(Vote::Refused(_) | Vote::Missing)) | Some(Err(_))))
                 .count();
             yes >= m || no > n - m
         })
         .await
     }
 
-    /// The highest counter among a majority of the nodes: no number handed
-    /// out so far is above it.
+    /// The highest counter among a majority of the nodes that hold it: no
+    /// number handed out so far is above it.
+    ///
+    /// Nodes without the counter do not count (see the module docs). When
+    /// every node answered and none holds it, the sequence is new: it is
+    /// created at 0 on every node, and 0 is the floor. Otherwise too few
+    /// holders is [`Error::Unavailable`], naming the nodes without it.
     pub async fn read_majority(&self, quorum: &mut Quorum) -> Result<u64> {
         let n = quorum.len();
         let m = quorum.majority();
@@ -224,35 +294,114 @@ impl MajoritySequence {
                 node.prepare().await?;
                 let mut invocation = READ.prepare_invoke();
                 invocation.key(key);
-                let counter: String = node.script(&invocation).await?;
-                reply::counter(node.label(), &counter)
+                let reply: redis::Value = node.script(&invocation).await?;
+                let label = node.label();
+                let items = reply::items(label, reply)?;
+                match reply::field::<i64>(label, &items, 0)? {
+                    1 => Ok(Some(reply::counter(
+                        label,
+                        &reply::field::<String>(label, &items, 1)?,
+                    )?)),
+                    0 => Ok(None),
+                    code => Err(reply::unknown_code(label, code)),
+                }
             })
             .collect();
         let replies = gather(futures, &labels, limit, |replies| {
-            replies.iter().filter(|r| matches!(r, Some(Ok(_)))).count() >= m
+            replies
+                .iter()
+                .filter(|r| matches!(r, Some(Ok(Some(_)))))
+                .count()
+                >= m
         })
         .await;
         let mut highest = None::<u64>;
-        let mut answered = 0;
+        let mut holders = 0;
+        let mut missing = Vec::new();
+        let mut problems = Vec::new();
+        for (label, reply) in labels.iter().zip(replies) {
+            match reply {
+                None => {}
+                Some(Ok(Some(v))) => {
+                    holders += 1;
+                    highest = Some(highest.map_or(v, |h| h.max(v)));
+                }
+                Some(Ok(None)) => missing.push(label.as_str()),
+                Some(Err(e)) if e.is_fatal() => return Err(e),
+                Some(Err(e)) => problems.push(e.to_string()),
+            }
+        }
+        match highest {
+            Some(h) if holders >= m => Ok(h),
+            None if missing.len() == n => self.create(quorum).await,
+            _ => Err(self.too_few_holders(n, m, &missing, &problems)),
+        }
+    }
+
+    /// Creates the counter at 0 on every node where it is missing. Called
+    /// only when every node answered and none held it: then no number was
+    /// ever handed out (it would be held by a majority, of which at most a
+    /// minority can have lost it).
+    async fn create(&self, quorum: &mut Quorum) -> Result<u64> {
+        let labels = quorum.labels();
+        let limit = quorum.round_timeout();
+        let key = self.key.as_str();
+        let futures: Vec<_> = quorum
+            .nodes_mut()
+            .iter_mut()
+            .map(|node| async move {
+                let mut invocation = CREATE.prepare_invoke();
+                invocation.key(key);
+                let reply: redis::Value = node.script(&invocation).await?;
+                let label = node.label();
+                let items = reply::items(label, reply)?;
+                reply::counter(label, &reply::field::<String>(label, &items, 1)?)
+            })
+            .collect();
+        let replies = gather(futures, &labels, limit, |_| false).await;
+        let mut highest = 0;
+        let mut created = 0;
         let mut problems = Vec::new();
         for reply in replies.into_iter().flatten() {
             match reply {
                 Ok(v) => {
-                    answered += 1;
-                    highest = Some(highest.map_or(v, |h| h.max(v)));
+                    created += 1;
+                    highest = highest.max(v);
                 }
                 Err(e) if e.is_fatal() => return Err(e),
                 Err(e) => problems.push(e.to_string()),
             }
         }
-        match highest {
-            Some(h) if answered >= m => Ok(h),
-            _ => Err(Error::Unavailable(format!(
-                "cannot reach a majority ({m} of {n}) of the Redis masters for the sequence {}: {}",
+        if created < quorum.majority() {
+            return Err(Error::Unavailable(format!(
+                "could not create the sequence {} on a majority of the Redis masters: {}",
                 self.key,
                 problems.join("; ")
-            ))),
+            )));
         }
+        Ok(highest)
+    }
+
+    /// The error for a round that heard from fewer than a majority of the
+    /// nodes holding the counter.
+    fn too_few_holders(&self, n: usize, m: usize, missing: &[&str], problems: &[String]) -> Error {
+        let mut why = problems.to_vec();
+        if !missing.is_empty() {
+            why.push(format!(
+                "{} {} not have the counter (restarted empty, or never had it) and cannot vote \
+                 until it is set again: `yaraus seq set-floor {} VALUE`, VALUE above every \
+                 number handed out",
+                missing.join(", "),
+                if missing.len() == 1 { "does" } else { "do" },
+                self.key
+            ));
+        }
+        Error::Unavailable(format!(
+            "cannot hear from a majority ({m} of {n}) of the Redis masters holding the sequence \
+             {}; unavailable rather than risk a number twice: {}",
+            self.key,
+            why.join("; ")
+        ))
     }
 }
 
