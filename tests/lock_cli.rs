@@ -642,17 +642,17 @@ fn bad_input_gets_one_clear_line_its_code_and_leaves_redis_alone() {
         (
             one_master(&["counter-hash", "--", "true"]),
             125,
-            "fencing counter yaraus:fencing:counter-hash",
+            "yaraus:fencing:counter-hash is a hash, not a counter",
         ),
         (
             one_master(&["counter-text", "--", "true"]),
             125,
-            "fencing counter yaraus:fencing:counter-text",
+            "yaraus:fencing:counter-text holds '",
         ),
         (
             one_master(&["counter-negative", "--", "true"]),
             125,
-            "holds a negative number",
+            "holds '-5', not a counter",
         ),
         (
             three_masters(&["--no-fsync-check", "counter-hash", "--", "true"]),

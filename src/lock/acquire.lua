@@ -42,20 +42,21 @@ end
 local function vote()
   if mode == 'incr' then
     -- A missing counter (a new name, or a master restarted empty or failed
-    -- over to a lagging replica) starts from the server's clock in
-    -- microseconds, as votes with several masters do, so that tokens never
-    -- start again at 1 below the ones handed out before.
-    if redis.call('EXISTS', fence) == 0 then
+    -- over to a lagging replica; or a placeholder that a majority sequence
+    -- left when the lock had several masters) starts from the server's
+    -- clock in microseconds, as votes with several masters do, so that
+    -- tokens never start again at 1 below the ones handed out before.
+    local held, err = counter_read(fence)
+    if held == nil then
+      return nil, err
+    end
+    if not held then
       local now = redis.call('TIME')
       redis.call('SET', fence, now[1] .. string.format('%06d', tonumber(now[2])))
     end
     local n = redis.pcall('INCR', fence)
     if type(n) == 'table' then
       return nil, 'counter ' .. fence .. ': ' .. tostring(n.err)
-    end
-    if n < 1 then
-      redis.call('DECR', fence)
-      return nil, fence .. ' holds a negative number, not a counter'
     end
     -- INCR's integer reply becomes a Lua double, exact below 2^53; above
     -- that the stored text is.

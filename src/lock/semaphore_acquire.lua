@@ -20,6 +20,7 @@ local counter, err = counter_read(fence)
 if counter == nil then
   return redis.error_reply('YARAUS_WRONGTYPE fencing ' .. err)
 end
+local held = counter
 counter = counter or '0'
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -30,9 +31,10 @@ if not mine and holders >= limit then
   local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
   return {0, '', tonumber(first[2]) - now, counter, holders}
 end
--- A missing counter starts from the server's clock in microseconds (see
+-- A missing counter (or a placeholder left by a majority sequence on the
+-- same name) starts from the server's clock in microseconds (see
 -- acquire.lua), never again at 1.
-if redis.call('EXISTS', fence) == 0 then
+if not held then
   local t = redis.call('TIME')
   redis.call('SET', fence, t[1] .. string.format('%06d', tonumber(t[2])))
 end

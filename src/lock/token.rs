@@ -43,6 +43,26 @@ pub fn fill_random(buf: &mut [u8]) -> std::io::Result<()> {
     file.read_exact(buf)
 }
 
+/// `N` bytes from the kernel's random generator, as lowercase hex; `what`
+/// names the use in the error.
+pub fn random_hex<const N: usize>(what: &str) -> Result<String> {
+    let mut random = [0u8; N];
+    fill_random(&mut random).map_err(|e| {
+        Error::State(format!(
+            "cannot read random bytes from /dev/urandom for {what}: {e}"
+        ))
+    })?;
+    // Built in one buffer: a token is made for every attempt, and a format!
+    // per hex digit was a visible part of a lock cycle's cost.
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(2 * N);
+    for b in random {
+        text.push(char::from(DIGITS[usize::from(b >> 4)]));
+        text.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    Ok(text)
+}
+
 /// This host's name as it goes into tokens, computed once.
 static HOST: LazyLock<String> = LazyLock::new(|| {
     let host = hostname::get()
@@ -71,26 +91,15 @@ pub struct Holder {
 impl Token {
     /// A fresh token for this process.
     pub fn generate() -> Result<Token> {
-        let mut random = [0u8; RANDOM_BYTES];
-        fill_random(&mut random).map_err(|e| {
-            Error::State(format!(
-                "cannot read random bytes from /dev/urandom for the lock token: {e}"
-            ))
-        })?;
+        let random = random_hex::<RANDOM_BYTES>("the lock token")?;
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_millis();
-        // Built in one buffer: a token is made for every attempt, and a
-        // format! per hex digit was a visible part of a lock cycle's cost.
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut text = String::with_capacity(PREFIX.len() + 2 * RANDOM_BYTES + 40 + HOST.len());
+        let mut text = String::with_capacity(PREFIX.len() + random.len() + 40 + HOST.len());
         text.push_str(PREFIX);
         text.push(':');
-        for b in random {
-            text.push(char::from(DIGITS[usize::from(b >> 4)]));
-            text.push(char::from(DIGITS[usize::from(b & 0xf)]));
-        }
+        text.push_str(&random);
         use std::fmt::Write;
         let _ = write!(text, ":{now}:{}:{}", std::process::id(), *HOST);
         Ok(Token(text))

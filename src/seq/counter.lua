@@ -36,33 +36,57 @@ local function is_counter(s)
   return not counter_less(U64_MAX, s)
 end
 
--- The counter at key: its value; false when the key does not exist; or nil
--- and the reason it is not a counter.
---
--- A missing key is *unknown*, never 0: the node may never have had the
--- sequence, or may have lost it (restarted empty, AOF lost, FLUSHALL). A
--- node that lost it may have accepted values before, so it must neither
--- vote nor count towards a read majority until it is set again (see
--- src/seq/mod.rs for the argument).
-local function counter_read(key)
+-- A non-holder's state (src/seq/mod.rs has the argument): 'unborn:<hex>',
+-- the mark a read leaves where the key was missing, or 'creating:<hex>', a
+-- creation's claim. Both are unique tokens, so a node that loses its data
+-- and is marked again never holds a state that anyone read before the loss.
+local function is_placeholder(s)
+  return string.find(s, '^unborn:%x+$') ~= nil or string.find(s, '^creating:%x+$') ~= nil
+end
+
+-- What key holds: (true, counter) on a node that holds the counter;
+-- (false, state) on one that does not, state '' when the key is missing or
+-- the placeholder; (nil, reason) when it is not a sequence counter at all.
+local function counter_state(key)
   local t = redis.call('TYPE', key)['ok']
   if t == 'none' then
-    return false
+    return false, ''
   end
   if t ~= 'string' then
     return nil, key .. ' is a ' .. t .. ', not a counter'
   end
   local v = redis.call('GET', key)
-  if not is_counter(v) then
-    return nil, key .. " holds '" .. string.sub(v, 1, 40) .. "', not a counter (decimal digits)"
+  if is_counter(v) then
+    return true, v
+  end
+  if is_placeholder(v) then
+    return false, v
+  end
+  return nil, key .. " holds '" .. string.sub(v, 1, 40) .. "', not a counter (decimal digits)"
+end
+
+-- The counter at key: its value; false when this node does not hold it; or
+-- nil and the reason it is not a counter.
+--
+-- A node without the counter is *unknown*, never 0: it may never have had
+-- the sequence, or may have lost it (restarted empty, AOF lost, FLUSHALL).
+-- A node that lost it may have accepted values before, so it must neither
+-- vote nor count towards a read majority.
+local function counter_read(key)
+  local holds, v = counter_state(key)
+  if holds == nil then
+    return nil, v
+  end
+  if not holds then
+    return false
   end
   return v
 end
 
 -- Set-if-less-than: stores proposed when the counter is below it.
 -- Returns (1, proposed) when stored, (0, current) when the counter is
--- already at or above proposed, (2, nil) when the key is missing (the node
--- does not vote, and nothing is written), (nil, reason) when the key is not
+-- already at or above proposed, (2, nil) when this node does not hold the
+-- counter (it does not vote, and nothing is written), (nil, reason) when the key is not
 -- a counter.
 local function counter_propose(key, proposed)
   local current, err = counter_read(key)

@@ -37,18 +37,25 @@
 //!   Every value handed out was accepted by a majority; at most a minority
 //!   lost data, so that majority and any later majority of voters share a
 //!   node that remembers;
-//! * a new sequence is created (`create.lua`, at 0) only when *every* node
-//!   answered and none holds the key: a value handed out would be held by a
-//!   majority, of which at most a minority can have lost it;
+//! * a new sequence is created only when *every* node answered and none
+//!   holds the key, and never by a write that "the key is missing" decides:
+//!   a loss makes a key missing again, so a creator's late `SET 0` could
+//!   land on a node that had accepted values (the model checker in
+//!   `tests/seq_model` found exactly that). Reads leave unique marks, and
+//!   creation claims then settles every node by compare-and-set of those
+//!   exact states ([`create`] has the argument);
 //! * anything else with fewer than a majority of holders answering is
 //!   *unavailable*, never a guess; the error names the nodes without the
-//!   counter and the way out, `yaraus seq set-floor NAME VALUE`.
+//!   counter and the way out, `yaraus seq set-floor NAME VALUE` ([`floor`]).
 //!
 //! No automatic repair of an emptied node. The repair that looks right,
 //! setting it to the maximum that a majority of holders reports in the same
 //! round, is wrong: a proposal the node accepted just before it lost its
 //! data may still be in flight to another node, and be counted there with
 //! the lost vote after the repair let the node accept the same value again.
+//! For the same reason a node is never "completed" with 0 because every
+//! holder it can see holds 0: a proposal of 1 that it accepted before its
+//! loss may be on its way to one of them.
 //!
 //! Two things the algorithm assumes, enforced here:
 //!
@@ -64,12 +71,21 @@
 //! propose a fencing token in the same round trip as the `SET`), which is why
 //! the prelude is exported to the rest of the crate as `COUNTER_LUA`.
 
+mod create;
+mod floor;
+mod view;
+
+pub use floor::{FloorOutcome, NodeFloor, set_floor};
+pub use view::Holding;
+
 use crate::claim::wait::random_below;
 use crate::error::{Error, Result};
+use crate::lock::random_hex;
 use crate::store::{Quorum, Replies, gather, reply};
 use std::sync::LazyLock;
 use std::time::Duration;
 use tokio::time::Instant;
+use view::{Verdict, View};
 
 /// The counter helpers every script that touches a sequence counter starts with.
 pub(crate) const COUNTER_LUA: &str = include_str!("counter.lua");
@@ -78,8 +94,13 @@ static PROPOSE: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("propose.lua")].concat()));
 static READ: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("read.lua")].concat()));
-static CREATE: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("create.lua")].concat()));
+static TRANSITION: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("transition.lua")].concat()));
+static SET_FLOOR: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("set_floor.lua")].concat()));
+
+/// Random bytes in a read's mark (`unborn:<hex>`): unique across readers.
+const MARK_BYTES: usize = 16;
 
 /// Longest random pause between two refused rounds.
 const MAX_BACKOFF: Duration = Duration::from_millis(200);
@@ -173,8 +194,10 @@ impl MajoritySequence {
     /// floor that the replies have now raised).
     async fn round(&mut self, quorum: &mut Quorum, at_least: u64) -> Result<Option<u64>> {
         if self.floor.is_none() {
-            let highest = self.read_majority(quorum).await?;
-            self.observe(highest);
+            match self.read_floor(quorum).await? {
+                Some(highest) => self.observe(highest),
+                None => return Ok(None),
+            }
         }
         let proposed = self.guess().ok_or_else(|| {
             Error::State(format!(
@@ -214,13 +237,59 @@ impl MajoritySequence {
         if voters < m {
             if !missing.is_empty() {
                 // The floor came from elsewhere (a lock's acquire reports 0
-                // for a missing counter): read the holders again, which also
-                // creates a sequence that no node has yet.
+                // for a missing counter): read again, which also creates a
+                // sequence that no node has yet.
                 self.floor = None;
             }
-            return Err(self.too_few_holders(n, m, &missing, &problems));
+            return Err(Error::Unavailable(format!(
+                "cannot hear from a majority ({m} of {n}) of the Redis masters holding the \
+                 sequence {}; unavailable rather than risk a number twice: {}",
+                self.key,
+                problems
+                    .into_iter()
+                    .chain((!missing.is_empty()).then(|| format!(
+                        "{} {} not hold the counter",
+                        missing.join(", "),
+                        if missing.len() == 1 { "does" } else { "do" }
+                    )))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )));
         }
         Ok(None)
+    }
+
+    /// The floor from a marking read of every node: `Some(highest)` when a
+    /// majority holds the counter; `None` after creating (or helping to
+    /// create) a new sequence, or when a creation was contended: read again.
+    async fn read_floor(&self, quorum: &mut Quorum) -> Result<Option<u64>> {
+        let mark = random_hex::<MARK_BYTES>("a sequence mark")?;
+        let view = View::read(quorum, &self.key, &mark).await;
+        let states = view.states();
+        match view.verdict(&self.key, true)? {
+            Verdict::Floor(highest) => Ok(Some(highest)),
+            Verdict::Create(claim) => {
+                create::create(quorum, &self.key, &states, &claim).await?;
+                Ok(None)
+            }
+            Verdict::Absent => Err(Error::Unavailable(format!(
+                "the sequence {} could not be created: a node's key vanished during the read",
+                self.key
+            ))),
+        }
+    }
+
+    /// The highest counter held by a majority of the nodes, read-only: at
+    /// least every number handed out before this call. `None` when every
+    /// node answered and none holds it (no such sequence);
+    /// [`Error::Unavailable`] when fewer than a majority of holders answer.
+    pub async fn current(&self, quorum: &mut Quorum) -> Result<Option<u64>> {
+        let view = View::read(quorum, &self.key, "").await;
+        match view.verdict(&self.key, false)? {
+            Verdict::Floor(highest) => Ok(Some(highest)),
+            Verdict::Absent => Ok(None),
+            Verdict::Create(_) => unreachable!("a read-only look never creates"),
+        }
     }
 
     /// Sends `proposed` to every node; stops when a majority accepted or can
@@ -272,136 +341,6 @@ impl MajoritySequence {
             yes >= m || no > n - m
         })
         .await
-    }
-
-    /// The highest counter among a majority of the nodes that hold it: no
-    /// number handed out so far is above it.
-    ///
-    /// Nodes without the counter do not count (see the module docs). When
-    /// every node answered and none holds it, the sequence is new: it is
-    /// created at 0 on every node, and 0 is the floor. Otherwise too few
-    /// holders is [`Error::Unavailable`], naming the nodes without it.
-    pub async fn read_majority(&self, quorum: &mut Quorum) -> Result<u64> {
-        let n = quorum.len();
-        let m = quorum.majority();
-        let labels = quorum.labels();
-        let limit = quorum.round_timeout();
-        let key = self.key.as_str();
-        let futures: Vec<_> = quorum
-            .nodes_mut()
-            .iter_mut()
-            .map(|node| async move {
-                node.prepare().await?;
-                let mut invocation = READ.prepare_invoke();
-                invocation.key(key);
-                let reply: redis::Value = node.script(&invocation).await?;
-                let label = node.label();
-                let items = reply::items(label, reply)?;
-                match reply::field::<i64>(label, &items, 0)? {
-                    1 => Ok(Some(reply::counter(
-                        label,
-                        &reply::field::<String>(label, &items, 1)?,
-                    )?)),
-                    0 => Ok(None),
-                    code => Err(reply::unknown_code(label, code)),
-                }
-            })
-            .collect();
-        let replies = gather(futures, &labels, limit, |replies| {
-            replies
-                .iter()
-                .filter(|r| matches!(r, Some(Ok(Some(_)))))
-                .count()
-                >= m
-        })
-        .await;
-        let mut highest = None::<u64>;
-        let mut holders = 0;
-        let mut missing = Vec::new();
-        let mut problems = Vec::new();
-        for (label, reply) in labels.iter().zip(replies) {
-            match reply {
-                None => {}
-                Some(Ok(Some(v))) => {
-                    holders += 1;
-                    highest = Some(highest.map_or(v, |h| h.max(v)));
-                }
-                Some(Ok(None)) => missing.push(label.as_str()),
-                Some(Err(e)) if e.is_fatal() => return Err(e),
-                Some(Err(e)) => problems.push(e.to_string()),
-            }
-        }
-        match highest {
-            Some(h) if holders >= m => Ok(h),
-            None if missing.len() == n => self.create(quorum).await,
-            _ => Err(self.too_few_holders(n, m, &missing, &problems)),
-        }
-    }
-
-    /// Creates the counter at 0 on every node where it is missing. Called
-    /// only when every node answered and none held it: then no number was
-    /// ever handed out (it would be held by a majority, of which at most a
-    /// minority can have lost it).
-    async fn create(&self, quorum: &mut Quorum) -> Result<u64> {
-        let labels = quorum.labels();
-        let limit = quorum.round_timeout();
-        let key = self.key.as_str();
-        let futures: Vec<_> = quorum
-            .nodes_mut()
-            .iter_mut()
-            .map(|node| async move {
-                let mut invocation = CREATE.prepare_invoke();
-                invocation.key(key);
-                let reply: redis::Value = node.script(&invocation).await?;
-                let label = node.label();
-                let items = reply::items(label, reply)?;
-                reply::counter(label, &reply::field::<String>(label, &items, 1)?)
-            })
-            .collect();
-        let replies = gather(futures, &labels, limit, |_| false).await;
-        let mut highest = 0;
-        let mut created = 0;
-        let mut problems = Vec::new();
-        for reply in replies.into_iter().flatten() {
-            match reply {
-                Ok(v) => {
-                    created += 1;
-                    highest = highest.max(v);
-                }
-                Err(e) if e.is_fatal() => return Err(e),
-                Err(e) => problems.push(e.to_string()),
-            }
-        }
-        if created < quorum.majority() {
-            return Err(Error::Unavailable(format!(
-                "could not create the sequence {} on a majority of the Redis masters: {}",
-                self.key,
-                problems.join("; ")
-            )));
-        }
-        Ok(highest)
-    }
-
-    /// The error for a round that heard from fewer than a majority of the
-    /// nodes holding the counter.
-    fn too_few_holders(&self, n: usize, m: usize, missing: &[&str], problems: &[String]) -> Error {
-        let mut why = problems.to_vec();
-        if !missing.is_empty() {
-            why.push(format!(
-                "{} {} not have the counter (restarted empty, or never had it) and cannot vote \
-                 until it is set again: `yaraus seq set-floor {} VALUE`, VALUE above every \
-                 number handed out",
-                missing.join(", "),
-                if missing.len() == 1 { "does" } else { "do" },
-                self.key
-            ));
-        }
-        Error::Unavailable(format!(
-            "cannot hear from a majority ({m} of {n}) of the Redis masters holding the sequence \
-             {}; unavailable rather than risk a number twice: {}",
-            self.key,
-            why.join("; ")
-        ))
     }
 }
 

@@ -2,7 +2,8 @@
 -- KEYS[1] the counter; ARGV[1] the proposed value (a valid counter).
 -- Returns {1, proposed} when the counter was below it and now holds it,
 --         {0, current} when the counter is already at or above it,
---         {2}          when the key is missing: no vote, nothing written.
+--         {2}          when this node does not hold the counter (missing, or a
+--                      placeholder): no vote, nothing written.
 if not is_counter(ARGV[1]) then
   return redis.error_reply('YARAUS_BADARG proposed value ' .. tostring(ARGV[1]) .. ' is not a 64-bit counter')
 end

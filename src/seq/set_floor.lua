@@ -1,8 +1,9 @@
 -- Raises one node's counter to at least a value (counter.lua in front): the
 -- operator's way out after a disaster, `yaraus seq set-floor`. Never lowers.
 -- KEYS[1] the counter; ARGV[1] the floor (a valid counter).
--- Returns {1, floor} when the counter was missing or below it and now holds
--- it, {0, current} when it was already at or above it.
+-- Returns {1, floor} when the node did not hold the counter (missing, or a
+-- placeholder) or held less, and now holds the floor; {0, current} when it
+-- was already at or above it.
 if not is_counter(ARGV[1]) then
   return redis.error_reply('YARAUS_BADARG floor ' .. tostring(ARGV[1]) .. ' is not a 64-bit counter')
 end

@@ -1,0 +1,126 @@
+//! Creating a sequence: from "no node holds it" to "every node holds 0",
+//! without ever turning a node that lost its data back into a holder.
+//!
+//! The trap (found by the model in `tests/seq_model`): a creator reads that
+//! no node holds the counter, and its `SET 0 if missing` reaches a node
+//! *later*, after another creator's sequence handed out 1 there and the node
+//! lost its data. The node now holds 0 next to one that still holds 0, and
+//! 1 comes out again. A write decided on an old read must not land on a
+//! node that changed since; "the key is missing" cannot tell, because a
+//! loss makes it missing again.
+//!
+//! So a read leaves a unique mark where the key is missing (`unborn:<hex>`,
+//! `read.lua`), and creation moves nodes only by compare-and-set of their
+//! whole state (`transition.lua`), in two steps:
+//!
+//! 1. *claim*: every node, from exactly the state read to `creating:<hex>`
+//!    (a holder, only checked unchanged). A loss wipes the mark, so a claim
+//!    decided before a loss fails after it. Claims are still non-holders:
+//!    a claim that lands on some nodes and not others changes nothing that
+//!    matters;
+//! 2. *settle*: only when the claim landed on every node, each claimed node
+//!    from `creating:<hex>` to 0. Every node then sat unchanged, holding
+//!    nothing, from its read to its claim, and those intervals share an
+//!    instant (all reads came before all claims): at that instant no node
+//!    held the counter, so no number had been handed out that a majority
+//!    still remembers.
+//!
+//! Creators that read the same states choose the same claim
+//! ([`super::view::creation`]) and a compare-and-set that finds its target
+//! already there succeeds, so simultaneous first callers finish one
+//! creation together instead of undoing each other's.
+
+use super::TRANSITION;
+use super::view::Holding;
+use crate::error::{Error, Result};
+use crate::store::{Quorum, gather, reply};
+
+/// Creates the sequence at `key` from `states` (every node's answer to a
+/// marking read, in node order) under `claim`. `Ok(true)`: settled on every
+/// claimed node; `Ok(false)`: the claim did not land everywhere (another
+/// creator, or a node changed): read again.
+pub async fn create(
+    quorum: &mut Quorum,
+    key: &str,
+    states: &[Holding],
+    claim: &str,
+) -> Result<bool> {
+    let claimed = format!("creating:{claim}");
+    let steps: Vec<Option<(String, String)>> = states
+        .iter()
+        .map(|holding| match holding {
+            Holding::Counter(_) => Some((holding.state(), holding.state())),
+            Holding::Lacks(_) => Some((holding.state(), claimed.clone())),
+        })
+        .collect();
+    if !transition(quorum, key, &steps, true).await? {
+        return Ok(false);
+    }
+    let settle: Vec<Option<(String, String)>> = states
+        .iter()
+        .map(|holding| match holding {
+            Holding::Counter(_) => None,
+            Holding::Lacks(_) => Some((claimed.clone(), "0".to_string())),
+        })
+        .collect();
+    transition(quorum, key, &settle, false).await
+}
+
+/// Runs `steps[i]` (from, to) on node i, all at once, skipping `None`.
+/// True when every step landed. `stop_early`: give up on the first refusal
+/// (the claim is void anyway); otherwise wait for every node, so that a
+/// settle reaches every node it can.
+async fn transition(
+    quorum: &mut Quorum,
+    key: &str,
+    steps: &[Option<(String, String)>],
+    stop_early: bool,
+) -> Result<bool> {
+    let labels = quorum.labels();
+    let limit = quorum.round_timeout();
+    let futures: Vec<_> = quorum
+        .nodes_mut()
+        .iter_mut()
+        .zip(steps)
+        .map(|(node, step)| async move {
+            let Some((from, to)) = step else {
+                return Ok(true);
+            };
+            node.prepare().await?;
+            let mut invocation = TRANSITION.prepare_invoke();
+            invocation.key(key).arg(from).arg(to);
+            let reply: redis::Value = node.script(&invocation).await?;
+            let label = node.label();
+            let items = reply::items(label, reply)?;
+            match reply::field::<i64>(label, &items, 0)? {
+                1 => Ok(true),
+                0 => Ok(false),
+                code => Err(reply::unknown_code(label, code)),
+            }
+        })
+        .collect();
+    let replies = gather(futures, &labels, limit, |replies| {
+        stop_early && replies.iter().any(|r| matches!(r, Some(Ok(false))))
+    })
+    .await;
+    let mut landed = true;
+    let mut problems = Vec::new();
+    for reply in replies {
+        match reply {
+            Some(Ok(true)) => {}
+            Some(Ok(false)) | None => landed = false,
+            Some(Err(e)) if e.is_fatal() => return Err(e),
+            Some(Err(e)) => {
+                landed = false;
+                problems.push(e.to_string());
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::Unavailable(format!(
+            "could not create the sequence {key}, which needs every node: {}",
+            problems.join("; ")
+        )));
+    }
+    Ok(landed)
+}

@@ -1,0 +1,290 @@
+//! Reading a sequence from every node, and what a set of answers allows.
+//!
+//! A read asks every node at once and stops as soon as a majority of them
+//! *hold* the counter: that majority gives the floor. When fewer do, the
+//! answers decide between three things, and [`View::verdict`] is the one
+//! place that decides:
+//!
+//! * every node answered and the answers allow a creation (see
+//!   [`View::creation`]): create, then read again;
+//! * every node answered and none holds it, on a read-only look: the
+//!   sequence does not exist;
+//! * anything else: unavailable, naming the nodes that cannot vote and the
+//!   way out. A node without the counter may be one that lost it, and the
+//!   answers cannot tell; guessing there is how a number comes out twice.
+
+use super::READ;
+use crate::error::{Error, Result};
+use crate::store::{Quorum, Replies, gather, reply};
+use std::sync::Arc;
+
+/// What one node holds for a sequence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Holding {
+    /// The node holds the counter, at this value.
+    Counter(u64),
+    /// It does not. The exact state: a placeholder (`unborn:<hex>`, the mark
+    /// of a read that found the key missing; `creating:<hex>`, a creation's
+    /// claim), or empty for a missing key seen by a read-only look.
+    Lacks(String),
+}
+
+impl Holding {
+    /// The state as the node stores it, for a compare-and-set.
+    pub fn state(&self) -> String {
+        match self {
+            Holding::Counter(v) => v.to_string(),
+            Holding::Lacks(s) => s.clone(),
+        }
+    }
+}
+
+/// The answers of one read.
+pub struct View {
+    labels: Arc<[String]>,
+    replies: Replies<Holding>,
+    majority: usize,
+}
+
+/// What a [`View`] allows.
+pub enum Verdict {
+    /// A majority holds the counter; no number handed out is above this.
+    Floor(u64),
+    /// Every node answered and may be raised to 0 through the claim
+    /// `creating:<hex>`.
+    Create(String),
+    /// Every node answered and none holds the counter: no such sequence.
+    Absent,
+}
+
+impl View {
+    /// Reads `key` on every node. `mark` (hex) is left where the key is
+    /// missing, as `unborn:<mark>`; an empty `mark` writes nothing.
+    pub async fn read(quorum: &mut Quorum, key: &str, mark: &str) -> View {
+        let m = quorum.majority();
+        let labels = quorum.labels();
+        let limit = quorum.round_timeout();
+        let futures: Vec<_> = quorum
+            .nodes_mut()
+            .iter_mut()
+            .map(|node| async move {
+                node.prepare().await?;
+                let mut invocation = READ.prepare_invoke();
+                invocation.key(key).arg(mark);
+                let reply: redis::Value = node.script(&invocation).await?;
+                let label = node.label();
+                let items = reply::items(label, reply)?;
+                let state = reply::field::<String>(label, &items, 1)?;
+                match reply::field::<i64>(label, &items, 0)? {
+                    1 => Ok(Holding::Counter(reply::counter(label, &state)?)),
+                    0 => Ok(Holding::Lacks(state)),
+                    code => Err(reply::unknown_code(label, code)),
+                }
+            })
+            .collect();
+        let replies = gather(futures, &labels, limit, |replies| {
+            replies
+                .iter()
+                .filter(|r| matches!(r, Some(Ok(Holding::Counter(_)))))
+                .count()
+                >= m
+        })
+        .await;
+        View {
+            labels,
+            replies,
+            majority: m,
+        }
+    }
+
+    /// The states of the nodes that answered, in node order (every node's,
+    /// when the verdict is a creation).
+    pub fn states(&self) -> Vec<Holding> {
+        self.replies
+            .iter()
+            .filter_map(|r| match r {
+                Some(Ok(holding)) => Some(holding.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// What these answers allow for the sequence at `key` (a creation only
+    /// if `may_create`: the read marked missing keys); a fatal error (wrong
+    /// type, a node not durable) as it is; [`Error::Unavailable`] when they
+    /// allow nothing.
+    pub fn verdict(self, key: &str, may_create: bool) -> Result<Verdict> {
+        let n = self.replies.len();
+        let m = self.majority;
+        let mut holders = Vec::new();
+        let mut lacking = Vec::new();
+        let mut states = Vec::new();
+        let mut problems = Vec::new();
+        for (label, reply) in self.labels.iter().zip(self.replies) {
+            match reply {
+                None => {}
+                Some(Ok(holding)) => {
+                    match holding {
+                        Holding::Counter(v) => holders.push(v),
+                        Holding::Lacks(_) => lacking.push(label.as_str()),
+                    }
+                    states.push(holding);
+                }
+                Some(Err(e)) if e.is_fatal() => return Err(e),
+                Some(Err(e)) => problems.push(e.to_string()),
+            }
+        }
+        if holders.len() >= m {
+            return Ok(Verdict::Floor(holders.into_iter().max().unwrap_or(0)));
+        }
+        let everyone = states.len() == n;
+        if everyone
+            && may_create
+            && let Some(claim) = creation(&states)
+        {
+            return Ok(Verdict::Create(claim));
+        }
+        if everyone && holders.is_empty() {
+            return Ok(Verdict::Absent);
+        }
+        Err(unavailable(
+            key,
+            n,
+            m,
+            holders.is_empty(),
+            &lacking,
+            &problems,
+        ))
+    }
+}
+
+/// The claim under which the nodes of `states` (every node's answer to one
+/// read that marked missing keys) may be created at 0, if they may.
+///
+/// Two shapes qualify. No node holds the counter: a new sequence. Or some
+/// hold it and every other node holds one and the same claim: a creation
+/// whose claims all landed and whose last step was cut short. In the second
+/// shape some node already went from that claim to 0, which only a creation
+/// does after its claim landed on every node; the claim then marks nodes
+/// that have held nothing since that creation's read.
+///
+/// Any other mix (holders beside a mark, or beside different claims) is
+/// what a node that lost its data looks like, and is refused.
+///
+/// Creators that read the same states choose the same claim, so that they
+/// help each other instead of taking nodes from each other: an existing
+/// claim if there is one (the greatest), else the greatest mark.
+pub fn creation(states: &[Holding]) -> Option<String> {
+    let mut claims = Vec::new();
+    let mut marks = Vec::new();
+    let mut holders = 0;
+    for holding in states {
+        match holding {
+            Holding::Counter(_) => holders += 1,
+            Holding::Lacks(s) => {
+                if let Some(claim) = s.strip_prefix("creating:") {
+                    claims.push(claim);
+                } else if let Some(mark) = s.strip_prefix("unborn:") {
+                    marks.push(mark);
+                } else {
+                    return None;
+                }
+            }
+        }
+    }
+    if holders == 0 {
+        return claims
+            .into_iter()
+            .max()
+            .or(marks.into_iter().max())
+            .map(str::to_string);
+    }
+    let first = *claims.first()?;
+    (marks.is_empty() && claims.iter().all(|c| *c == first)).then(|| first.to_string())
+}
+
+/// The error for answers that allow nothing: too few holders, and why.
+fn unavailable(
+    key: &str,
+    n: usize,
+    m: usize,
+    nobody_holds: bool,
+    lacking: &[&str],
+    problems: &[String],
+) -> Error {
+    let mut why = problems.to_vec();
+    if nobody_holds {
+        why.push(format!(
+            "no node that answered holds it, and creating a sequence needs an answer from \
+             every node ({n})"
+        ));
+    } else if !lacking.is_empty() {
+        why.push(format!(
+            "{} {} not hold the counter (restarted empty, or never had it) and cannot vote \
+             until it is set again: `yaraus seq set-floor {key} VALUE`, VALUE above every \
+             number handed out",
+            lacking.join(", "),
+            if lacking.len() == 1 { "does" } else { "do" },
+        ));
+    }
+    Error::Unavailable(format!(
+        "cannot hear from a majority ({m} of {n}) of the Redis masters holding the sequence \
+         {key}; unavailable rather than risk a number twice: {}",
+        why.join("; ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lacks(s: &str) -> Holding {
+        Holding::Lacks(s.into())
+    }
+
+    #[test]
+    fn a_new_sequence_is_created_under_the_greatest_mark() {
+        let states = [lacks("unborn:0a"), lacks("unborn:0b"), lacks("unborn:0a")];
+        assert_eq!(creation(&states).as_deref(), Some("0b"));
+    }
+
+    #[test]
+    fn an_existing_claim_wins_over_marks() {
+        let states = [
+            lacks("creating:01"),
+            lacks("unborn:ff"),
+            lacks("creating:02"),
+        ];
+        assert_eq!(creation(&states).as_deref(), Some("02"));
+    }
+
+    #[test]
+    fn a_creation_cut_short_is_finished_under_its_own_claim() {
+        let states = [
+            Holding::Counter(0),
+            lacks("creating:0c"),
+            lacks("creating:0c"),
+        ];
+        assert_eq!(creation(&states).as_deref(), Some("0c"));
+    }
+
+    #[test]
+    fn holders_beside_a_mark_or_mixed_claims_are_never_created() {
+        for states in [
+            [
+                Holding::Counter(0),
+                lacks("unborn:0a"),
+                lacks("creating:0c"),
+            ],
+            [Holding::Counter(5), lacks("unborn:0a"), lacks("unborn:0a")],
+            [
+                Holding::Counter(0),
+                lacks("creating:0b"),
+                lacks("creating:0c"),
+            ],
+            [lacks(""), lacks("unborn:0a"), lacks("unborn:0a")],
+        ] {
+            assert_eq!(creation(&states), None, "{states:?}");
+        }
+    }
+}
