@@ -93,7 +93,7 @@ fn sequence_refuses_nodes_that_do_not_fsync_unless_told() {
     match rt.block_on(seq.next(&mut strict, soon())) {
         Err(Error::State(m)) => {
             assert!(
-                m.contains("appendfsync") && m.contains("--no-fsync-check"),
+                m.contains("appendfsync") && m.contains("--allow-volatile"),
                 "{m}"
             )
         }
@@ -174,7 +174,7 @@ fn a_node_restarted_empty_never_makes_a_sequence_hand_out_a_value_twice() {
     servers[2].cmd(&["FLUSHALL"]);
     servers[0].sigstop();
     let mut q = quorum(&servers, true);
-    let mut seq = MajoritySequence::new("seq:orders");
+    let mut seq = MajoritySequence::named("orders", "seq:orders");
     let deadline = Instant::now() + Duration::from_secs(3);
     match rt.block_on(seq.next(&mut q, deadline)) {
         Err(Error::Unavailable(m)) => assert!(m.contains("set-floor"), "{m}"),

@@ -18,7 +18,6 @@ use crate::claim::{Keeper, RenewError, validity};
 use crate::cli::{AcquireFormat, GlobalArgs, LockArgs};
 use crate::error::{Error, Result};
 use crate::lock::{HeldLock, LockOptions, Locker, ReleaseVerdict, Token};
-use crate::store::Target;
 use crate::supervise::hold::kill_after_within;
 use crate::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
 use std::time::Duration;
@@ -36,7 +35,7 @@ enum Mode {
 pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog>) -> Result<i32> {
     let mode = mode(&args)?;
     let targets = super::targets(global)?;
-    let namespace = namespace(global, &targets)?;
+    let namespace = super::quorum_namespace(global, &targets)?;
     let request_timeout = match mode {
         Mode::Info => global.timeout,
         _ => global.timeout.min(args.ttl / 10),
@@ -47,7 +46,7 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog
         namespace,
         limit: args.limit,
         request_timeout: request_timeout.max(Duration::from_millis(1)),
-        require_fsync: !args.no_fsync_check,
+        require_fsync: !args.allow_volatile,
     };
     let mut locker = Locker::new(&targets, &args.name, options)?;
     let (n, m) = (locker.masters(), locker.majority());
@@ -146,26 +145,6 @@ fn mode(args: &LockArgs) -> Result<Mode> {
         )));
     }
     Ok(Mode::Wrap(args.argv.clone()))
-}
-
-/// The namespace of the fencing counters: `--namespace`, else the `?ns=` the
-/// URLs agree on, else `yaraus`.
-fn namespace(global: &GlobalArgs, targets: &[Target]) -> Result<String> {
-    let first = targets
-        .first()
-        .ok_or_else(|| Error::Usage("no Redis server given (--redis URL)".into()))?;
-    if global.namespace.is_none() {
-        if let Some(other) = targets.iter().find(|t| t.namespace() != first.namespace()) {
-            return Err(Error::Usage(format!(
-                "the --redis URLs disagree on ?ns= ({} has {:?}, {} has {:?}); give --namespace",
-                first.display(),
-                first.namespace().unwrap_or("none"),
-                other.display(),
-                other.namespace().unwrap_or("none")
-            )));
-        }
-    }
-    super::namespace(global, first)
 }
 
 /// Takes the lock, waiting as told; SIGINT/SIGTERM/… during the wait end it

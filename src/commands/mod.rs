@@ -4,6 +4,8 @@
 mod lock;
 mod pool;
 mod run;
+mod seq;
+mod seq_serve;
 
 use crate::cli::{Cli, Command, GlobalArgs};
 use crate::error::{Error, Result};
@@ -27,6 +29,7 @@ pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
         Command::Stats(args) => pool::stats(&PoolContext::new(&cli.global)?, args).await,
         Command::List(args) => pool::list(&PoolContext::new(&cli.global)?, args).await,
         Command::Lock(args) => lock::lock(&cli.global, args, watchdog).await,
+        Command::Seq(args) => seq::seq(&cli.global, args).await,
         Command::Completions(args) => {
             let mut cmd = Cli::command();
             clap_complete::generate(args.shell, &mut cmd, "yaraus", &mut std::io::stdout());
@@ -87,6 +90,26 @@ pub fn namespace(global: &GlobalArgs, target: &Target) -> Result<String> {
         return Err(Error::Usage("the namespace must not be empty".into()));
     }
     Ok(ns)
+}
+
+/// The namespace of several servers (lock, seq): `--namespace`, else the
+/// `?ns=` they agree on; URLs that disagree are a usage error.
+pub fn quorum_namespace(global: &GlobalArgs, targets: &[Target]) -> Result<String> {
+    let first = targets
+        .first()
+        .ok_or_else(|| Error::Usage("no Redis server given (--redis URL)".into()))?;
+    if global.namespace.is_none()
+        && let Some(other) = targets.iter().find(|t| t.namespace() != first.namespace())
+    {
+        return Err(Error::Usage(format!(
+            "the --redis URLs disagree on ?ns= ({} has {:?}, {} has {:?}); give --namespace",
+            first.display(),
+            first.namespace().unwrap_or("none"),
+            other.display(),
+            other.namespace().unwrap_or("none")
+        )));
+    }
+    namespace(global, first)
 }
 
 /// What every worker-id pool subcommand needs: one server and a namespace.

@@ -69,7 +69,7 @@ local function vote()
     if before == nil then
       return nil, err
     end
-    local outcome, value = counter_propose(fence, ARGV[4])
+    local outcome, value = counter_propose(fence, ARGV[4], ARGV[4])
     if outcome == nil then
       return nil, value
     end

@@ -83,12 +83,14 @@ local function counter_read(key)
   return v
 end
 
--- Set-if-less-than: stores proposed when the counter is below it.
--- Returns (1, proposed) when stored, (0, current) when the counter is
--- already at or above proposed, (2, nil) when this node does not hold the
--- counter (it does not vote, and nothing is written), (nil, reason) when the key is not
+-- Set-if-less-than, for a block of values first..last (first = last for
+-- one value): stores last when the counter is below first, so that a block
+-- never overlaps a value or block accepted before it.
+-- Returns (1, last) when stored, (0, current) when the counter is already
+-- at or above first, (2, nil) when this node does not hold the counter (it
+-- does not vote, and nothing is written), (nil, reason) when the key is not
 -- a counter.
-local function counter_propose(key, proposed)
+local function counter_propose(key, first, last)
   local current, err = counter_read(key)
   if current == nil then
     return nil, err
@@ -96,9 +98,9 @@ local function counter_propose(key, proposed)
   if current == false then
     return 2, nil
   end
-  if counter_less(current, proposed) then
-    redis.call('SET', key, proposed)
-    return 1, proposed
+  if counter_less(current, first) then
+    redis.call('SET', key, last)
+    return 1, last
   end
   return 0, current
 end

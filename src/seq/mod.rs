@@ -60,9 +60,10 @@
 //! Two things the algorithm assumes, enforced here:
 //!
 //! * a node must not forget an accepted value: each one is checked once for
-//!   `appendonly yes` + `appendfsync always` (`CONFIG GET`), and refused
+//!   `appendonly yes` + `appendfsync always`, and for a `maxmemory-policy`
+//!   that never evicts a key without a ttl (`CONFIG GET`), and refused
 //!   otherwise, unless the [`Quorum`] was built without that requirement
-//!   (`--no-fsync-check`);
+//!   (`--allow-volatile`, formerly `--no-fsync-check`);
 //! * values are 64-bit: Lua's numbers are doubles that round above 2^53, so
 //!   the scripts keep counters as decimal text and compare them digit by
 //!   digit (`counter.lua`), and Rust parses them into `u64`.
@@ -82,6 +83,7 @@ use crate::claim::wait::random_below;
 use crate::error::{Error, Result};
 use crate::lock::random_hex;
 use crate::store::{Quorum, Replies, gather, reply};
+use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -111,6 +113,8 @@ const MAX_BACKOFF: Duration = Duration::from_millis(200);
 #[derive(Clone, Debug)]
 pub struct MajoritySequence {
     key: String,
+    /// How an operator sets the counter on a node that lacks it, for errors.
+    recovery: String,
     floor: Option<u64>,
 }
 
@@ -129,9 +133,20 @@ pub enum Vote {
 impl MajoritySequence {
     /// The sequence whose counter lives at `key` on every node.
     pub fn new(key: impl Into<String>) -> MajoritySequence {
+        let key = key.into();
         MajoritySequence {
-            key: key.into(),
+            recovery: format!("SET {key} VALUE on it"),
+            key,
             floor: None,
+        }
+    }
+
+    /// As [`new`](Self::new), for the sequence `yaraus seq` calls `name`:
+    /// errors then name `yaraus seq set-floor` as the way out.
+    pub fn named(name: &str, key: impl Into<String>) -> MajoritySequence {
+        MajoritySequence {
+            recovery: format!("`yaraus seq set-floor {name} VALUE`"),
+            ..MajoritySequence::new(key)
         }
     }
 
@@ -160,6 +175,19 @@ impl MajoritySequence {
         self.next_at_least(quorum, deadline, 0).await
     }
 
+    /// `count` (at least 1) consecutive new numbers, in one round: each
+    /// greater than every number handed out before this call started. A
+    /// node accepts the block only if its counter is below the block's
+    /// first number, so blocks never overlap.
+    pub async fn next_block(
+        &mut self,
+        quorum: &mut Quorum,
+        deadline: Instant,
+        count: u64,
+    ) -> Result<RangeInclusive<u64>> {
+        self.claim_block(quorum, deadline, 0, count).await
+    }
+
     /// As [`next`](Self::next), proposing at least `at_least` (the lock
     /// passes its clock, so that its tokens stay clock-like even when a
     /// counter starts from nothing).
@@ -169,9 +197,22 @@ impl MajoritySequence {
         deadline: Instant,
         at_least: u64,
     ) -> Result<u64> {
+        Ok(*self
+            .claim_block(quorum, deadline, at_least, 1)
+            .await?
+            .start())
+    }
+
+    async fn claim_block(
+        &mut self,
+        quorum: &mut Quorum,
+        deadline: Instant,
+        at_least: u64,
+        count: u64,
+    ) -> Result<RangeInclusive<u64>> {
         let mut pause = Duration::from_millis(2);
         loop {
-            let problem = match self.round(quorum, at_least).await {
+            let problem = match self.round(quorum, at_least, count).await {
                 Ok(Some(value)) => return Ok(value),
                 Ok(None) => Error::Unavailable(format!(
                     "the sequence {} was contended: no value won a majority in time",
@@ -189,24 +230,32 @@ impl MajoritySequence {
         }
     }
 
-    /// One round: read a majority if nothing is known yet, then propose
-    /// `floor + 1` to every node. `Ok(None)`: refused (contention, or a stale
-    /// floor that the replies have now raised).
-    async fn round(&mut self, quorum: &mut Quorum, at_least: u64) -> Result<Option<u64>> {
+    /// One round: read a majority if nothing is known yet, then propose the
+    /// block of `count` from `floor + 1` (or `at_least`) to every node.
+    /// `Ok(None)`: refused (contention, or a stale floor that the replies
+    /// have now raised).
+    async fn round(
+        &mut self,
+        quorum: &mut Quorum,
+        at_least: u64,
+        count: u64,
+    ) -> Result<Option<RangeInclusive<u64>>> {
         if self.floor.is_none() {
             match self.read_floor(quorum).await? {
                 Some(highest) => self.observe(highest),
                 None => return Ok(None),
             }
         }
-        let proposed = self.guess().ok_or_else(|| {
-            Error::State(format!(
-                "the sequence {} has reached 18446744073709551615, the largest 64-bit value",
+        let first = self.guess().map(|g| g.max(at_least));
+        let last = first.and_then(|f| f.checked_add(count.max(1) - 1));
+        let (Some(first), Some(last)) = (first, last) else {
+            return Err(Error::State(format!(
+                "the sequence {} cannot give {count} more: it would pass \
+                 18446744073709551615, the largest 64-bit value",
                 self.key
-            ))
-        })?;
-        let proposed = proposed.max(at_least);
-        let votes = self.propose(quorum, proposed).await;
+            )));
+        };
+        let votes = self.propose(quorum, first, last).await;
         let n = quorum.len();
         let m = quorum.majority();
         let labels = quorum.labels();
@@ -232,7 +281,7 @@ impl MajoritySequence {
             }
         }
         if accepted >= m {
-            return Ok(Some(proposed));
+            return Ok(Some(first..=last));
         }
         if voters < m {
             if !missing.is_empty() {
@@ -266,7 +315,7 @@ impl MajoritySequence {
         let mark = random_hex::<MARK_BYTES>("a sequence mark")?;
         let view = View::read(quorum, &self.key, &mark).await;
         let states = view.states();
-        match view.verdict(&self.key, true)? {
+        match view.verdict(&self.key, &self.recovery, true)? {
             Verdict::Floor(highest) => Ok(Some(highest)),
             Verdict::Create(claim) => {
                 create::create(quorum, &self.key, &states, &claim).await?;
@@ -285,7 +334,7 @@ impl MajoritySequence {
     /// [`Error::Unavailable`] when fewer than a majority of holders answer.
     pub async fn current(&self, quorum: &mut Quorum) -> Result<Option<u64>> {
         let view = View::read(quorum, &self.key, "").await;
-        match view.verdict(&self.key, false)? {
+        match view.verdict(&self.key, &self.recovery, false)? {
             Verdict::Floor(highest) => Ok(Some(highest)),
             Verdict::Absent => Ok(None),
             Verdict::Create(_) => unreachable!("a read-only look never creates"),
@@ -295,22 +344,22 @@ impl MajoritySequence {
     /// Sends `proposed` to every node; stops when a majority accepted or can
     /// no longer accept. Each node's counter after the vote raises the floor
     /// only through [`observe`](Self::observe), by the caller.
-    pub async fn propose(&self, quorum: &mut Quorum, proposed: u64) -> Replies<Vote> {
+    pub async fn propose(&self, quorum: &mut Quorum, first: u64, last: u64) -> Replies<Vote> {
         let n = quorum.len();
         let m = quorum.majority();
         let labels = quorum.labels();
         let limit = quorum.round_timeout();
         let key = self.key.as_str();
-        let value = proposed.to_string();
+        let (first, last) = (first.to_string(), last.to_string());
         let futures: Vec<_> = quorum
             .nodes_mut()
             .iter_mut()
             .map(|node| {
-                let value = value.as_str();
+                let (first, last) = (first.as_str(), last.as_str());
                 async move {
                     node.prepare().await?;
                     let mut invocation = PROPOSE.prepare_invoke();
-                    invocation.key(key).arg(value);
+                    invocation.key(key).arg(first).arg(last);
                     let reply: redis::Value = node.script(&invocation).await?;
                     let label = node.label();
                     let items = reply::items(label, reply)?;

@@ -109,11 +109,12 @@ impl View {
             .collect()
     }
 
-    /// What these answers allow for the sequence at `key` (a creation only
+    /// What these answers allow for the sequence at `key`, whose lost nodes
+    /// are set again by `recovery` (for the error) (a creation only
     /// if `may_create`: the read marked missing keys); a fatal error (wrong
     /// type, a node not durable) as it is; [`Error::Unavailable`] when they
     /// allow nothing.
-    pub fn verdict(self, key: &str, may_create: bool) -> Result<Verdict> {
+    pub fn verdict(self, key: &str, recovery: &str, may_create: bool) -> Result<Verdict> {
         let n = self.replies.len();
         let m = self.majority;
         let mut holders = Vec::new();
@@ -149,6 +150,7 @@ impl View {
         }
         Err(unavailable(
             key,
+            recovery,
             n,
             m,
             holders.is_empty(),
@@ -206,6 +208,7 @@ pub fn creation(states: &[Holding]) -> Option<String> {
 /// The error for answers that allow nothing: too few holders, and why.
 fn unavailable(
     key: &str,
+    recovery: &str,
     n: usize,
     m: usize,
     nobody_holds: bool,
@@ -221,8 +224,7 @@ fn unavailable(
     } else if !lacking.is_empty() {
         why.push(format!(
             "{} {} not hold the counter (restarted empty, or never had it) and cannot vote \
-             until it is set again: `yaraus seq set-floor {key} VALUE`, VALUE above every \
-             number handed out",
+             until it is set again: {recovery}, VALUE above every number handed out",
             lacking.join(", "),
             if lacking.len() == 1 { "does" } else { "do" },
         ));

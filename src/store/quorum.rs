@@ -4,9 +4,11 @@
 //! nothing of each other, and both need the same three things, kept here:
 //!
 //! * a [`Node`] per master: its [`Store`] (timeouts, reconnecting, error
-//!   sorting) and whether it has been seen to persist every write before
-//!   replying (`appendonly yes` + `appendfsync always`), which the majority
-//!   sequence needs and checks once per node, on first contact;
+//!   sorting) and whether it has been seen to keep every write: persisted
+//!   before the reply (`appendonly yes` + `appendfsync always`), and never
+//!   evicted (`maxmemory-policy` `noeviction` or `volatile-*`: counters have
+//!   no ttl). The majority sequence needs both and checks them once per
+//!   node, on first contact;
 //! * the majority, `N/2 + 1`;
 //! * [`gather`]: send one request to every node concurrently, bound each by a
 //!   timeout, and stop waiting as soon as the outcome is decided. A node that
@@ -30,7 +32,8 @@ enum Durability {
     NotRequired,
     /// Required, not checked yet (the node has not answered so far).
     Unchecked,
-    /// Checked: `appendonly yes` and `appendfsync always`.
+    /// Checked: `appendonly yes`, `appendfsync always`, and a
+    /// `maxmemory-policy` that never evicts a key without a ttl.
     Verified,
 }
 
@@ -74,7 +77,10 @@ impl Node {
                 .arg("appendonly")
                 .cmd("CONFIG")
                 .arg("GET")
-                .arg("appendfsync");
+                .arg("appendfsync")
+                .cmd("CONFIG")
+                .arg("GET")
+                .arg("maxmemory-policy");
         }
         for script in self.scripts.iter().filter(|_| load) {
             pipe.cmd("SCRIPT").arg("LOAD").arg(*script).ignore();
@@ -90,9 +96,10 @@ impl Node {
                 let detail = e.detail().unwrap_or(&e.to_string()).to_string();
                 return Err(Error::State(if check {
                     format!(
-                        "cannot check that Redis at {} persists every write: CONFIG GET failed \
-                         ({detail}); make sure every node runs with appendonly yes and \
-                         appendfsync always, then pass --no-fsync-check",
+                        "cannot check that Redis at {} keeps every write: CONFIG GET failed \
+                         ({detail}); make sure every node runs with appendonly yes, \
+                         appendfsync always and maxmemory-policy noeviction, then pass \
+                         --allow-volatile",
                         self.label
                     )
                 } else {
@@ -107,21 +114,40 @@ impl Node {
         if !check {
             return Ok(());
         }
-        let (appendonly, appendfsync) = match replies.as_slice() {
-            [a, b] => (a.clone(), b.clone()),
-            _ => (Vec::new(), Vec::new()),
+        let value = |i: usize| {
+            replies
+                .get(i)
+                .and_then(|pair| pair.get(1))
+                .cloned()
+                .unwrap_or_default()
         };
-        let value = |pair: &[String]| pair.get(1).cloned().unwrap_or_default();
-        let (aof, fsync) = (value(&appendonly), value(&appendfsync));
+        let shown = |v: &str| {
+            if v.is_empty() {
+                "?".to_string()
+            } else {
+                v.to_string()
+            }
+        };
+        let (aof, fsync, policy) = (value(0), value(1), value(2));
         if aof != "yes" || fsync != "always" {
             return Err(Error::State(format!(
-                "Redis at {} has appendonly {aof} and appendfsync {fsync}: a crash could lose the \
+                "Redis at {} has appendonly {} and appendfsync {}: a crash could lose the \
                  latest sequence value and a number could be handed out twice; set \
                  `CONFIG SET appendonly yes` and `CONFIG SET appendfsync always` (and in \
-                 redis.conf) on every node, or pass --no-fsync-check to accept the risk",
+                 redis.conf) on every node, or pass --allow-volatile to accept the risk",
                 self.label,
-                aof = if aof.is_empty() { "?" } else { &aof },
-                fsync = if fsync.is_empty() { "?" } else { &fsync },
+                shown(&aof),
+                shown(&fsync),
+            )));
+        }
+        if !keeps_keys_without_ttl(&policy) {
+            return Err(Error::State(format!(
+                "Redis at {} has maxmemory-policy {}, which can evict a sequence counter when \
+                 memory runs short, and a number could then be handed out twice; set \
+                 `CONFIG SET maxmemory-policy noeviction` (or a volatile-* policy, and in \
+                 redis.conf) on every node, or pass --allow-volatile to accept the risk",
+                self.label,
+                shown(&policy),
             )));
         }
         self.durability = Durability::Verified;
@@ -256,6 +282,13 @@ impl Quorum {
     }
 }
 
+/// Whether a `maxmemory-policy` leaves keys without a ttl alone, as every
+/// counter is: `noeviction` and the `volatile-*` policies do; `allkeys-*`
+/// (and anything this yaraus does not know) may evict them.
+fn keeps_keys_without_ttl(policy: &str) -> bool {
+    policy == "noeviction" || policy.starts_with("volatile-")
+}
+
 /// `N/2 + 1`.
 pub fn majority(n: usize) -> usize {
     n / 2 + 1
@@ -339,6 +372,16 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_policies_that_never_evict_a_key_without_ttl_keep_counters() {
+        for policy in ["noeviction", "volatile-lru", "volatile-lfu", "volatile-ttl"] {
+            assert!(keeps_keys_without_ttl(policy), "{policy}");
+        }
+        for policy in ["allkeys-lru", "allkeys-lfu", "allkeys-random", "", "?"] {
+            assert!(!keeps_keys_without_ttl(policy), "{policy}");
+        }
+    }
 
     #[test]
     fn majorities() {
