@@ -232,7 +232,7 @@ pub struct SeqSetFloorArgs {
     pub name: String,
 
     /// The value every node's counter is raised to, at least (a 64-bit unsigned number).
-    #[arg(value_name = "VALUE")]
+    #[arg(value_name = "VALUE", allow_negative_numbers = true)]
     pub value: u64,
 }
 

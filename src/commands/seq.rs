@@ -57,7 +57,7 @@ fn last_round_start(quorum: &Quorum, timeout: Duration) -> Instant {
 async fn next(global: &GlobalArgs, args: SeqNextArgs, durable: bool) -> Result<i32> {
     let (mut quorum, key) = quorum(global, &args.name, durable)?;
     let deadline = last_round_start(&quorum, global.timeout);
-    let mut seq = MajoritySequence::new(key);
+    let mut seq = MajoritySequence::named(&args.name, key);
     let ids = seq.next_block(&mut quorum, deadline, args.count).await?;
     let mut out = String::new();
     for id in ids {
@@ -69,14 +69,14 @@ async fn next(global: &GlobalArgs, args: SeqNextArgs, durable: bool) -> Result<i
 
 async fn get(global: &GlobalArgs, name: &str, durable: bool) -> Result<i32> {
     let (mut quorum, key) = quorum(global, name, durable)?;
-    let seq = MajoritySequence::new(key.clone());
+    let seq = MajoritySequence::named(name, key.clone());
     match seq.current(&mut quorum).await? {
         Some(value) => {
             super::write_stdout(format!("{value}\n").as_bytes())?;
             Ok(0)
         }
         None => {
-            crate::warn!("no node holds the sequence {name} ({key}): it was never used");
+            eprintln!("yaraus: no node holds the sequence {name} ({key}): it was never used");
             Ok(1)
         }
     }

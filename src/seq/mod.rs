@@ -308,12 +308,24 @@ impl MajoritySequence {
         Ok(None)
     }
 
-    /// The floor from a marking read of every node: `Some(highest)` when a
-    /// majority holds the counter; `None` after creating (or helping to
-    /// create) a new sequence, or when a creation was contended: read again.
+    /// The floor from a read of every node: `Some(highest)` when a majority
+    /// holds the counter; `None` after creating (or helping to create) a new
+    /// sequence, or when a creation was contended: read again.
+    ///
+    /// The first read writes nothing, so that a key of the wrong type on
+    /// one node stops the call before it touched the others, and the usual
+    /// case (a majority holds it) leaves no trace. Only when it cannot give
+    /// a floor does a second read leave marks where the key is missing,
+    /// which a creation needs.
     async fn read_floor(&self, quorum: &mut Quorum) -> Result<Option<u64>> {
+        let look = View::read(quorum, &self.key, "").await?;
+        match look.verdict(&self.key, &self.recovery, false) {
+            Ok(Verdict::Floor(highest)) => return Ok(Some(highest)),
+            Err(e) if e.is_fatal() => return Err(e),
+            _ => {}
+        }
         let mark = random_hex::<MARK_BYTES>("a sequence mark")?;
-        let view = View::read(quorum, &self.key, &mark).await;
+        let view = View::read(quorum, &self.key, &mark).await?;
         let states = view.states();
         match view.verdict(&self.key, &self.recovery, true)? {
             Verdict::Floor(highest) => Ok(Some(highest)),
@@ -333,7 +345,7 @@ impl MajoritySequence {
     /// node answered and none holds it (no such sequence);
     /// [`Error::Unavailable`] when fewer than a majority of holders answer.
     pub async fn current(&self, quorum: &mut Quorum) -> Result<Option<u64>> {
-        let view = View::read(quorum, &self.key, "").await;
+        let view = View::read(quorum, &self.key, "").await?;
         match view.verdict(&self.key, &self.recovery, false)? {
             Verdict::Floor(highest) => Ok(Some(highest)),
             Verdict::Absent => Ok(None),

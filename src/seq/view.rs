@@ -60,7 +60,8 @@ pub enum Verdict {
 impl View {
     /// Reads `key` on every node. `mark` (hex) is left where the key is
     /// missing, as `unborn:<mark>`; an empty `mark` writes nothing.
-    pub async fn read(quorum: &mut Quorum, key: &str, mark: &str) -> View {
+    pub async fn read(quorum: &mut Quorum, key: &str, mark: &str) -> Result<View> {
+        quorum.prepare_all().await?;
         let m = quorum.majority();
         let labels = quorum.labels();
         let limit = quorum.round_timeout();
@@ -90,11 +91,11 @@ impl View {
                 >= m
         })
         .await;
-        View {
+        Ok(View {
             labels,
             replies,
             majority: m,
-        }
+        })
     }
 
     /// The states of the nodes that answered, in node order (every node's,

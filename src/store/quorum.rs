@@ -54,6 +54,11 @@ impl Node {
         &self.label
     }
 
+    /// Whether [`prepare`](Self::prepare) has nothing left to do.
+    fn is_prepared(&self) -> bool {
+        self.durability != Durability::Unchecked && (self.loaded || self.scripts.is_empty())
+    }
+
     pub fn store(&mut self) -> &mut Store {
         &mut self.store
     }
@@ -237,6 +242,33 @@ impl Quorum {
 
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
+    }
+
+    /// Prepares every node that answers ([`Node::prepare`]) before anything
+    /// is written to any: a node that must be refused (not durable) then
+    /// stops the command before it left a trace on the others. Waits for a
+    /// majority to be ready, and the others for a grace period ([`gather`]);
+    /// a node that does not answer is checked on first contact later.
+    pub async fn prepare_all(&mut self) -> Result<()> {
+        if self.nodes.iter().all(Node::is_prepared) {
+            return Ok(());
+        }
+        let m = self.majority();
+        let labels = self.labels();
+        let limit = self.round_timeout();
+        let futures: Vec<_> = self.nodes.iter_mut().map(Node::prepare).collect();
+        let replies = gather(futures, &labels, limit, |replies| {
+            replies.iter().filter(|r| matches!(r, Some(Ok(())))).count() >= m
+        })
+        .await;
+        match replies
+            .into_iter()
+            .flatten()
+            .find_map(|r| r.err().filter(Error::is_fatal))
+        {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// How many of them make a majority: `N/2 + 1`.
