@@ -43,10 +43,10 @@
 //!   land on a node that had accepted values (the model checker in
 //!   `tests/seq_model` found exactly that). Reads leave unique marks, and
 //!   creation claims then settles every node by compare-and-set of those
-//!   exact states ([`create`] has the argument);
+//!   exact states (`create.rs` has the argument);
 //! * anything else with fewer than a majority of holders answering is
 //!   *unavailable*, never a guess; the error names the nodes without the
-//!   counter and the way out, `yaraus seq set-floor NAME VALUE` ([`floor`]).
+//!   counter and the way out, `yaraus seq set-floor NAME VALUE` ([`set_floor`]).
 //!
 //! No automatic repair of an emptied node. The repair that looks right,
 //! setting it to the maximum that a majority of holders reports in the same
