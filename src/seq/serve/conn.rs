@@ -1,0 +1,116 @@
+//! One client connection: read, parse, run, reply in request order.
+//!
+//! Every complete request in the buffer is dispatched before any reply is
+//! awaited, so a client that pipelines `INCR`s has them all queued at once
+//! and they share a round; the replies are then written in request order.
+//! At most [`MAX_PENDING`] requests are outstanding per connection, and the
+//! socket is not read while they are, so the sequencers' queues and this
+//! connection's buffers stay bounded whatever the client sends.
+//!
+//! A connection is closed on:
+//! * a protocol error (`-ERR Protocol error: …` first, as Redis does);
+//! * `QUIT`, end of stream, or a failed write;
+//! * `--idle-timeout` without a complete request: a client that sent half
+//!   a frame and went silent counts as idle, the half frame does not renew
+//!   the timer;
+//! * the server stopping, once the replies of its requests in flight are
+//!   written (an idle connection closes at once).
+
+use super::command::{self, Outcome};
+use super::resp::{self, Parser};
+use super::{Client, Server};
+use bytes::BytesMut;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// Most requests of one connection in flight at once.
+pub const MAX_PENDING: usize = 256;
+/// Bytes asked of the socket per read.
+const READ_SIZE: usize = 16 * 1024;
+
+pub async fn serve(
+    server: &Arc<Server>,
+    stream: TcpStream,
+    mut client: Client,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let (mut rd, mut wr) = stream.into_split();
+    let mut buf = BytesMut::new();
+    let mut parser = Parser::default();
+    let mut last_request = Instant::now();
+    let mut out = Vec::new();
+    loop {
+        let mut pending = Vec::new();
+        let mut closing = false;
+        while pending.len() < MAX_PENDING && !closing {
+            match parser.next(&mut buf) {
+                Ok(Some(req)) => {
+                    last_request = Instant::now();
+                    let outcome = command::dispatch(server, &mut client, req);
+                    closing = matches!(outcome, Outcome::Close(_));
+                    pending.push(outcome);
+                }
+                Ok(None) => break,
+                Err(resp::ProtocolError(what)) => {
+                    server.stats.protocol_errors.fetch_add(1, Relaxed);
+                    let mut reply = Vec::new();
+                    resp::error_reply(&mut reply, &format!("ERR Protocol error: {what}"));
+                    pending.push(Outcome::Close(reply));
+                    closing = true;
+                }
+            }
+        }
+        let full = pending.len() >= MAX_PENDING;
+        for outcome in pending {
+            match outcome {
+                Outcome::Now(reply) | Outcome::Close(reply) => out.extend(reply),
+                Outcome::Later(rx) => match rx.await {
+                    Ok(reply) => out.extend(reply),
+                    Err(_) => resp::error_reply(&mut out, "ERR the server is shutting down"),
+                },
+            }
+        }
+        if !out.is_empty() {
+            if wr.write_all(&out).await.is_err() {
+                return;
+            }
+            out.clear();
+        }
+        if closing {
+            let _ = wr.shutdown().await;
+            return;
+        }
+        if full {
+            continue;
+        }
+        if *shutdown.borrow() {
+            return;
+        }
+        // Nothing complete is left: read more.
+        let idle = server.idle_timeout.map(|t| last_request + t);
+        buf.reserve(READ_SIZE);
+        tokio::select! {
+            read = rd.read_buf(&mut buf) => match read {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            },
+            () = sleep_until(idle) => {
+                server.stats.idle_closed.fetch_add(1, Relaxed);
+                return;
+            }
+            _ = shutdown.changed() => return,
+        }
+    }
+}
+
+/// Sleeps until `at`, or forever without it.
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
