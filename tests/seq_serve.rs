@@ -485,3 +485,27 @@ fn redis_cli_and_redis_benchmark_are_clients() {
     assert!(!stderr.contains("WARNING"), "{stderr}");
     assert_eq!(cli(&["GET", "orders"]), "506");
 }
+
+#[test]
+fn nodes_that_do_not_persist_every_write_are_refused_at_start_unless_allowed() {
+    let servers = masters(3, false);
+    let mut cmd = common::yaraus();
+    cmd.args(["seq", "serve", "--listen", "127.0.0.1:0"]);
+    for s in &servers {
+        cmd.arg("--redis").arg(s.url());
+    }
+    let out = cmd.output().expect("yaraus seq serve");
+    assert_eq!(out.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("appendfsync") && err.contains("--allow-volatile"),
+        "{err}"
+    );
+    let serve = Serve::start(&servers, &["--allow-volatile"]);
+    assert_eq!(serve.client().send(&["INCR", "orders"]), Reply::Int(1));
+    assert_eq!(
+        serve.client().send(&["CONFIG", "GET", "appendonly"]),
+        Reply::Array(vec![bulk("appendonly"), bulk("unknown")])
+    );
+}

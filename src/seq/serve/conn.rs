@@ -29,8 +29,11 @@ use tokio::time::Instant;
 
 /// Most requests of one connection in flight at once.
 pub const MAX_PENDING: usize = 256;
-/// Bytes asked of the socket per read.
-const READ_SIZE: usize = 16 * 1024;
+/// Room made in the buffer before a read: small, since most connections
+/// send one short request at a time and an idle one keeps its buffer.
+const READ_SIZE: usize = 4096;
+/// A buffer grown past this (a long request) is given back once empty.
+const KEEP_CAPACITY: usize = 64 * 1024;
 
 pub async fn serve(
     server: &Arc<Server>,
@@ -92,6 +95,9 @@ pub async fn serve(
         }
         // Nothing complete is left: read more.
         let idle = server.idle_timeout.map(|t| last_request + t);
+        if buf.is_empty() && buf.capacity() > KEEP_CAPACITY {
+            buf = BytesMut::new();
+        }
         buf.reserve(READ_SIZE);
         tokio::select! {
             read = rd.read_buf(&mut buf) => match read {
