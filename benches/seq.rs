@@ -10,9 +10,10 @@
 //!    (the non-durable single-node ceiling) and one with `appendfsync
 //!    always` (the fsync ceiling: what one durable node gives the same
 //!    clients; serve cannot beat it, since every id waits for a majority's
-//!    fsync that began after its request). Also serve with 200 clients, to
-//!    show the batch growing with them. Ids/s, p50/p99 latency, and the
-//!    batch sizes from serve's `INFO`;
+//!    fsync that began after its request). Also serve with 200 clients, and
+//!    with 50 clients pipelining 16 requests each, to show the batch (and
+//!    the rate) growing with the requests outstanding. Ids/s, p50/p99
+//!    latency, and the batch sizes from serve's `INFO`;
 //! 2. `yaraus seq next` as a whole process: p50/p99 wall time;
 //! 3. `MajoritySequence::next` through the library, one caller: calls/s.
 //!
@@ -92,10 +93,18 @@ struct Bench {
     p99: f64,
 }
 
-fn redis_benchmark(port: u16, clients: usize, requests: usize, key: &str) -> Bench {
+/// `redis-benchmark -c CLIENTS -n REQUESTS -P PIPELINE --csv INCR KEY`.
+fn redis_benchmark(
+    port: u16,
+    clients: usize,
+    pipeline: usize,
+    requests: usize,
+    key: &str,
+) -> Bench {
     let out = Command::new("redis-benchmark")
         .args(["-h", "127.0.0.1", "-p", &port.to_string()])
         .args(["-c", &clients.to_string(), "-n", &requests.to_string()])
+        .args(["-P", &pipeline.to_string()])
         .args(["--csv", "INCR", key])
         .output()
         .expect("redis-benchmark (it comes with redis-server: scripts/install-redis.sh)");
@@ -179,19 +188,25 @@ fn main() {
     );
     println!("| target | clients | ids/s | p50 ms | p99 ms | batch mean / max |");
     println!("| --- | ---: | ---: | ---: | ---: | --- |");
-    let serve50 = redis_benchmark(serve.port, 50, requests, "orders");
+    let serve50 = redis_benchmark(serve.port, 50, 1, requests, "orders");
     let batch50 = format!(
         "{} / {}",
         info_field(serve.port, "orders", "batch_mean"),
         info_field(serve.port, "orders", "batch_max")
     );
-    let plain50 = redis_benchmark(plain.port().unwrap(), 50, requests, "orders");
-    let fsync50 = redis_benchmark(durable.port().unwrap(), 50, requests, "orders");
-    let serve200 = redis_benchmark(serve.port, 200, requests, "orders200");
+    let plain50 = redis_benchmark(plain.port().unwrap(), 50, 1, requests, "orders");
+    let fsync50 = redis_benchmark(durable.port().unwrap(), 50, 1, requests, "orders");
+    let serve200 = redis_benchmark(serve.port, 200, 1, requests, "orders200");
     let batch200 = format!(
         "{} / {}",
         info_field(serve.port, "orders200", "batch_mean"),
         info_field(serve.port, "orders200", "batch_max")
+    );
+    let piped = redis_benchmark(serve.port, 50, 16, requests, "orders-piped");
+    let batch_piped = format!(
+        "{} / {}",
+        info_field(serve.port, "orders-piped", "batch_mean"),
+        info_field(serve.port, "orders-piped", "batch_max")
     );
     for (name, clients, b, batch) in [
         (
