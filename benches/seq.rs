@@ -222,6 +222,12 @@ fn main() {
             batch200.as_str(),
         ),
         (
+            "`seq serve`, 3 fsync'ing nodes, `-P 16`",
+            50,
+            &piped,
+            batch_piped.as_str(),
+        ),
+        (
             "one redis-server, appendfsync always (fsync ceiling)",
             50,
             &fsync50,
