@@ -509,3 +509,32 @@ fn nodes_that_do_not_persist_every_write_are_refused_at_start_unless_allowed() {
         Reply::Array(vec![bulk("appendonly"), bulk("unknown")])
     );
 }
+
+#[test]
+fn sigterm_waits_for_the_round_in_flight_and_answers_it() {
+    let servers = masters(3, true);
+    let mut serve = Serve::start(&servers, &["--timeout", "1s"]);
+    let mut c = serve.client();
+    assert_eq!(c.send(&["INCR", "orders"]), Reply::Int(1));
+    servers[1].sigstop();
+    servers[2].sigstop();
+    c.raw(b"*2\r\n$4\r\nINCR\r\n$6\r\norders\r\n");
+    common::wait_until("the INCR to reach its round", common::EVENT, || {
+        serve.stat("orders", "requests") >= 2.0
+    });
+    let mut idle = serve.client();
+    assert_eq!(idle.send(&["PING"]), status("PONG"));
+    serve.run.signal(Signal::SIGTERM);
+    // The idle connection is closed at once; the one in a round gets its
+    // answer (no majority: an error, never an id), then the close.
+    assert!(idle.closed());
+    let reply = c.read().expect("an answer before the close");
+    assert!(
+        reply.error().starts_with("ERR cannot hear from a majority"),
+        "{reply:?}"
+    );
+    assert!(c.closed());
+    assert_eq!(serve.run.wait(), 0, "{}", serve.run.log());
+    servers[1].sigcont();
+    servers[2].sigcont();
+}

@@ -104,7 +104,10 @@ pub struct Ask {
 pub struct Settings {
     /// Cloned for each sequencer: clones share the live connections.
     pub quorum: Quorum,
-    /// Bounds a request's wait for its round (`--timeout`).
+    /// `--timeout`: a round is retried (when refused or short of a
+    /// majority) until this long after its oldest request arrived, less
+    /// the time one more round may take; so a request that did not wait
+    /// behind a failing round is answered within about this long.
     pub timeout: Duration,
     /// Most ids per round (`--max-batch`).
     pub max_batch: u64,
@@ -250,17 +253,10 @@ impl Sequencer {
             };
             let mut total = first.count;
             let mut batch = vec![first];
-            while let Ok(ask) = rx.try_recv() {
-                match total.checked_add(ask.count) {
-                    Some(t) if t <= self.settings.max_batch => {
-                        total = t;
-                        batch.push(ask);
-                    }
-                    _ => {
-                        carry = Some(ask);
-                        break;
-                    }
-                }
+            while carry.is_none()
+                && let Ok(ask) = rx.try_recv()
+            {
+                carry = self.add(&mut batch, &mut total, ask);
             }
             if carry.is_none()
                 && let Some((answered, took, ended)) = previous
@@ -270,20 +266,11 @@ impl Sequencer {
                 // through it: all that may come back now.
                 let expected = answered + batch.iter().filter(|a| a.arrived < ended).count();
                 let until = Instant::now() + (took / 2).min(MAX_LINGER);
-                while batch.len() < expected {
+                while carry.is_none() && batch.len() < expected {
                     let Ok(Some(ask)) = tokio::time::timeout_at(until, rx.recv()).await else {
                         break;
                     };
-                    match total.checked_add(ask.count) {
-                        Some(t) if t <= self.settings.max_batch => {
-                            total = t;
-                            batch.push(ask);
-                        }
-                        _ => {
-                            carry = Some(ask);
-                            break;
-                        }
-                    }
+                    carry = self.add(&mut batch, &mut total, ask);
                 }
             }
             // A client that went away gets no ids: none are burnt for it.
@@ -294,6 +281,19 @@ impl Sequencer {
                 self.round(batch).await;
                 previous = Some((answered, started.elapsed(), Instant::now()));
             }
+        }
+    }
+
+    /// Adds `ask` to `batch` if the ids stay within `--max-batch`; gives it
+    /// back otherwise (it starts the next batch).
+    fn add(&self, batch: &mut Vec<Ask>, total: &mut u64, ask: Ask) -> Option<Ask> {
+        match total.checked_add(ask.count) {
+            Some(t) if t <= self.settings.max_batch => {
+                *total = t;
+                batch.push(ask);
+                None
+            }
+            _ => Some(ask),
         }
     }
 
