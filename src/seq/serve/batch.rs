@@ -46,6 +46,23 @@
 //! same clients) is the figure to compare with: by Little's law, C clients
 //! waiting for rounds of fsync latency L get at most C / L ids per second.
 //!
+//! # Contention
+//!
+//! Another `serve` (or `yaraus seq next`) on the same nodes proposes too,
+//! and a node refuses a block that is not above its counter. The library's
+//! own retry (pause, then propose above the counter seen) starves against a
+//! busy competitor: by the time the retry arrives, the competitor has moved
+//! on, and every retry is refused until the deadline. So `round` makes the
+//! retries itself: a refusal raises the floor to what the nodes hold and
+//! the round is retried at once; from the second refusal in a row on, the
+//! next proposal also leaps past the floor by as far as the competitor
+//! advanced during the last round, twice as far per further refusal, so
+//! that it lands above where the competitor will be. The ids in between
+//! are skipped (ids may skip; they never repeat or go back). Proposing
+//! higher is always safe: the argument above holds for any proposal. After
+//! [`QUICK_RETRIES`] refusals, or when no majority answers, retries pause
+//! (random, doubling) as the library's do, until the deadline.
+//!
 //! # Lingering for the rest of a cohort
 //!
 //! Closed-loop clients (each sends its next request when it has its reply,
@@ -73,10 +90,12 @@
 
 use super::info::SeqStats;
 use super::resp;
+use crate::claim::wait::random_below;
 use crate::error::Result;
 use crate::seq::MajoritySequence;
 use crate::store::Quorum;
 use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -84,6 +103,12 @@ use tokio::time::Instant;
 
 /// Most sequences served at once by one process.
 pub const MAX_SEQUENCES: usize = 10_000;
+/// Refused rounds retried at once (with a leap from the second on) before
+/// the retries also pause.
+const QUICK_RETRIES: u32 = 6;
+/// First and longest random pause between two failed rounds.
+const FIRST_PAUSE: Duration = Duration::from_millis(2);
+const MAX_PAUSE: Duration = Duration::from_millis(200);
 /// Longest wait for the rest of a returning cohort (see "Lingering").
 pub const MAX_LINGER: Duration = Duration::from_millis(2);
 /// A sequencer idle this long retires (and forgets its floor and counters).
@@ -157,10 +182,7 @@ impl Registry {
             return Err("ERR the server is shutting down".into());
         }
         if let Some(entry) = state.sequences.get(name) {
-            entry
-                .stats
-                .requests
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            entry.stats.requests.fetch_add(1, Relaxed);
             // The sequencer removes its entry before it stops reading.
             let _ = entry.queue.send(ask);
             return Ok(());
@@ -175,9 +197,7 @@ impl Registry {
         let key = key().map_err(|e| format!("ERR {e}"))?;
         let (queue, rx) = mpsc::unbounded_channel();
         let stats = Arc::new(SeqStats::default());
-        stats
-            .requests
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        stats.requests.fetch_add(1, Relaxed);
         let _ = queue.send(ask);
         let sequencer = Sequencer {
             seq: MajoritySequence::named(name, key),
@@ -298,6 +318,10 @@ impl Sequencer {
     }
 
     /// One round for `batch` (retried within the deadline), and the replies.
+    ///
+    /// The retries are decided here, not in the library: each call of
+    /// `next_block` is given a deadline already reached, which makes it one
+    /// round. See "Contention" in the module doc.
     async fn round(&mut self, mut batch: Vec<Ask>) {
         let oldest = batch
             .iter()
@@ -309,46 +333,88 @@ impl Sequencer {
                 .settings
                 .timeout
                 .saturating_sub(self.quorum.round_timeout());
-        let known = self.seq.guess().is_some();
         batch = self.without_overflow(batch);
+        let mut pause = FIRST_PAUSE;
+        let mut refused = 0u32;
         loop {
-            let total: u64 = batch.iter().map(|a| a.count).sum();
             if batch.is_empty() {
                 return;
             }
-            match self.seq.next_block(&mut self.quorum, deadline, total).await {
-                Ok(block) => {
-                    let mut next = *block.start();
-                    let n = batch.len() as u64;
-                    for ask in batch {
-                        let last = next + (ask.count - 1);
-                        let mut out = Vec::with_capacity(24);
-                        resp::id(&mut out, if ask.last { last } else { next });
-                        let _ = ask.reply.send(out);
-                        next = last.saturating_add(1);
-                    }
-                    self.stats.round(n, total);
-                    return;
-                }
-                // The first round learnt the floor: the requests that cannot
-                // fit under 2^64 are now known, and the rest may go.
-                Err(_)
-                    if !known && self.seq.guess().is_some() && {
-                        let before = batch.len();
-                        batch = self.without_overflow(batch);
-                        batch.len() < before
-                    } => {}
-                Err(e) => {
-                    let mut out = Vec::new();
-                    resp::error_reply(&mut out, &format!("ERR {e}"));
-                    self.stats.failed(batch.len() as u64, true);
-                    for ask in batch {
-                        let _ = ask.reply.send(out.clone());
-                    }
-                    return;
-                }
+            let total: u64 = batch.iter().map(|a| a.count).sum();
+            let before = self.seq.guess();
+            let e = match self
+                .seq
+                .next_block(&mut self.quorum, Instant::now(), total)
+                .await
+            {
+                Ok(block) => return self.hand_out(batch, block.start(), total),
+                Err(e) => e,
+            };
+            // What the round learnt may show requests that cannot fit
+            // under 2^64 (the first round of a sequencer reads the floor):
+            // they get their error, the others go again.
+            let n = batch.len();
+            batch = self.without_overflow(batch);
+            if batch.len() < n {
+                continue;
             }
+            if e.is_fatal() || Instant::now() >= deadline {
+                let mut out = Vec::new();
+                resp::error_reply(&mut out, &format!("ERR {e}"));
+                self.stats.failed(batch.len() as u64, true);
+                for ask in batch {
+                    let _ = ask.reply.send(out.clone());
+                }
+                return;
+            }
+            match (before, self.seq.guess()) {
+                // Nodes hold values at or above the block's first: refused
+                // (or accepted by a minority only).
+                (Some(first), Some(now)) if now > first => {
+                    refused += 1;
+                    self.stats.refused.fetch_add(1, Relaxed);
+                    if refused >= 2 {
+                        self.leap(now - first, refused - 2, total);
+                    }
+                    if refused <= QUICK_RETRIES {
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            tokio::time::sleep(random_below(pause).min(left)).await;
+            pause = (pause * 2).min(MAX_PAUSE);
         }
+    }
+
+    /// Raises the next proposal past where a competitor that advanced by
+    /// `advance` during one round will be, twice as far per further
+    /// refusal (`doublings`); never so far that `total` ids would not fit.
+    fn leap(&mut self, advance: u64, doublings: u32, total: u64) {
+        let Some(floor) = self.seq.guess().map(|g| g - 1) else {
+            return;
+        };
+        let leap = advance.saturating_mul(1 << doublings.min(20));
+        if let Some(target) = floor.checked_add(leap)
+            && target.checked_add(total).is_some()
+        {
+            self.seq.observe(target);
+        }
+    }
+
+    /// Gives the block from `first` out in queue order.
+    fn hand_out(&self, batch: Vec<Ask>, first: &u64, total: u64) {
+        let mut next = *first;
+        let n = batch.len() as u64;
+        for ask in batch {
+            let last = next + (ask.count - 1);
+            let mut out = Vec::with_capacity(24);
+            resp::id(&mut out, if ask.last { last } else { next });
+            let _ = ask.reply.send(out);
+            next = last.saturating_add(1);
+        }
+        self.stats.round(n, total);
     }
 
     /// `batch` without the requests that would pass 2^64 - 1 even if the

@@ -50,6 +50,9 @@ pub struct SeqStats {
     pub rounds: AtomicU64,
     /// Rounds that ended in an error (every request in them got it).
     pub failed_rounds: AtomicU64,
+    /// Attempts refused because nodes held higher values (another
+    /// process proposing on the same sequence), each retried.
+    pub refused: AtomicU64,
     /// Requests answered with ids.
     pub served: AtomicU64,
     /// Ids handed out.
@@ -132,13 +135,14 @@ pub fn render(
             let _ = write!(
                 out,
                 "seq_{}:requests={},rounds={},ids={},batch_mean={mean:.2},batch_max={},\
-                 failed_rounds={},errors={}\r\n",
+                 failed_rounds={},refused={},errors={}\r\n",
                 printable(name),
                 s.requests.load(Relaxed),
                 rounds,
                 s.ids.load(Relaxed),
                 s.batch_max.load(Relaxed),
                 s.failed_rounds.load(Relaxed),
+                s.refused.load(Relaxed),
                 s.errors.load(Relaxed),
             );
         }
