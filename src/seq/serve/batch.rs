@@ -44,7 +44,12 @@
 //! would cost contention between the two rounds when one is refused. The
 //! benchmark's fsync ceiling (one plain Redis with `appendfsync always`,
 //! same clients) is the figure to compare with: by Little's law, C clients
-//! waiting for rounds of fsync latency L get at most C / L ids per second.
+//! waiting for rounds of fsync latency L get at most C / L ids per second,
+//! and no server can do better without handing out an id from a round
+//! that began before its request (which breaks real-time order as soon as
+//! a second process serves the sequence). With more requests outstanding
+//! (more clients, or pipelining) the batches, and the rate, grow: the
+//! benchmark's `-P 16` row.
 //!
 //! # Contention
 //!
