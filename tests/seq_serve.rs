@@ -538,3 +538,44 @@ fn sigterm_waits_for_the_round_in_flight_and_answers_it() {
     servers[1].sigcont();
     servers[2].sigcont();
 }
+
+#[test]
+fn a_pipeline_is_answered_in_order_and_shares_rounds() {
+    let servers = masters(3, true);
+    let serve = Serve::start(&servers, &[]);
+    let mut c = serve.client();
+    // More than a connection takes at once (256), mixed with other commands.
+    let mut burst = Vec::new();
+    for _ in 0..300 {
+        burst.extend_from_slice(b"*2\r\n$4\r\nINCR\r\n$6\r\norders\r\nPING\r\n");
+    }
+    c.raw(&burst);
+    let mut last = 0;
+    for _ in 0..300 {
+        let id = c.read().unwrap().id().unwrap();
+        assert!(id > last, "{id} after {last}");
+        last = id;
+        assert_eq!(c.read(), Some(status("PONG")));
+    }
+    assert_eq!(last, 300);
+    let rounds = serve.stat("orders", "rounds");
+    assert!(rounds <= 10.0, "300 pipelined INCRs took {rounds} rounds");
+}
+
+#[test]
+fn max_batch_caps_the_ids_of_a_round_but_never_splits_a_request() {
+    let servers = masters(3, true);
+    let serve = Serve::start(&servers, &["--max-batch", "3"]);
+    let mut c = serve.client();
+    let mut burst = Vec::new();
+    for _ in 0..10 {
+        burst.extend_from_slice(b"INCR orders\r\n");
+    }
+    burst.extend_from_slice(b"INCRBY orders 7\r\nINCR orders\r\n");
+    c.raw(&burst);
+    let ids: Vec<u64> = (0..12).map(|_| c.read().unwrap().id().unwrap()).collect();
+    assert_eq!(ids, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 18]);
+    assert!(serve.stat("orders", "batch_max") <= 3.0);
+    // 10 INCRs at 3 a round, the 7 alone, the last INCR: at least 6 rounds.
+    assert!(serve.stat("orders", "rounds") >= 6.0);
+}

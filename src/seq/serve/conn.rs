@@ -1,8 +1,9 @@
 //! One client connection: read, parse, run, reply in request order.
 //!
-//! Every complete request in the buffer is dispatched before any reply is
-//! awaited, so a client that pipelines `INCR`s has them all queued at once
-//! and they share a round; the replies are then written in request order.
+//! Every complete request in the buffer, and in the socket already, is
+//! dispatched before any reply is awaited, so a client that pipelines
+//! `INCR`s has them all queued at once and they share a round; the replies
+//! are then written in request order.
 //! At most [`MAX_PENDING`] requests are outstanding per connection, and the
 //! socket is not read while they are, so the sequencers' queues and this
 //! connection's buffers stay bounded whatever the client sends.
@@ -51,6 +52,7 @@ pub async fn serve(
     loop {
         let mut pending = Vec::new();
         let mut closing = false;
+        let mut ended = false;
         while pending.len() < MAX_PENDING && !closing {
             match parser.next(&mut buf) {
                 Ok(Some(req)) => {
@@ -58,6 +60,19 @@ pub async fn serve(
                     let outcome = command::dispatch(server, &mut client, req);
                     closing = matches!(outcome, Outcome::Close(_));
                     pending.push(outcome);
+                }
+                // Requests of a pipeline may be in the socket already: take
+                // them now, so that they share the round of those before.
+                Ok(None) if !pending.is_empty() => {
+                    buf.reserve(READ_SIZE);
+                    match rd.try_read_buf(&mut buf) {
+                        Ok(0) => {
+                            ended = true;
+                            break;
+                        }
+                        Ok(_) => {}
+                        Err(_) => break,
+                    }
                 }
                 Ok(None) => break,
                 Err(resp::ProtocolError(what)) => {
@@ -87,6 +102,9 @@ pub async fn serve(
         }
         if closing {
             let _ = wr.shutdown().await;
+            return;
+        }
+        if ended {
             return;
         }
         if full {
