@@ -4,9 +4,11 @@
 //! dispatched before any reply is awaited, so a client that pipelines
 //! `INCR`s has them all queued at once and they share a round; the replies
 //! are then written in request order.
-//! At most [`MAX_PENDING`] requests are outstanding per connection, and the
-//! socket is not read while they are, so the sequencers' queues and this
-//! connection's buffers stay bounded whatever the client sends.
+//! At most [`MAX_PENDING`] requests (and about [`MAX_QUEUED`] bytes of
+//! replies) are outstanding per connection, and the socket is not read
+//! while they are, so the sequencers' queues and this connection's buffers
+//! stay bounded whatever the client sends: about 200 KiB at worst, 512
+//! bytes of buffer for an idle connection.
 //!
 //! A connection is closed on:
 //! * a protocol error (`-ERR Protocol error: …` first, as Redis does);
@@ -30,6 +32,10 @@ use tokio::time::Instant;
 
 /// Most requests of one connection in flight at once.
 pub const MAX_PENDING: usize = 256;
+/// Most bytes of replies one connection holds before it writes them (the
+/// socket is not read meanwhile): a client that pipelines large `ECHO`s
+/// and reads nothing stalls itself, not the server's memory.
+const MAX_QUEUED: usize = 64 * 1024;
 /// Room made in an empty buffer before a read: most connections send one
 /// short request at a time, and an idle one holds this much while it
 /// waits (10,000 idle connections: about 25 MB in all).
@@ -53,12 +59,17 @@ pub async fn serve(
         let mut pending = Vec::new();
         let mut closing = false;
         let mut ended = false;
-        while pending.len() < MAX_PENDING && !closing {
+        // Bytes of replies already made (an ECHO of 64 KiB, say).
+        let mut queued = 0;
+        while pending.len() < MAX_PENDING && queued < MAX_QUEUED && !closing {
             match parser.next(&mut buf) {
                 Ok(Some(req)) => {
                     last_request = Instant::now();
                     let outcome = command::dispatch(server, &mut client, req);
                     closing = matches!(outcome, Outcome::Close(_));
+                    if let Outcome::Now(reply) | Outcome::Close(reply) = &outcome {
+                        queued += reply.len();
+                    }
                     pending.push(outcome);
                 }
                 // Requests of a pipeline may be in the socket already: take
@@ -84,7 +95,7 @@ pub async fn serve(
                 }
             }
         }
-        let full = pending.len() >= MAX_PENDING;
+        let full = pending.len() >= MAX_PENDING || queued >= MAX_QUEUED;
         for outcome in pending {
             match outcome {
                 Outcome::Now(reply) | Outcome::Close(reply) => out.extend(reply),
