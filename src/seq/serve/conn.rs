@@ -15,7 +15,7 @@
 //! * `QUIT`, end of stream, or a failed write;
 //! * `--idle-timeout` without a complete request: a client that sent half
 //!   a frame and went silent counts as idle, the half frame does not renew
-//!   the timer;
+//!   the timer; so is one that reads none of its replies for that long;
 //! * the server stopping, once the replies of its requests in flight are
 //!   written (an idle connection closes at once).
 
@@ -106,7 +106,13 @@ pub async fn serve(
             }
         }
         if !out.is_empty() {
-            if wr.write_all(&out).await.is_err() {
+            // A client that reads nothing for --idle-timeout is idle too.
+            let write = wr.write_all(&out);
+            let written = match server.idle_timeout {
+                Some(limit) => tokio::time::timeout(limit, write).await.ok(),
+                None => Some(write.await),
+            };
+            if !matches!(written, Some(Ok(()))) {
                 return;
             }
             out.clear();
