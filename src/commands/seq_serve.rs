@@ -82,7 +82,7 @@ pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Re
             crate::info!("seq serve: stopped");
             Ok(0)
         }
-        _ = count.wait_for(|&n| n >= 2) => Err(Error::Interrupted(libc_sigint())),
+        _ = count.wait_for(|&n| n >= 2) => Err(Error::Interrupted(sigint_number())),
     }
 }
 
@@ -111,6 +111,6 @@ impl Signals {
 }
 
 /// The signal number a forced stop reports (SIGINT, as after Ctrl-C twice).
-fn libc_sigint() -> i32 {
+fn sigint_number() -> i32 {
     nix::sys::signal::Signal::SIGINT as i32
 }
