@@ -22,3 +22,4 @@ if [ "$host" = x86_64-unknown-linux-gnu ]; then
     extra=(--static-bin "target/static/$host/release/yaraus")
 fi
 cargo bench --quiet --bench yaraus -- "${extra[@]}" "$@"
+cargo bench --quiet --bench seq

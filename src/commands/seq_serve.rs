@@ -1,8 +1,116 @@
-//! `yaraus seq serve`: the RESP2 front of the majority sequence.
+//! `yaraus seq serve`: the RESP2 front of the majority sequence (the server
+//! itself is [`crate::seq::serve`]; this file is flags in, one line out).
+//!
+//! At start it checks what can be checked before any client arrives, so
+//! that a mistake is one line and an exit status rather than an error on
+//! every request: the URLs and namespace, every node that answers for
+//! durability (a node that does not persist every write is refused unless
+//! `--allow-volatile`; one that does not answer is checked on first
+//! contact), and the listen address. Then it prints the address it listens
+//! on (the port it got, for `--listen HOST:0`) and serves until SIGTERM or
+//! SIGINT, which drain and exit 0; a second signal exits at once.
 
 use crate::cli::{GlobalArgs, SeqServeArgs};
 use crate::error::{Error, Result};
+use crate::seq::serve::{Config, Server};
+use crate::store::Quorum;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::watch;
 
-pub async fn serve(_global: &GlobalArgs, _args: SeqServeArgs, _durable: bool) -> Result<i32> {
-    Err(Error::State("seq serve is not built yet".into()))
+pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Result<i32> {
+    // The namespace and URLs, checked once (the same call names each key).
+    super::seq::key(global, "probe")?;
+    let targets = super::targets(global)?;
+    let mut quorum = Quorum::new(
+        &targets,
+        super::seq::request_timeout(global.timeout),
+        durable,
+    )?;
+    quorum.prepare_all().await?;
+
+    let listener = TcpListener::bind(&args.listen).await.map_err(|e| {
+        Error::Usage(format!(
+            "cannot listen on {}: {e}; give another --listen HOST:PORT (port 0 picks a free one)",
+            args.listen
+        ))
+    })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::State(format!("cannot read the address listened on: {e}")))?;
+    let line = format!(
+        "seq serve: listening on {addr} (RESP2), {} nodes, namespace {}",
+        targets.len(),
+        super::quorum_namespace(global, &targets)?
+    );
+    // A port picked by the system must reach the user even with --quiet.
+    if args.listen.ends_with(":0") {
+        crate::warn!("{line}");
+    } else {
+        crate::info!("{line}");
+    }
+
+    let mut signals = Signals::install()?;
+    let (count_tx, mut count) = watch::channel(0u32);
+    tokio::spawn(async move {
+        let mut n = 0;
+        loop {
+            let sig = signals.recv().await;
+            n += 1;
+            crate::info!("seq serve: {sig}, stopping: finishing the rounds in flight");
+            let _ = count_tx.send(n);
+        }
+    });
+    let owned = global.clone();
+    let config = Config {
+        quorum,
+        key_of: Box::new(move |name| super::seq::key(&owned, name)),
+        timeout: global.timeout,
+        max_clients: u64::from(args.max_clients),
+        idle_timeout: (args.idle_timeout > Duration::ZERO).then_some(args.idle_timeout),
+        max_batch: args.max_batch,
+        password: args.requirepass.filter(|p| !p.is_empty()),
+        durable,
+    };
+    let mut first = count.clone();
+    let stop = async move {
+        let _ = first.wait_for(|&n| n >= 1).await;
+    };
+    tokio::select! {
+        () = Server::run(listener, config, stop) => {
+            crate::info!("seq serve: stopped");
+            Ok(0)
+        }
+        _ = count.wait_for(|&n| n >= 2) => Err(Error::Interrupted(sigint_number())),
+    }
+}
+
+/// SIGTERM and SIGINT, caught.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> Result<Signals> {
+        let catch =
+            |kind| signal(kind).map_err(|e| Error::State(format!("cannot catch signals: {e}")));
+        Ok(Signals {
+            term: catch(SignalKind::terminate())?,
+            int: catch(SignalKind::interrupt())?,
+        })
+    }
+
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+        }
+    }
+}
+
+/// The signal number a forced stop reports (SIGINT, as after Ctrl-C twice).
+fn sigint_number() -> i32 {
+    nix::sys::signal::Signal::SIGINT as i32
 }

@@ -74,6 +74,7 @@
 
 mod create;
 mod floor;
+pub mod serve;
 mod view;
 
 pub use floor::{FloorOutcome, NodeFloor, set_floor};

@@ -1,0 +1,460 @@
+//! Group commit: one task per sequence name, the *sequencer*, turns the
+//! requests waiting for that name into one majority round.
+//!
+//! Requests (`INCR` = 1 id, `INCRBY k` = k ids) go into the name's queue.
+//! The sequencer takes the first waiting request and every other one
+//! already queued behind it, in arrival order, as long as the total stays
+//! within `--max-batch` (the first is always taken, so an `INCRBY` larger
+//! than that has a round of its own); requests are never split, since an
+//! `INCRBY` promises consecutive ids. It asks
+//! [`MajoritySequence::next_block`] for one block of that many ids, which
+//! is one round (retried within the deadline when refused), and hands the
+//! block out in queue order. Requests that arrive during the round wait in
+//! the queue for the next one. So each node fsyncs once per round, however
+//! many requests the round answers, and the batch grows with the load: with
+//! C clients each waiting for its reply, a round answers up to C requests.
+//!
+//! # Why this is safe
+//!
+//! Nothing here decides what is handed out; the library does. A block goes
+//! out only when `next_block` returned it, i.e. when a majority of nodes
+//! accepted it with set-if-below-the-first-value; a refused or failed round
+//! returns an error and its values are never handed out (its requests get
+//! the error). Blocks accepted by majorities are disjoint (two majorities
+//! share a node, which accepts a block only above everything it accepted
+//! before), so ids are unique across rounds, names, and serve processes.
+//!
+//! Real-time order: if request A got its reply before request B was sent,
+//! then A's round had been accepted by a majority before B was even queued,
+//! so B's round is proposed after that; the library's rule makes every
+//! value of a round proposed after another one completed larger than all of
+//! that one's values. Within a round, ids follow arrival order, and
+//! requests in one round were all waiting at once, so none returned before
+//! another began.
+//!
+//! # One round in flight per name
+//!
+//! A second round could be sent while the first is out (their blocks would
+//! still be disjoint, and the argument above does not care). It would not
+//! help where the time goes: a node with `appendfsync always` fsyncs in its
+//! event loop before it replies, so a second round reaching it during the
+//! first's fsync waits for that fsync and then needs its own, exactly as it
+//! would if it were sent after the first's reply. The one thing saved is a
+//! loopback round trip (tens of µs against milliseconds of fsync), and it
+//! would cost contention between the two rounds when one is refused. The
+//! benchmark's fsync ceiling (one plain Redis with `appendfsync always`,
+//! same clients) is the figure to compare with: by Little's law, C clients
+//! waiting for rounds of fsync latency L get at most C / L ids per second,
+//! and no server can do better without handing out an id from a round
+//! that began before its request (which breaks real-time order as soon as
+//! a second process serves the sequence). With more requests outstanding
+//! (more clients, or pipelining) the batches, and the rate, grow: the
+//! benchmark's `-P 16` row.
+//!
+//! # Contention
+//!
+//! Another `serve` (or `yaraus seq next`) on the same nodes proposes too,
+//! and a node refuses a block that is not above its counter. The library's
+//! own retry (pause, then propose above the counter seen) starves against a
+//! busy competitor: by the time the retry arrives, the competitor has moved
+//! on, and every retry is refused until the deadline. So `round` makes the
+//! retries itself: a refusal raises the floor to what the nodes hold and
+//! the round is retried at once; from the second refusal in a row on, the
+//! next proposal also leaps past the floor by as far as the competitor
+//! advanced during the last round, twice as far per further refusal, so
+//! that it lands above where the competitor will be. The ids in between
+//! are skipped (ids may skip; they never repeat or go back). Proposing
+//! higher is always safe: the argument above holds for any proposal. After
+//! [`QUICK_RETRIES`] refusals, or when no majority answers, retries pause
+//! (random, doubling) as the library's do, until the deadline.
+//!
+//! # Lingering for the rest of a cohort
+//!
+//! Closed-loop clients (each sends its next request when it has its reply,
+//! as `redis-benchmark` does) come back from a round of C requests within a
+//! few hundred µs of each other. Starting the next round at the first
+//! arrival would give it a handful of them and leave the rest to wait a
+//! whole round: the clients split into two cohorts that alternate, and each
+//! waits two rounds for an id. So when clients are coming back (the first
+//! request arrived sooner after the previous round than that round took),
+//! the sequencer waits until as many requests are queued as the previous
+//! round answered plus those that waited through it (both cohorts, which
+//! then merge), but at most half the previous round's time and at most
+//! [`MAX_LINGER`]. A lone client never waits (it is all that may come),
+//! nor does a client after a quiet spell.
+//! Waiting only delays when a round starts, so nothing above changes.
+//!
+//! # Bounded state
+//!
+//! A sequencer that had nothing to do for [`RETIRE_AFTER`] removes itself,
+//! and at most [`MAX_SEQUENCES`] exist at once, so a client inventing names
+//! costs bounded memory. Sends happen under the registry's lock, so a
+//! request never lands in the queue of a sequencer that is retiring. The
+//! queues are bounded by the clients: each connection has at most a fixed
+//! number of requests outstanding (see `conn.rs`).
+
+use super::info::SeqStats;
+use super::resp;
+use crate::claim::wait::random_below;
+use crate::error::Result;
+use crate::seq::MajoritySequence;
+use crate::store::Quorum;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+/// Most sequences served at once by one process.
+pub const MAX_SEQUENCES: usize = 10_000;
+/// Refused rounds retried at once (with a leap from the second on) before
+/// the retries also pause.
+const QUICK_RETRIES: u32 = 6;
+/// First and longest random pause between two failed rounds.
+const FIRST_PAUSE: Duration = Duration::from_millis(2);
+const MAX_PAUSE: Duration = Duration::from_millis(200);
+/// Longest wait for the rest of a returning cohort (see "Lingering").
+pub const MAX_LINGER: Duration = Duration::from_millis(2);
+/// A sequencer idle this long retires (and forgets its floor and counters).
+pub const RETIRE_AFTER: Duration = Duration::from_secs(300);
+
+/// One request for ids.
+pub struct Ask {
+    /// How many consecutive ids.
+    pub count: u64,
+    /// Reply with the last id of the block (`INCRBY`), not the first.
+    pub last: bool,
+    /// Where the encoded reply goes.
+    pub reply: oneshot::Sender<Vec<u8>>,
+    pub arrived: Instant,
+}
+
+/// What the sequencers share.
+pub struct Settings {
+    /// Cloned for each sequencer: clones share the live connections.
+    pub quorum: Quorum,
+    /// `--timeout`: a round is retried (when refused or short of a
+    /// majority) until this long after its oldest request arrived, less
+    /// the time one more round may take; so a request that did not wait
+    /// behind a failing round is answered within about this long.
+    pub timeout: Duration,
+    /// Most ids per round (`--max-batch`).
+    pub max_batch: u64,
+}
+
+/// The sequencers by name.
+pub struct Registry {
+    settings: Arc<Settings>,
+    state: Mutex<State>,
+}
+
+struct State {
+    open: bool,
+    sequences: HashMap<String, Entry>,
+}
+
+struct Entry {
+    queue: mpsc::UnboundedSender<Ask>,
+    stats: Arc<SeqStats>,
+}
+
+impl Registry {
+    pub fn new(settings: Settings) -> Arc<Registry> {
+        Arc::new(Registry {
+            settings: Arc::new(settings),
+            state: Mutex::new(State {
+                open: true,
+                sequences: HashMap::new(),
+            }),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `ask` for the sequence `name` (counter at `key()`), starting
+    /// its sequencer if it has none. The error is the reply to send.
+    pub fn submit(
+        self: &Arc<Self>,
+        name: &str,
+        key: impl FnOnce() -> Result<String>,
+        ask: Ask,
+    ) -> std::result::Result<(), String> {
+        let mut state = self.state();
+        if !state.open {
+            return Err("ERR the server is shutting down".into());
+        }
+        if let Some(entry) = state.sequences.get(name) {
+            entry.stats.requests.fetch_add(1, Relaxed);
+            // The sequencer removes its entry before it stops reading.
+            let _ = entry.queue.send(ask);
+            return Ok(());
+        }
+        if state.sequences.len() >= MAX_SEQUENCES {
+            return Err(format!(
+                "ERR this server already serves {MAX_SEQUENCES} sequences; use fewer names \
+                 (idle ones are dropped after {})",
+                humantime::format_duration(RETIRE_AFTER)
+            ));
+        }
+        let key = key().map_err(|e| format!("ERR {e}"))?;
+        let (queue, rx) = mpsc::unbounded_channel();
+        let stats = Arc::new(SeqStats::default());
+        stats.requests.fetch_add(1, Relaxed);
+        let _ = queue.send(ask);
+        let sequencer = Sequencer {
+            seq: MajoritySequence::named(name, key),
+            name: name.to_string(),
+            quorum: self.settings.quorum.clone(),
+            settings: Arc::clone(&self.settings),
+            stats: Arc::clone(&stats),
+            registry: Arc::downgrade(self),
+        };
+        tokio::spawn(sequencer.run(rx));
+        state
+            .sequences
+            .insert(name.to_string(), Entry { queue, stats });
+        Ok(())
+    }
+
+    /// The counters of every sequence served now, by name.
+    pub fn stats(&self) -> Vec<(String, Arc<SeqStats>)> {
+        let mut all: Vec<_> = self
+            .state()
+            .sequences
+            .iter()
+            .map(|(name, e)| (name.clone(), Arc::clone(&e.stats)))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
+    /// Refuses new requests; each sequencer answers what is queued and ends.
+    pub fn close(&self) {
+        let mut state = self.state();
+        state.open = false;
+        state.sequences.clear();
+    }
+
+    /// Removes `name`'s entry if its queue is empty; true if removed.
+    fn retire(&self, name: &str, rx: &mpsc::UnboundedReceiver<Ask>) -> bool {
+        let mut state = self.state();
+        if !rx.is_empty() {
+            return false;
+        }
+        state.sequences.remove(name);
+        true
+    }
+}
+
+struct Sequencer {
+    seq: MajoritySequence,
+    name: String,
+    quorum: Quorum,
+    settings: Arc<Settings>,
+    stats: Arc<SeqStats>,
+    registry: Weak<Registry>,
+}
+
+impl Sequencer {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Ask>) {
+        let mut carry: Option<Ask> = None;
+        // The previous round: how many requests it answered, how long it
+        // took, when it ended.
+        let mut previous: Option<(usize, Duration, Instant)> = None;
+        loop {
+            let first = match carry.take() {
+                Some(ask) => ask,
+                None => match tokio::time::timeout(RETIRE_AFTER, rx.recv()).await {
+                    Ok(Some(ask)) => ask,
+                    Ok(None) => return,
+                    Err(_) => match self.registry.upgrade() {
+                        Some(registry) if !registry.retire(&self.name, &rx) => continue,
+                        _ => return,
+                    },
+                },
+            };
+            let mut total = first.count;
+            let mut batch = vec![first];
+            while carry.is_none()
+                && let Ok(ask) = rx.try_recv()
+            {
+                carry = self.add(&mut batch, &mut total, ask);
+            }
+            if carry.is_none()
+                && let Some((answered, took, ended)) = previous
+                && batch[0].arrived.saturating_duration_since(ended) < took
+            {
+                // The clients of the previous round, and those who waited
+                // through it: all that may come back now.
+                let expected = answered + batch.iter().filter(|a| a.arrived < ended).count();
+                let until = Instant::now() + (took / 2).min(MAX_LINGER);
+                while carry.is_none() && batch.len() < expected {
+                    let Ok(Some(ask)) = tokio::time::timeout_at(until, rx.recv()).await else {
+                        break;
+                    };
+                    carry = self.add(&mut batch, &mut total, ask);
+                }
+            }
+            // A client that went away gets no ids: none are burnt for it.
+            batch.retain(|ask| !ask.reply.is_closed());
+            if !batch.is_empty() {
+                let answered = batch.len();
+                let started = Instant::now();
+                self.round(batch).await;
+                previous = Some((answered, started.elapsed(), Instant::now()));
+            }
+        }
+    }
+
+    /// Adds `ask` to `batch` if the ids stay within `--max-batch`; gives it
+    /// back otherwise (it starts the next batch).
+    fn add(&self, batch: &mut Vec<Ask>, total: &mut u64, ask: Ask) -> Option<Ask> {
+        match total.checked_add(ask.count) {
+            Some(t) if t <= self.settings.max_batch => {
+                *total = t;
+                batch.push(ask);
+                None
+            }
+            _ => Some(ask),
+        }
+    }
+
+    /// One round for `batch` (retried within the deadline), and the replies.
+    ///
+    /// The retries are decided here, not in the library: each call of
+    /// `next_block` is given a deadline already reached, which makes it one
+    /// round. See "Contention" in the module doc.
+    async fn round(&mut self, mut batch: Vec<Ask>) {
+        let oldest = batch
+            .iter()
+            .map(|a| a.arrived)
+            .min()
+            .unwrap_or_else(Instant::now);
+        let deadline = oldest
+            + self
+                .settings
+                .timeout
+                .saturating_sub(self.quorum.round_timeout());
+        batch = self.without_overflow(batch);
+        let mut pause = FIRST_PAUSE;
+        let mut refused = 0u32;
+        loop {
+            if batch.is_empty() {
+                return;
+            }
+            let total: u64 = batch.iter().map(|a| a.count).sum();
+            let before = self.seq.guess();
+            let e = match self
+                .seq
+                .next_block(&mut self.quorum, Instant::now(), total)
+                .await
+            {
+                Ok(block) => return self.hand_out(batch, block.start(), total),
+                Err(e) => e,
+            };
+            // What the round learnt may show requests that cannot fit
+            // under 2^64 (the first round of a sequencer reads the floor):
+            // they get their error, the others go again.
+            let n = batch.len();
+            batch = self.without_overflow(batch);
+            if batch.len() < n {
+                continue;
+            }
+            if e.is_fatal() || Instant::now() >= deadline {
+                let mut out = Vec::new();
+                resp::error_reply(&mut out, &format!("ERR {e}"));
+                self.stats.failed(batch.len() as u64, true);
+                for ask in batch {
+                    let _ = ask.reply.send(out.clone());
+                }
+                return;
+            }
+            match (before, self.seq.guess()) {
+                // Nodes hold values at or above the block's first: refused
+                // (or accepted by a minority only).
+                (Some(first), Some(now)) if now > first => {
+                    refused += 1;
+                    self.stats.refused.fetch_add(1, Relaxed);
+                    if refused >= 2 {
+                        self.leap(now - first, refused - 2, total);
+                    }
+                    if refused <= QUICK_RETRIES {
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            tokio::time::sleep(random_below(pause).min(left)).await;
+            pause = (pause * 2).min(MAX_PAUSE);
+        }
+    }
+
+    /// Raises the next proposal past where a competitor that advanced by
+    /// `advance` during one round will be, twice as far per further
+    /// refusal (`doublings`); never so far that `total` ids would not fit.
+    fn leap(&mut self, advance: u64, doublings: u32, total: u64) {
+        let Some(floor) = self.seq.guess().map(|g| g - 1) else {
+            return;
+        };
+        let leap = advance.saturating_mul(1 << doublings.min(20));
+        if let Some(target) = floor.checked_add(leap)
+            && target.checked_add(total).is_some()
+        {
+            self.seq.observe(target);
+        }
+    }
+
+    /// Gives the block from `first` out in queue order.
+    fn hand_out(&self, batch: Vec<Ask>, first: &u64, total: u64) {
+        let mut next = *first;
+        let n = batch.len() as u64;
+        for ask in batch {
+            let last = next + (ask.count - 1);
+            let mut out = Vec::with_capacity(24);
+            resp::id(&mut out, if ask.last { last } else { next });
+            let _ = ask.reply.send(out);
+            next = last.saturating_add(1);
+        }
+        self.stats.round(n, total);
+    }
+
+    /// `batch` without the requests that would pass 2^64 - 1 even if the
+    /// round started at the lowest value it can (the guess); those get
+    /// their error now, and nothing is proposed for them.
+    fn without_overflow(&self, batch: Vec<Ask>) -> Vec<Ask> {
+        let Some(guess) = self.seq.guess() else {
+            return batch;
+        };
+        let mut next = Some(guess);
+        let mut kept = Vec::with_capacity(batch.len());
+        for ask in batch {
+            match next.and_then(|n| n.checked_add(ask.count - 1)) {
+                Some(last) => {
+                    next = last.checked_add(1);
+                    kept.push(ask);
+                }
+                None => {
+                    let mut out = Vec::new();
+                    resp::error_reply(
+                        &mut out,
+                        &format!(
+                            "ERR the sequence {} cannot give {} more: it would pass \
+                             18446744073709551615, the largest 64-bit id (it is at {} or \
+                             above); nothing was written",
+                            self.name,
+                            ask.count,
+                            guess - 1
+                        ),
+                    );
+                    self.stats.failed(1, false);
+                    let _ = ask.reply.send(out);
+                }
+            }
+        }
+        kept
+    }
+}

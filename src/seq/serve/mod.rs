@@ -1,0 +1,202 @@
+//! `yaraus seq serve`: the majority sequence behind the Redis protocol
+//! (RESP2), so that `redis-cli`, `redis-benchmark` and every Redis client
+//! library get ids with `INCR name`.
+//!
+//! How a request flows:
+//!
+//! ```text
+//! accept (mod.rs)        --max-clients: one more gets `-ERR max number of clients reached`
+//! connection (conn.rs)   read → resp.rs parser (limits) → command.rs → replies in request order
+//! INCR / INCRBY          → the name's queue → its sequencer (batch.rs): one majority round
+//!                          for every request waiting (group commit), ids in arrival order
+//! GET                    → a read of the nodes (MajoritySequence::current), on its own task
+//! INFO                   → info.rs counters
+//! ```
+//!
+//! The safety of the ids is the library's ([`crate::seq`]): an id goes out
+//! only from a block that a majority accepted; `batch.rs` argues why group
+//! commit keeps uniqueness and real-time order. A sequence error (no
+//! majority within `--timeout`, a node not durable, a key of another type)
+//! is an `-ERR` reply to the requests of that round, and the server goes on.
+//!
+//! Everything runs on the binary's one runtime thread: the work per request
+//! is parsing a few bytes and a channel send, and the rounds are waits on
+//! the nodes' fsyncs, so one thread keeps up, and the nodes (and the load
+//! generator) keep the other cores.
+//!
+//! Stopping ([`Server::run`]'s `stop`): the listener closes at once; idle
+//! connections close; a connection whose requests are in a round gets its
+//! replies first; sequencers answer what is queued; then `run` returns.
+
+mod batch;
+mod command;
+mod conn;
+mod info;
+mod resp;
+
+use crate::error::Result;
+use crate::store::Quorum;
+use batch::{Registry, Settings};
+use info::ServerStats;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, watch};
+
+/// How a sequence name becomes its counter key (`NAMESPACE:seq:NAME`).
+pub type KeyOf = Box<dyn Fn(&str) -> Result<String> + Send + Sync>;
+
+/// What the server is told at start.
+pub struct Config {
+    /// The nodes; cloned per sequence and per read (clones share connections).
+    pub quorum: Quorum,
+    pub key_of: KeyOf,
+    /// Bounds each request's wait for its round, and each `GET`.
+    pub timeout: Duration,
+    /// Connections beyond this many are refused with an error reply.
+    pub max_clients: u64,
+    /// A connection that sends no complete request for this long is closed.
+    pub idle_timeout: Option<Duration>,
+    /// Most ids one round hands out.
+    pub max_batch: u64,
+    /// Clients must `AUTH` with it first.
+    pub password: Option<String>,
+    /// Whether the nodes were required to persist every write (what
+    /// `CONFIG GET appendonly` reports).
+    pub durable: bool,
+}
+
+/// The state every connection shares.
+pub struct Server {
+    registry: Arc<Registry>,
+    quorum: Quorum,
+    key_of: KeyOf,
+    timeout: Duration,
+    max_clients: u64,
+    idle_timeout: Option<Duration>,
+    password: Option<String>,
+    durable: bool,
+    stats: ServerStats,
+    listen: String,
+    nodes: Vec<String>,
+    /// Told when the last connection closes.
+    emptied: Notify,
+}
+
+/// One connection's session state.
+pub struct Client {
+    id: u64,
+    authenticated: bool,
+    name: Option<Vec<u8>>,
+}
+
+/// Longest wait for connections to answer and close after `stop`, beyond
+/// the rounds in flight (bounded by `--timeout`): a client that does not
+/// read its replies is not waited for longer.
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
+impl Server {
+    /// Serves on `listener` until `stop` resolves, then drains (see the
+    /// module doc) and returns.
+    pub async fn run(listener: TcpListener, config: Config, stop: impl Future<Output = ()>) {
+        let listen = listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        let nodes = config.quorum.labels().to_vec();
+        let server = Arc::new(Server {
+            registry: Registry::new(Settings {
+                quorum: config.quorum.clone(),
+                timeout: config.timeout,
+                max_batch: config.max_batch,
+            }),
+            quorum: config.quorum,
+            key_of: config.key_of,
+            timeout: config.timeout,
+            max_clients: config.max_clients,
+            idle_timeout: config.idle_timeout,
+            password: config.password,
+            durable: config.durable,
+            stats: ServerStats::default(),
+            listen,
+            nodes,
+            emptied: Notify::new(),
+        });
+        let (shutdown_tx, shutdown) = watch::channel(false);
+        tokio::pin!(stop);
+        let mut next_id = 0u64;
+        loop {
+            let accepted = tokio::select! {
+                () = &mut stop => break,
+                accepted = listener.accept() => accepted,
+            };
+            match accepted {
+                Ok((stream, _)) => {
+                    next_id += 1;
+                    server.clone().admit(stream, next_id, shutdown.clone());
+                }
+                Err(e) => {
+                    // Out of file descriptors, mostly: a pause lets
+                    // connections close instead of spinning on the error.
+                    crate::warn!("seq serve: cannot accept a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+        drop(listener);
+        let _ = shutdown_tx.send(true);
+        server.registry.close();
+        let drained = async {
+            loop {
+                let emptied = server.emptied.notified();
+                if server.stats.connected.load(Relaxed) == 0 {
+                    return;
+                }
+                emptied.await;
+            }
+        };
+        let limit = server.timeout * 2 + DRAIN_GRACE;
+        if tokio::time::timeout(limit, drained).await.is_err() {
+            crate::warn!(
+                "seq serve: {} connections still open {} after the stop; closing them",
+                server.stats.connected.load(Relaxed),
+                humantime::format_duration(limit)
+            );
+        }
+    }
+
+    /// Serves `stream` on a task of its own, or refuses it over the limit.
+    fn admit(self: Arc<Self>, stream: TcpStream, id: u64, shutdown: watch::Receiver<bool>) {
+        self.stats.received.fetch_add(1, Relaxed);
+        let _ = stream.set_nodelay(true);
+        if self.stats.connected.load(Relaxed) >= self.max_clients {
+            self.stats.rejected.fetch_add(1, Relaxed);
+            tokio::spawn(async move {
+                let mut stream = stream;
+                let refuse = async {
+                    stream
+                        .write_all(b"-ERR max number of clients reached\r\n")
+                        .await?;
+                    stream.shutdown().await
+                };
+                let _ = tokio::time::timeout(Duration::from_secs(1), refuse).await;
+            });
+            return;
+        }
+        self.stats.connected.fetch_add(1, Relaxed);
+        let client = Client {
+            id,
+            authenticated: self.password.is_none(),
+            name: None,
+        };
+        tokio::spawn(async move {
+            conn::serve(&self, stream, client, shutdown).await;
+            if self.stats.connected.fetch_sub(1, Relaxed) == 1 {
+                self.emptied.notify_waiters();
+            }
+        });
+    }
+}

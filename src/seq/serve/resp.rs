@@ -1,0 +1,261 @@
+//! RESP2 in and out: an incremental request parser with hard limits, and
+//! the reply encoders.
+//!
+//! Why a parser of our own: the requests `seq serve` understands are short
+//! arrays of short strings, and what matters is what a *bad* client costs.
+//! A codec that buffers until a frame is complete would let a client that
+//! announces a 1 GB bulk string make us hold (or allocate) that much; this
+//! one refuses such a header as soon as it is read, before a byte of the
+//! body is buffered. It is incremental: a complete element is taken out of
+//! the buffer as soon as it is there, and the scan for the end of a line
+//! resumes where it stopped, so a client that drips a request byte by byte
+//! costs each byte once, not the whole buffer again on every read.
+//!
+//! The limits ([`MAX_ARGS`], [`MAX_BULK`], [`MAX_REQUEST`]) bound the
+//! memory of one connection at about [`MAX_REQUEST`] plus one read, whatever
+//! it sends. A request that breaks one is a [`ProtocolError`]: the
+//! connection gets `-ERR Protocol error: …` and is closed, as Redis does.
+//!
+//! Like Redis, a request that does not start with `*` is an *inline*
+//! command, one line split at spaces (what `telnet` and `redis-cli`'s
+//! `PING\r\n` form send); an empty line is skipped.
+
+use bytes::{Buf, BytesMut};
+
+/// Most elements in one request (Redis allows far more; no command of ours
+/// takes more than a handful).
+pub const MAX_ARGS: usize = 1024;
+/// Longest bulk string in a request.
+pub const MAX_BULK: usize = 64 * 1024;
+/// Most bytes of arguments in one request, and longest inline line.
+pub const MAX_REQUEST: usize = 64 * 1024;
+/// Longest `*N` / `$N` header line: a 20-digit number and its sign.
+const MAX_HEADER: usize = 32;
+
+/// A request that breaks the protocol or a limit; the text follows
+/// `Protocol error: ` in the reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolError(pub String);
+
+/// One request: the command name and its arguments, as sent.
+pub type Request = Vec<Vec<u8>>;
+
+/// The state of a request that is being read.
+#[derive(Default)]
+pub struct Parser {
+    /// An array whose header was read: the elements still to come.
+    array: Option<Array>,
+    /// How far the current line has been scanned for its `\n`.
+    scanned: usize,
+}
+
+struct Array {
+    remaining: usize,
+    args: Request,
+    /// The length of the bulk string whose header was read, if any.
+    bulk: Option<usize>,
+    /// Bytes of arguments so far.
+    size: usize,
+}
+
+impl Parser {
+    /// The next complete request in `buf`, taking its bytes out; `None`
+    /// when more bytes are needed (what is there is kept, or taken into
+    /// the parser's state).
+    pub fn next(&mut self, buf: &mut BytesMut) -> Result<Option<Request>, ProtocolError> {
+        loop {
+            let Some(array) = &mut self.array else {
+                let Some(&first) = buf.first() else {
+                    return Ok(None);
+                };
+                if first != b'*' {
+                    let Some(line) = line(
+                        buf,
+                        &mut self.scanned,
+                        MAX_REQUEST,
+                        "too big inline request",
+                    )?
+                    else {
+                        return Ok(None);
+                    };
+                    let args: Request = line
+                        .split(|b| b.is_ascii_whitespace())
+                        .filter(|w| !w.is_empty())
+                        .map(<[u8]>::to_vec)
+                        .collect();
+                    if args.is_empty() {
+                        continue;
+                    }
+                    return Ok(Some(args));
+                }
+                let Some(header) = line(
+                    buf,
+                    &mut self.scanned,
+                    MAX_HEADER,
+                    "too big multibulk count string",
+                )?
+                else {
+                    return Ok(None);
+                };
+                let n = number(&header[1..]).ok_or_else(|| error("invalid multibulk length"))?;
+                if n > MAX_ARGS as i64 {
+                    return Err(error("invalid multibulk length"));
+                }
+                if n <= 0 {
+                    // `*0` and `*-1`: nothing to do, as in Redis.
+                    continue;
+                }
+                self.array = Some(Array {
+                    remaining: n as usize,
+                    args: Vec::with_capacity((n as usize).min(8)),
+                    bulk: None,
+                    size: 0,
+                });
+                continue;
+            };
+            if array.remaining == 0 {
+                let done = self.array.take().map(|a| a.args).unwrap_or_default();
+                return Ok(Some(done));
+            }
+            match array.bulk {
+                None => {
+                    let Some(header) = line(
+                        buf,
+                        &mut self.scanned,
+                        MAX_HEADER,
+                        "too big bulk count string",
+                    )?
+                    else {
+                        return Ok(None);
+                    };
+                    if header.first() != Some(&b'$') {
+                        let got = header.first().map_or(' ', |&b| b as char);
+                        return Err(ProtocolError(format!(
+                            "expected '$', got '{}'",
+                            got.escape_default()
+                        )));
+                    }
+                    let len = number(&header[1..])
+                        .filter(|&n| (0..=MAX_BULK as i64).contains(&n))
+                        .ok_or_else(|| error("invalid bulk length"))?
+                        as usize;
+                    if array.size + len > MAX_REQUEST {
+                        return Err(error("request too big"));
+                    }
+                    array.bulk = Some(len);
+                }
+                Some(len) => {
+                    if buf.len() < len + 2 {
+                        return Ok(None);
+                    }
+                    if &buf[len..len + 2] != b"\r\n" {
+                        return Err(error("expected CRLF after a bulk string"));
+                    }
+                    array.args.push(buf.split_to(len).to_vec());
+                    buf.advance(2);
+                    array.size += len;
+                    array.remaining -= 1;
+                    array.bulk = None;
+                }
+            }
+        }
+    }
+}
+
+fn error(what: &str) -> ProtocolError {
+    ProtocolError(what.to_string())
+}
+
+/// The line at the start of `buf` without its `\r\n` (or `\n`), taken out;
+/// `None` when its end is not there yet (`scanned`: how much of `buf` was
+/// already searched). Longer than `max` without an end: `too_long`.
+fn line(
+    buf: &mut BytesMut,
+    scanned: &mut usize,
+    max: usize,
+    too_long: &str,
+) -> Result<Option<Vec<u8>>, ProtocolError> {
+    match buf[*scanned..].iter().position(|&b| b == b'\n') {
+        Some(i) => {
+            let end = *scanned + i;
+            *scanned = 0;
+            if end > max {
+                return Err(error(too_long));
+            }
+            let mut line = buf.split_to(end + 1);
+            line.truncate(end);
+            if line.last() == Some(&b'\r') {
+                line.truncate(end - 1);
+            }
+            Ok(Some(line.to_vec()))
+        }
+        None if buf.len() > max => Err(error(too_long)),
+        None => {
+            *scanned = buf.len();
+            Ok(None)
+        }
+    }
+}
+
+/// A decimal `i64` with an optional `-`, nothing else.
+fn number(text: &[u8]) -> Option<i64> {
+    std::str::from_utf8(text).ok()?.parse().ok()
+}
+
+// ----- replies -------------------------------------------------------------
+
+/// `+OK`-style status.
+pub fn simple(out: &mut Vec<u8>, text: &str) {
+    out.push(b'+');
+    out.extend_from_slice(text.as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// An error reply: `text` starts with its code (`ERR`, `NOAUTH`…); line
+/// breaks would end the reply early, so they become spaces.
+pub fn error_reply(out: &mut Vec<u8>, text: &str) {
+    out.push(b'-');
+    out.extend(
+        text.bytes()
+            .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+    );
+    out.extend_from_slice(b"\r\n");
+}
+
+pub fn integer(out: &mut Vec<u8>, n: i64) {
+    out.push(b':');
+    out.extend_from_slice(n.to_string().as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// A sequence value: an integer reply while it fits RESP's signed 64 bits,
+/// above that the same digits as a bulk string (an integer reply would
+/// read as negative, or not at all, in every client).
+pub fn id(out: &mut Vec<u8>, value: u64) {
+    match i64::try_from(value) {
+        Ok(n) => integer(out, n),
+        Err(_) => bulk(out, value.to_string().as_bytes()),
+    }
+}
+
+pub fn bulk(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.push(b'$');
+    out.extend_from_slice(bytes.len().to_string().as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(b"\r\n");
+}
+
+pub fn nil(out: &mut Vec<u8>) {
+    out.extend_from_slice(b"$-1\r\n");
+}
+
+pub fn array(out: &mut Vec<u8>, len: usize) {
+    out.push(b'*');
+    out.extend_from_slice(len.to_string().as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+#[path = "resp_tests.rs"]
+mod tests;

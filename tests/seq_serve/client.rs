@@ -1,0 +1,262 @@
+//! The helpers of `tests/seq_serve.rs`: `yaraus seq serve` as a process
+//! (its port read from its log), a raw RESP client that tells an integer
+//! from a bulk string, and the real-time order check over timed calls.
+
+use super::common::RedisServer;
+use super::common::process::Run;
+use super::common::scratch::Scratch;
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::thread;
+use std::time::{Duration, Instant};
+
+// ----- the server and a raw client -------------------------------------------
+
+/// A running `yaraus seq serve --listen 127.0.0.1:0` and the port it printed.
+pub struct Serve {
+    pub run: Run,
+    pub port: u16,
+    _scratch: Scratch,
+}
+
+impl Serve {
+    pub fn start(servers: &[RedisServer], extra: &[&str]) -> Serve {
+        Serve::start_env(servers, extra, &[])
+    }
+
+    pub fn start_env(servers: &[RedisServer], extra: &[&str], env: &[(&str, &str)]) -> Serve {
+        let scratch = Scratch::new();
+        let mut cmd = super::common::yaraus();
+        cmd.args(["seq", "serve", "--listen", "127.0.0.1:0"])
+            .args(extra);
+        for s in servers {
+            cmd.arg("--redis").arg(s.url());
+        }
+        cmd.envs(env.iter().copied())
+            .stdin(std::process::Stdio::null());
+        let run = Run::spawn(cmd, &scratch);
+        run.wait_log("listening on 127.0.0.1:");
+        let log = run.log();
+        let rest = &log[log.find("listening on 127.0.0.1:").unwrap() + 23..];
+        let port = rest[..rest.find(' ').unwrap()].parse().unwrap();
+        Serve {
+            run,
+            port,
+            _scratch: scratch,
+        }
+    }
+
+    pub fn client(&self) -> Client {
+        Client::connect(self.port)
+    }
+
+    /// The `seq_NAME:` line of `INFO sequences`, as `field=value` pairs.
+    pub fn info(&self, name: &str) -> Vec<(String, String)> {
+        let Reply::Bulk(Some(text)) = self.client().send(&["INFO", "sequences"]) else {
+            panic!("INFO is a bulk string");
+        };
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("seq_{name}:")))
+            .unwrap_or_else(|| panic!("no seq_{name} in:\n{text}"))
+            .to_string();
+        line.split(',')
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').unwrap();
+                (k.to_string(), v.to_string())
+            })
+            .collect()
+    }
+
+    pub fn stat(&self, name: &str, field: &str) -> f64 {
+        let info = self.info(name);
+        info.iter()
+            .find(|(k, _)| k == field)
+            .unwrap()
+            .1
+            .parse()
+            .unwrap()
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reply {
+    Status(String),
+    Error(String),
+    Int(i64),
+    Bulk(Option<String>),
+    Array(Vec<Reply>),
+}
+
+impl Reply {
+    /// The id an INCR/INCRBY answered: an integer, or digits in a bulk
+    /// string above 2^63 - 1; None for an error.
+    pub fn id(&self) -> Option<u64> {
+        match self {
+            Reply::Int(n) => Some(u64::try_from(*n).expect("a positive id")),
+            Reply::Bulk(Some(s)) => Some(s.parse().expect("digits")),
+            Reply::Error(_) => None,
+            other => panic!("not an id: {other:?}"),
+        }
+    }
+
+    pub fn error(&self) -> &str {
+        match self {
+            Reply::Error(e) => e,
+            other => panic!("not an error: {other:?}"),
+        }
+    }
+}
+
+pub struct Client {
+    reader: BufReader<TcpStream>,
+    pub writer: TcpStream,
+}
+
+impl Client {
+    pub fn connect(port: u16) -> Client {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to seq serve");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        Client {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            writer: stream,
+        }
+    }
+
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).expect("write to seq serve");
+    }
+
+    pub fn send(&mut self, args: &[&str]) -> Reply {
+        self.try_send(args)
+            .expect("seq serve closed the connection")
+    }
+
+    /// None when the server closed the connection.
+    pub fn try_send(&mut self, args: &[&str]) -> Option<Reply> {
+        let mut req = format!("*{}\r\n", args.len());
+        for a in args {
+            req.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+        }
+        self.writer.write_all(req.as_bytes()).ok()?;
+        self.read()
+    }
+
+    /// The next reply; None at the end of the stream (or a reset).
+    pub fn read(&mut self) -> Option<Reply> {
+        let mut line = String::new();
+        match self.reader.read_line(&mut line) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return None,
+            Err(e) => panic!("reading a reply: {e}"),
+        }
+        let line = line.strip_suffix("\r\n").expect("CRLF");
+        let (kind, rest) = line.split_at(1);
+        Some(match kind {
+            "+" => Reply::Status(rest.into()),
+            "-" => Reply::Error(rest.into()),
+            ":" => Reply::Int(rest.parse().unwrap()),
+            "$" if rest == "-1" => Reply::Bulk(None),
+            "$" => {
+                let mut body = vec![0; rest.parse::<usize>().unwrap() + 2];
+                self.reader.read_exact(&mut body).unwrap();
+                body.truncate(body.len() - 2);
+                Reply::Bulk(Some(String::from_utf8(body).unwrap()))
+            }
+            "*" => Reply::Array(
+                (0..rest.parse::<usize>().unwrap())
+                    .map(|_| self.read().expect("array element"))
+                    .collect(),
+            ),
+            _ => panic!("not RESP: {line:?}"),
+        })
+    }
+
+    /// True once the server closed the connection (reads until then, or
+    /// until the read timeout: false).
+    pub fn closed(&mut self) -> bool {
+        let mut rest = Vec::new();
+        match self.reader.read_to_end(&mut rest) {
+            Ok(_) => true,
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    }
+}
+
+pub fn bulk(s: &str) -> Reply {
+    Reply::Bulk(Some(s.into()))
+}
+
+pub fn status(s: &str) -> Reply {
+    Reply::Status(s.into())
+}
+
+// ----- real-time order ---------------------------------------------------------
+
+/// One INCR: when it was sent, when its reply came, the id.
+#[derive(Clone, Copy)]
+pub struct Call {
+    pub start: Instant,
+    pub end: Instant,
+    pub id: u64,
+}
+
+/// No id twice, and a call that began after another one ended got a larger id.
+pub fn assert_unique_and_ordered(calls: &[Call]) {
+    let mut seen = HashSet::new();
+    for c in calls {
+        assert!(seen.insert(c.id), "id {} handed out twice", c.id);
+    }
+    let mut by_start: Vec<&Call> = calls.iter().collect();
+    by_start.sort_by_key(|c| c.start);
+    let mut by_end: Vec<&Call> = calls.iter().collect();
+    by_end.sort_by_key(|c| c.end);
+    let (mut ended, mut highest) = (0, None::<&Call>);
+    for c in by_start {
+        while ended < by_end.len() && by_end[ended].end < c.start {
+            if highest.is_none_or(|h| by_end[ended].id > h.id) {
+                highest = Some(by_end[ended]);
+            }
+            ended += 1;
+        }
+        if let Some(h) = highest {
+            assert!(
+                c.id > h.id,
+                "id {} began after id {} had returned, and is not above it",
+                c.id,
+                h.id
+            );
+        }
+    }
+}
+
+/// `clients` threads, each doing INCR orders `per_client` times, on the
+/// ports in turn; every call that got an id.
+pub fn hammer(ports: &[u16], clients: usize, per_client: usize) -> Vec<Call> {
+    let handles: Vec<_> = (0..clients)
+        .map(|i| {
+            let ports = ports.to_vec();
+            thread::spawn(move || {
+                let mut conns: Vec<Client> = ports.iter().map(|&p| Client::connect(p)).collect();
+                let mut calls = Vec::with_capacity(per_client);
+                for n in 0..per_client {
+                    let conn = &mut conns[(i + n) % ports.len()];
+                    let start = Instant::now();
+                    let reply = conn.send(&["INCR", "orders"]);
+                    let end = Instant::now();
+                    let id = reply.id().unwrap_or_else(|| panic!("{reply:?}"));
+                    calls.push(Call { start, end, id });
+                }
+                calls
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .flat_map(|h| h.join().expect("client thread"))
+        .collect()
+}
