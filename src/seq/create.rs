@@ -13,11 +13,13 @@
 //! `read.lua`), and creation moves nodes only by compare-and-set of their
 //! whole state (`transition.lua`), in two steps:
 //!
-//! 1. *claim*: every node, from exactly the state read to `creating:<hex>`
-//!    (a holder, only checked unchanged). A loss wipes the mark, so a claim
-//!    decided before a loss fails after it. Claims are still non-holders:
-//!    a claim that lands on some nodes and not others changes nothing that
-//!    matters;
+//! 1. *claim*: every node, from exactly the mark read to `creating:<hex>`
+//!    (a node that already holds that claim is only checked unchanged). A
+//!    loss wipes the mark, so a claim decided before a loss fails after it.
+//!    Claims are still non-holders: a claim that lands on some nodes and
+//!    not others hands nothing out (and a creation stopped there stays
+//!    stopped: see [`super::view::creation`] for why nobody else finishes
+//!    it);
 //! 2. *settle*: only when the claim landed on every node, each claimed node
 //!    from `creating:<hex>` to 0. Every node then sat unchanged, holding
 //!    nothing, from its read to its claim, and those intervals share an
@@ -25,10 +27,12 @@
 //!    held the counter, so no number had been handed out that a majority
 //!    still remembers.
 //!
-//! Creators that read the same states choose the same claim
-//! ([`super::view::creation`]) and a compare-and-set that finds its target
-//! already there succeeds, so simultaneous first callers finish one
-//! creation together instead of undoing each other's.
+//! Creators that read the same states choose the same claim (the id of
+//! the view) and a compare-and-set that finds its target already there
+//! succeeds, so simultaneous first callers finish one creation together
+//! instead of undoing each other's. Marks make their views the same: a read
+//! marks only a missing key and returns what the key holds, so every reader
+//! sees the first mark.
 
 use super::TRANSITION;
 use super::view::Holding;
@@ -36,7 +40,7 @@ use crate::error::{Error, Result};
 use crate::store::{Quorum, gather, reply};
 
 /// Creates the sequence at `key` from `states` (every node's answer to a
-/// marking read, in node order) under `claim`. `Ok(true)`: settled on every
+/// marking read, in node order; none a holder) under `claim`. `Ok(true)`: settled on every
 /// claimed node; `Ok(false)`: the claim did not land everywhere (another
 /// creator, or a node changed): read again.
 pub async fn create(
@@ -46,34 +50,28 @@ pub async fn create(
     claim: &str,
 ) -> Result<bool> {
     let claimed = format!("creating:{claim}");
-    let steps: Vec<Option<(String, String)>> = states
+    let steps: Vec<(String, String)> = states
         .iter()
-        .map(|holding| match holding {
-            Holding::Counter(_) => Some((holding.state(), holding.state())),
-            Holding::Lacks(_) => Some((holding.state(), claimed.clone())),
-        })
+        .map(|holding| (holding.state(), claimed.clone()))
         .collect();
     if !transition(quorum, key, &steps, true).await? {
         return Ok(false);
     }
-    let settle: Vec<Option<(String, String)>> = states
+    let settle: Vec<(String, String)> = states
         .iter()
-        .map(|holding| match holding {
-            Holding::Counter(_) => None,
-            Holding::Lacks(_) => Some((claimed.clone(), "0".to_string())),
-        })
+        .map(|_| (claimed.clone(), "0".to_string()))
         .collect();
     transition(quorum, key, &settle, false).await
 }
 
-/// Runs `steps[i]` (from, to) on node i, all at once, skipping `None`.
+/// Runs `steps[i]` (from, to) on node i, all at once.
 /// True when every step landed. `stop_early`: give up on the first refusal
 /// (the claim is void anyway); otherwise wait for every node, so that a
 /// settle reaches every node it can.
 async fn transition(
     quorum: &mut Quorum,
     key: &str,
-    steps: &[Option<(String, String)>],
+    steps: &[(String, String)],
     stop_early: bool,
 ) -> Result<bool> {
     let labels = quorum.labels();
@@ -82,10 +80,7 @@ async fn transition(
         .nodes_mut()
         .iter_mut()
         .zip(steps)
-        .map(|(node, step)| async move {
-            let Some((from, to)) = step else {
-                return Ok(true);
-            };
+        .map(|(node, (from, to))| async move {
             node.prepare().await?;
             let mut invocation = TRANSITION.prepare_invoke();
             invocation.key(key).arg(from).arg(to);
