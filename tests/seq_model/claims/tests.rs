@@ -3,16 +3,18 @@
 //! The rules are unsafe: a creation's phase 1 that fails still leaves the
 //! claims it wrote, and a lost node claimed that way joins an older
 //! creation, whose phase 2 then writes 0 beside a holder of 1. The run is
-//! 29 steps long, too deep for the breadth-first search within the state
-//! counts a test can afford (from an empty start with one loss, 20 million
-//! states are not enough), so it is written out step by step and replayed
+//! 29 steps long, deeper than the breadth-first search reaches within any
+//! bound a test can afford (from an empty start with one loss, it stops at
+//! its state limit first), so it is written out step by step and replayed
 //! through the model (`explorer::guided`): every step is checked to be
 //! possible. The exhaustive tests cover what stays safe: creation without
 //! a loss, a loss with every node a holder, and a restart beside a frozen
 //! node.
 
 use super::*;
-use crate::explorer::{Violation, assert_safe, check, guided, narrate};
+use std::collections::HashSet;
+
+use crate::explorer::{System, Violation, all_states, assert_safe, check, guided, narrate};
 
 const FRESH: [u8; N] = [MISSING; N];
 
@@ -139,4 +141,35 @@ fn the_claims_rules_are_unavailable_after_a_restart_beside_a_frozen_node() {
     let o = check("claims, [101, 100, MISSING], 2 rounds", &restarted);
     assert_safe("restarted", &restarted, &o);
     assert_eq!(o.most_handed, 2);
+}
+
+#[test]
+fn the_claims_mirror_images_and_token_numbers_stand_for_each_other() {
+    // Every state the search visits, mirror images merged, is a state the
+    // search without the mirror reduction visits, and the other way round;
+    // from an empty start with a loss, where tokens are minted, ranked and
+    // forgotten, and requests pruned.
+    let m = Claims {
+        rounds: [2, 2],
+        ..Claims::new(FRESH, None)
+    };
+    let with = all_states(&m);
+    let plain = all_states(&Claims {
+        mirror: false,
+        ..m.clone()
+    });
+    let merged: HashSet<State> = plain.iter().map(|&s| m.canon(s)).collect();
+    println!(
+        "claims mirror: {} states with the reduction, {} without",
+        with.len(),
+        plain.len()
+    );
+    assert!(with.len() > 10_000 && plain.len() > with.len());
+    for x in merged.difference(&with).take(2) {
+        println!("only merged: {x:?}");
+    }
+    for x in with.difference(&merged).take(2) {
+        println!("only with: {x:?}");
+    }
+    assert!(with == merged);
 }

@@ -179,7 +179,15 @@ impl State {
     /// tokens no longer anywhere, and numbers the rest canonically, so that
     /// equal situations are equal states.
     pub fn normalize(&mut self, no_more_losses: bool) {
-        self.retain(|s, x| x.who != NONE || s.may_change(x, no_more_losses));
+        // A request may be the only way another's `from` comes back: prune
+        // against the requests as they were, until nothing changes.
+        loop {
+            let before = *self;
+            self.retain(|_, x| x.who != NONE || before.may_change(x, no_more_losses));
+            if self.len == before.len {
+                break;
+            }
+        }
         // Ranked tokens: keep the order, close the gaps.
         let used = self.referenced();
         let mut f = [0; TOKENS as usize];
