@@ -4,7 +4,7 @@
 //! prints a table of what each found (states, seconds), the figures that
 //! the design notes quote, so that they are measured, not copied.
 
-use crate::claims::{Claims, MISSING};
+use crate::claims::{ClaimIds, Claims, MISSING};
 use crate::counters::{FRESH, HOLD_100, Model, Rules, SKEWED};
 use crate::explorer::{System, Violation, check};
 
@@ -118,6 +118,12 @@ fn deeper_bounds() {
         ),
     ];
     let c = |initial, before| Claims::new(initial, before);
+    // The rules of `src/seq/view.rs`: unsafe (`claims/view_tests.rs`), by a
+    // run deeper than these bounds.
+    let v = |initial, before| Claims {
+        claim_ids: ClaimIds::OfView,
+        ..Claims::new(initial, before)
+    };
     let claims = [
         (
             "claims, all missing, no loss, 1 call x 4 rounds",
@@ -141,6 +147,40 @@ fn deeper_bounds() {
                 rounds: [3, 3],
                 lost_before: Some(2),
                 ..c([101, 100, MISSING], Some(101))
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (ids of views), all missing, no loss, 4 and 3 rounds",
+            Claims {
+                losses: 0,
+                rounds: [4, 3],
+                ..v([MISSING; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (ids of views), all missing, one loss, 4 and 2 rounds",
+            Claims {
+                rounds: [4, 2],
+                ..v([MISSING; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (ids of views), all hold 0, one loss, 1 call x 3 rounds",
+            Claims {
+                rounds: [3, 3],
+                ..v([0; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (ids of views), [101, 100, MISSING], 1 call x 3 rounds",
+            Claims {
+                rounds: [3, 3],
+                lost_before: Some(2),
+                ..v([101, 100, MISSING], Some(101))
             },
             Expect::Safe,
         ),

@@ -269,6 +269,33 @@ pub fn assert_safe<M: System>(name: &str, m: &M, o: &Outcome<M::Event>) {
 /// narration contains the given words. Panics, listing what was possible,
 /// when no event fits. Returns the run and the state it ends in.
 pub fn guided<M: System>(m: &M, steps: &[&str]) -> (Vec<M::Event>, M::State) {
+    match replay(m, steps) {
+        Ok(done) => done,
+        Err(stuck) => panic!(
+            "step {}: no event fits {:?}; possible:\n{}\nso far:\n{}",
+            stuck.step,
+            steps[stuck.step - 1],
+            stuck.possible.join("\n"),
+            narrate(m, &stuck.run).join("\n")
+        ),
+    }
+}
+
+/// Where a guided run stopped being possible.
+pub struct Stuck<E> {
+    /// The step (from 1) no event fits.
+    pub step: usize,
+    /// What was possible there, in words.
+    pub possible: Vec<String>,
+    /// The run up to it.
+    pub run: Vec<E>,
+}
+
+/// A run and the state it ends in.
+pub type Replayed<M> = (Vec<<M as System>::Event>, <M as System>::State);
+
+/// `guided`, returning where no event fits instead of panicking.
+pub fn replay<M: System>(m: &M, steps: &[&str]) -> Result<Replayed<M>, Stuck<M::Event>> {
     let mut s = m.initial();
     let mut run = Vec::new();
     let mut events = Vec::new();
@@ -283,17 +310,16 @@ pub fn guided<M: System>(m: &M, steps: &[&str]) -> (Vec<M::Event>, M::State) {
             fits.then_some((e, next))
         });
         let Some((e, next)) = found else {
-            panic!(
-                "step {}: no event fits {words:?}; possible:\n{}\nso far:\n{}",
-                i + 1,
-                possible.join("\n"),
-                narrate(m, &run).join("\n")
-            );
+            return Err(Stuck {
+                step: i + 1,
+                possible,
+                run,
+            });
         };
         run.push(e);
         s = next;
     }
-    (run, s)
+    Ok((run, s))
 }
 
 /// Every state reachable under `m`, representatives merged afterwards

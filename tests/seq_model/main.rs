@@ -56,6 +56,12 @@
 //!   of 1 (`claims/tests.rs` has the run, step by step). Creation without a
 //!   loss, a loss among holders, and a restart beside a frozen node are
 //!   safe within the bounds of the tests.
+//! * `Claims` with ids drawn from the view (`ClaimIds::OfView`, the rule of
+//!   `src/seq/view.rs`) blocks that run but hands out 1 twice one step
+//!   further (`claims/view_tests.rs`, 30 steps, one loss): the failed
+//!   phase 1's CAS to a third node executes late, every non-holder then
+//!   claims that creation's id beside a holder of 1, and the adoption rule
+//!   completes it with 0.
 //!
 //! # Reading a run
 //!

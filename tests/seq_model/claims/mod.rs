@@ -47,6 +47,12 @@
 //! creation's claim, and that creation, eligible again with a holder of 1
 //! and claims everywhere else, writes 0 beside the holder.
 //!
+//! `Claims::claim_ids` chooses the id: `Greatest` (above) or `OfView`
+//! (the rule of `src/seq/view.rs`: adopt X when the view has claims, no
+//! mark, and every non-holder is `creating:X`; else, with no holder, an id
+//! drawn from the whole view, interned in `State::views`). `OfView` is
+//! unsafe too: `view_tests.rs`.
+//!
 //! # Tokens
 //!
 //! Tokens are random: only their order matters (the greatest is chosen),
@@ -75,9 +81,11 @@ mod step;
 mod system;
 mod tokens;
 
-pub use step::{Claims, Event};
+pub use step::{ClaimIds, Claims, Event};
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod view_tests;
 
 use std::hash::{Hash, Hasher};
 
@@ -98,6 +106,10 @@ const UNRANKED: u8 = 64;
 const LABELS: u8 = 16;
 /// Room for requests in flight.
 const CAP: usize = 32;
+/// Room for interned views (`ClaimIds::OfView`).
+const VIEWS: usize = 6;
+/// An unused slot of `State::views`: sorts after every entry.
+const NO_VIEW: [u8; N + 1] = [u8::MAX; N + 1];
 
 pub fn holder(c: u8) -> bool {
     c < MARK
@@ -229,6 +241,11 @@ pub struct State {
     pub len: u8,
     /// Requests in flight, sorted; EMPTY past `len`.
     pub msgs: [Msg; CAP],
+    /// `ClaimIds::OfView`: the views a creation's id was drawn for, each
+    /// `[key of node 1, .., key of node N, id]`, sorted, NO_VIEW past the
+    /// last; an entry is kept while its id and every token of its view are
+    /// somewhere else in the state (else a fresh token stands for it).
+    pub views: [[u8; N + 1]; VIEWS],
     pub names: Names,
 }
 
@@ -266,6 +283,9 @@ impl Hash for State {
             for &x in &pr.hist {
                 h.write_u64(x);
             }
+        }
+        for v in self.views.iter().take_while(|v| **v != NO_VIEW) {
+            h.write_u32(u32::from_le_bytes(*v));
         }
         for x in self.msgs() {
             h.write_u64(

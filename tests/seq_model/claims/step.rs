@@ -13,9 +13,25 @@ use super::*;
 use crate::explorer::{Violation, say};
 use crate::{MAJORITY, node_name, proposer_name};
 
+/// How a creator chooses its claim's id (`Claims::claim_ids`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClaimIds {
+    /// The greatest claim token read, else the greatest mark token: the
+    /// first rules, unsafe (`tests.rs`).
+    Greatest,
+    /// The rules of `src/seq/view.rs` (`creation`): with claims, no mark,
+    /// and every non-holder the same claim X, X (phase 1 then only checks);
+    /// else, with no holder, an id drawn from the whole view (equal views,
+    /// equal ids; different views, different ids: a fresh token per view,
+    /// interned in `State::views`). Token order plays no part then.
+    OfView,
+}
+
 /// One exploration: where the keys start, and the bounds.
 #[derive(Clone, Debug)]
 pub struct Claims {
+    /// How a creator chooses its claim's id.
+    pub claim_ids: ClaimIds,
     /// Each node's key at the start (tokens ranked 0, 1, ...).
     pub initial: [u8; N],
     /// The highest value handed out before the run, by a call that
@@ -54,6 +70,7 @@ pub struct Claims {
 impl Claims {
     pub fn new(initial: [u8; N], handed_before: Option<u8>) -> Claims {
         Claims {
+            claim_ids: ClaimIds::Greatest,
             initial,
             handed_before,
             floors: [None; PROPOSERS],
@@ -343,13 +360,22 @@ impl State {
                     let next = self.next_round(m, p, describe);
                     say!(describe, "floor {floor}; {next}")
                 } else if (0..N).all(chosen) && eligible(&cells) {
-                    let claims = cells.iter().filter(|&&c| is_claim(c));
-                    let marks = cells.iter().filter(|&&c| is_mark(c));
-                    let id = claims
-                        .max()
-                        .or_else(|| marks.max())
-                        .map(|&c| token(c))
-                        .expect("a view without holders has tokens");
+                    let (cells, id) = match m.claim_ids {
+                        ClaimIds::Greatest => {
+                            let claims = cells.iter().filter(|&&c| is_claim(c));
+                            let marks = cells.iter().filter(|&&c| is_mark(c));
+                            let id = claims
+                                .max()
+                                .or_else(|| marks.max())
+                                .map(|&c| token(c))
+                                .expect("a view without holders has tokens");
+                            (cells, id)
+                        }
+                        ClaimIds::OfView => match adopted(&cells) {
+                            Some(x) => (cells, x),
+                            None => self.intern(cells),
+                        },
+                    };
                     self.create(m, p, cells, id, describe)
                 } else {
                     let next = self.next_round(m, p, describe);
@@ -439,7 +465,17 @@ impl State {
     }
 }
 
+/// `ClaimIds::OfView`'s adoption: the token X when the view has a claim,
+/// no mark, and every non-holder is `creating:X`.
+pub fn adopted(cells: &[u8; N]) -> Option<u8> {
+    let mut others = cells.iter().copied().filter(|&c| !holder(c));
+    let first = others.next()?;
+    (is_claim(first) && others.all(|c| c == first)).then(|| token(first))
+}
+
 /// All N replied: no holder, or holders and one claim in every other node.
+/// (The same views under both `ClaimIds`: with no holder, `OfView` adopts
+/// or draws an id from the view; with holders, it adopts.)
 pub fn eligible(cells: &[u8; N]) -> bool {
     let mut others = cells.iter().copied().filter(|&c| !holder(c));
     let first = others.clone().next();

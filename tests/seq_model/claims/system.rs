@@ -67,7 +67,10 @@ impl System for Claims {
     type Event = Event;
 
     fn rules(&self) -> String {
-        "Claims".to_string()
+        match self.claim_ids {
+            ClaimIds::Greatest => "Claims".to_string(),
+            ClaimIds::OfView => "Claims (ids of views)".to_string(),
+        }
     }
 
     fn initial(&self) -> State {
@@ -98,6 +101,7 @@ impl System for Claims {
             p,
             len: 0,
             msgs: [EMPTY; CAP],
+            views: [NO_VIEW; VIEWS],
             names: State::initial_names(0),
         };
         s.normalize(s.losses >= self.losses);
@@ -122,7 +126,13 @@ impl System for Claims {
                 continue;
             }
             if x.kind == READ && x.a >= UNRANKED {
-                for r in 0..=s.tokens {
+                // Under `OfView` the order of tokens plays no part: one
+                // rank stands for all.
+                let ranks = match self.claim_ids {
+                    ClaimIds::Greatest => s.tokens,
+                    ClaimIds::OfView => 0,
+                };
+                for r in 0..=ranks {
                     out.push(Event::Execute(x, r));
                 }
             } else {
@@ -277,7 +287,7 @@ impl System for Claims {
 
     fn show(&self, s: &State) -> String {
         let keys = s.nodes.map(|c| s.cell_text(c)).join(", ");
-        if s.tokens >= 2 {
+        if s.tokens >= 2 && self.claim_ids == ClaimIds::Greatest {
             format!("[{keys}] ({})", s.order_text())
         } else {
             format!("[{keys}]")

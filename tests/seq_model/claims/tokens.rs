@@ -42,13 +42,17 @@ impl State {
         self.len = out as u8;
     }
 
-    /// Whether some request in flight may still set node n to `c`.
+    /// Whether some request in flight may still set node n to `c`, or
+    /// (`ClaimIds::OfView`) a creation from an interned view, whose id a
+    /// proposer that reads that view again draws again.
     fn may_become(&self, n: u8, c: u8) -> bool {
-        self.msgs().iter().any(|x| {
-            x.node == n
-                && ((is_mark(c) && x.kind == READ && x.a == token(c))
-                    || (x.kind == CAS && x.b == c))
-        })
+        let interned = is_claim(c) && self.views.iter().any(|v| *v != NO_VIEW && v[N] == token(c));
+        interned
+            || self.msgs().iter().any(|x| {
+                x.node == n
+                    && ((is_mark(c) && x.kind == READ && x.a == token(c))
+                        || (x.kind == CAS && x.b == c))
+            })
     }
 
     /// Whether a request whose round is over may still change its node.
@@ -59,7 +63,8 @@ impl State {
             READ => c == MISSING || !no_more_losses,
             // Without a loss, a holder's counter only grows.
             PROPOSE => !(no_more_losses && holder(c) && c >= x.a),
-            // Tokens are unique: `from` comes back only through a request.
+            // Tokens are unique: `from` comes back only through a request
+            // (or a view read again).
             _ => x.a != x.b && (c == x.a || self.may_become(x.node, x.a)),
         }
     }
@@ -99,6 +104,14 @@ impl State {
                     }
                 }
                 _ => {}
+            }
+        }
+        for v in &mut self.views {
+            if *v != NO_VIEW {
+                for c in &mut v[..N] {
+                    *c = map_cell(*c, f);
+                }
+                v[N] = f[usize::from(v[N])];
             }
         }
         let old = self.names.ranked;
@@ -160,6 +173,47 @@ impl State {
         r
     }
 
+    /// `ClaimIds::OfView`: the id of a creation from `view` (all N keys,
+    /// no holder): the view's interned id, else a fresh token (ranked
+    /// lowest: the order plays no part), interned. Returns the view
+    /// renumbered with it.
+    pub fn intern(&mut self, view: [u8; N]) -> ([u8; N], u8) {
+        if let Some(v) = self.views.iter().find(|v| v[..N] == view) {
+            return (view, v[N]);
+        }
+        assert!(self.tokens < TOKENS - 1, "tokens outgrew the model");
+        let mut f = [0; TOKENS as usize];
+        for (t, slot) in f.iter_mut().enumerate() {
+            *slot = t as u8 + 1;
+        }
+        self.map_tokens(&f);
+        self.tokens += 1;
+        self.names.minted += 1;
+        self.names.ranked[0] = self.names.minted;
+        let view = view.map(|c| map_cell(c, &f));
+        let slot = self
+            .views
+            .iter_mut()
+            .find(|v| **v == NO_VIEW)
+            .expect("more interned views than VIEWS");
+        *slot = [view[0], view[1], view[2], 0];
+        (view, 0)
+    }
+
+    /// Forgets the interned views that no proposer can read again (a token
+    /// of the view is nowhere else) or whose id is nowhere else (a fresh
+    /// token stands for it).
+    fn prune_views(&mut self) {
+        let used = self.referenced();
+        let there = |c: u8| !has_token(c) || used & (1 << token(c)) != 0;
+        for v in &mut self.views {
+            if *v != NO_VIEW && !(v[..N].iter().all(|&c| there(c)) && used & (1 << v[N]) != 0) {
+                *v = NO_VIEW;
+            }
+        }
+        self.views.sort_unstable();
+    }
+
     /// A label for a new unranked token, named for the narration.
     pub fn mint(&mut self) -> u8 {
         let label = self
@@ -184,7 +238,8 @@ impl State {
         loop {
             let before = *self;
             self.retain(|_, x| x.who != NONE || before.may_change(x, no_more_losses));
-            if self.len == before.len {
+            self.prune_views();
+            if self.len == before.len && self.views == before.views {
                 break;
             }
         }
@@ -232,6 +287,7 @@ impl State {
         }
         let len = usize::from(self.len);
         self.msgs[..len].sort_unstable();
+        self.views.sort_unstable();
     }
 
     /// The state with P1 and P2 swapped (not normalized).
