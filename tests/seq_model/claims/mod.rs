@@ -83,6 +83,8 @@ mod tokens;
 
 pub use step::{ClaimIds, Claims, Event};
 #[cfg(test)]
+mod final_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod view_tests;

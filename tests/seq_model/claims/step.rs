@@ -25,6 +25,12 @@ pub enum ClaimIds {
     /// equal ids; different views, different ids: a fresh token per view,
     /// interned in `State::views`). Token order plays no part then.
     OfView,
+    /// The rule now in `src/seq/view.rs`: with every node answered, a view
+    /// with a holder never creates; a view of marks only draws its id from
+    /// the view (as `OfView`); a view whose every node is the same claim X
+    /// adopts X (phase 1 then only checks); any other view (claims and
+    /// marks mixed, different claims) does not create.
+    Final,
 }
 
 /// One exploration: where the keys start, and the bounds.
@@ -359,7 +365,7 @@ impl State {
                     self.p[p].floor = floor;
                     let next = self.next_round(m, p, describe);
                     say!(describe, "floor {floor}; {next}")
-                } else if (0..N).all(chosen) && eligible(&cells) {
+                } else if (0..N).all(chosen) && eligible_under(m.claim_ids, &cells) {
                     let (cells, id) = match m.claim_ids {
                         ClaimIds::Greatest => {
                             let claims = cells.iter().filter(|&&c| is_claim(c));
@@ -371,7 +377,7 @@ impl State {
                                 .expect("a view without holders has tokens");
                             (cells, id)
                         }
-                        ClaimIds::OfView => match adopted(&cells) {
+                        ClaimIds::OfView | ClaimIds::Final => match adopted(&cells) {
                             Some(x) => (cells, x),
                             None => self.intern(cells),
                         },
@@ -480,4 +486,19 @@ pub fn eligible(cells: &[u8; N]) -> bool {
     let mut others = cells.iter().copied().filter(|&c| !holder(c));
     let first = others.clone().next();
     cells.iter().all(|&c| !holder(c)) || others.all(|c| is_claim(c) && Some(c) == first)
+}
+
+/// `ClaimIds::Final`: all N replied, no holder, and either every node a
+/// mark (an id drawn from the view) or every node the same claim (adopted).
+pub fn final_eligible(cells: &[u8; N]) -> bool {
+    cells.iter().all(|&c| is_mark(c))
+        || (is_claim(cells[0]) && cells.iter().all(|&c| c == cells[0]))
+}
+
+/// The views that create under `ids` (all N replied).
+pub fn eligible_under(ids: ClaimIds, cells: &[u8; N]) -> bool {
+    match ids {
+        ClaimIds::Final => final_eligible(cells),
+        ClaimIds::Greatest | ClaimIds::OfView => eligible(cells),
+    }
 }

@@ -2,7 +2,7 @@
 //! in a state (the decisions worth taking among them), and what each event
 //! does, in words when narrated.
 
-use super::step::eligible;
+use super::step::eligible_under;
 use super::*;
 use crate::explorer::{System, Violation, say};
 use crate::{MAJORITY, node_name, proposer_name};
@@ -49,7 +49,9 @@ fn decisions(m: &Claims, s: &State, p: usize, out: &mut Vec<Event>) {
                     let holders = cells.iter().filter(|&&c| holder(c)).count();
                     let chosen = codes.iter().filter(|&&x| x != R_NONE).count();
                     (holders >= MAJORITY && holders == chosen)
-                        || (holders < MAJORITY && chosen == N && eligible(&cells))
+                        || (holders < MAJORITY
+                            && chosen == N
+                            && eligible_under(m.claim_ids, &cells))
                 } else {
                     let accepted = codes.iter().filter(|&&x| x == B_ACCEPTED).count();
                     accepted < MAJORITY || codes.iter().all(|&x| x == B_ACCEPTED || x == R_NONE)
@@ -70,6 +72,7 @@ impl System for Claims {
         match self.claim_ids {
             ClaimIds::Greatest => "Claims".to_string(),
             ClaimIds::OfView => "Claims (ids of views)".to_string(),
+            ClaimIds::Final => "Claims (final rule)".to_string(),
         }
     }
 
@@ -130,7 +133,7 @@ impl System for Claims {
                 // rank stands for all.
                 let ranks = match self.claim_ids {
                     ClaimIds::Greatest => s.tokens,
-                    ClaimIds::OfView => 0,
+                    ClaimIds::OfView | ClaimIds::Final => 0,
                 };
                 for r in 0..=ranks {
                     out.push(Event::Execute(x, r));
