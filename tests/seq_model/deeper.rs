@@ -131,6 +131,11 @@ fn deeper_bounds() {
         claim_ids: ClaimIds::OfView,
         ..Claims::new(initial, before)
     };
+    // The rule now in `src/seq/view.rs` (`claims/final_tests.rs`).
+    let f = |initial, before| Claims {
+        claim_ids: ClaimIds::Final,
+        ..Claims::new(initial, before)
+    };
     let claims = [
         (
             "claims, all missing, no loss, 1 call x 4 rounds",
@@ -188,6 +193,56 @@ fn deeper_bounds() {
                 rounds: [3, 3],
                 lost_before: Some(2),
                 ..v([101, 100, MISSING], Some(101))
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (final rule), all missing, no loss, 4 and 3 rounds",
+            Claims {
+                losses: 0,
+                rounds: [4, 3],
+                ..f([MISSING; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (final rule), all missing, one loss, 4 and 2 rounds",
+            Claims {
+                rounds: [4, 2],
+                ..f([MISSING; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (final rule), all missing, one loss, 4 and 3 rounds",
+            Claims {
+                rounds: [4, 3],
+                ..f([MISSING; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (final rule), all missing, one loss, 6 and 2 rounds",
+            Claims {
+                rounds: [6, 2],
+                ..f([MISSING; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (final rule), all hold 0, one loss, 1 call x 3 rounds",
+            Claims {
+                rounds: [3, 3],
+                ..f([0; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (final rule), [101, 100, MISSING], 1 call x 3 rounds",
+            Claims {
+                rounds: [3, 3],
+                lost_before: Some(2),
+                ..f([101, 100, MISSING], Some(101))
             },
             Expect::Safe,
         ),

@@ -62,6 +62,15 @@
 //!   phase 1's CAS to a third node executes late, every non-holder then
 //!   claims that creation's id beside a holder of 1, and the adoption rule
 //!   completes it with 0.
+//! * `Claims` with the final rule (`ClaimIds::Final`, now in
+//!   `src/seq/view.rs`: a view with a holder never creates, a view of marks
+//!   creates with the view's id, a view of one claim everywhere adopts it,
+//!   any other view backs off) stops both runs at step 19 (P2's view mixes
+//!   a mark with claims) and is safe within every bound explored
+//!   (`claims/final_tests.rs`, `deeper.rs`), one loss during creation
+//!   included. It is not live: one loss during a creation can leave a mark
+//!   beside claims with nothing in flight, a view every proposer backs off
+//!   from forever (11 steps).
 //!
 //! # Reading a run
 //!

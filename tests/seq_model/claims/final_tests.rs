@@ -13,7 +13,13 @@
 //! The exhaustive tests cover creation without a loss, with one loss during
 //! creation (the case that broke both earlier rules), a loss among holders,
 //! and a restart beside a frozen node; `deeper.rs` goes further in release.
+//!
+//! The rule is safe within those bounds, but not live: one loss during a
+//! creation can leave the keys claims and marks mixed with no request in
+//! flight, a view every proposer backs off from forever
+//! (`the_final_rule_can_leave_a_sequence_that_nobody_creates`).
 
+use super::step::final_eligible;
 use super::*;
 
 use std::collections::HashSet;
@@ -165,11 +171,24 @@ fn the_final_rule_blocks_the_late_phase_1_run() {
     assert_stops_at_mixed_view("the late-phase-1 run", &LATE_PHASE_1_RUN);
 }
 
+/// No holder, no key missing, a view that does not create (claims and
+/// marks mixed, or different claims), and no request in flight: nothing
+/// can write a key again (a READ only marks a missing key, a proposal only
+/// writes a holder, no CAS is left and none will be sent), so every
+/// proposer backs off from this view forever. (A second loss waits for
+/// the lost node to be a holder again: never.)
+fn stuck_forever(s: &State) -> bool {
+    s.len == 0 && s.nodes.iter().all(|&c| !holder(c) && c != MISSING) && !final_eligible(&s.nodes)
+}
+
 #[test]
 fn the_final_rule_never_hands_out_a_value_twice_when_nothing_is_lost() {
+    // Nor does it get stuck without a loss: the search runs to the end
+    // with the goal `stuck_forever` never reached.
     let m = Claims {
         losses: 0,
         rounds: [4, 2],
+        goal: Some(stuck_forever),
         ..final_rule(FRESH, None)
     };
     let o = check(
@@ -177,6 +196,7 @@ fn the_final_rule_never_hands_out_a_value_twice_when_nothing_is_lost() {
         &m,
     );
     assert_safe("no loss", &m, &o);
+    assert!(o.reached.is_none(), "stuck without a loss");
     assert!(o.states > 10_000, "only {} states", o.states);
     assert_eq!(o.most_handed, 2);
 }
@@ -263,4 +283,28 @@ fn the_final_rule_mirror_images_and_token_numbers_stand_for_each_other() {
     );
     assert!(with.len() > 1_000 && plain.len() > with.len());
     assert!(with == merged);
+}
+
+#[test]
+fn the_final_rule_can_leave_a_sequence_that_nobody_creates() {
+    // Not a safety violation: liveness (11 steps, one loss). P1 reads
+    // with T1 and P2 with T2; node 1 takes T1, loses its data, and takes
+    // T2, as do nodes 2 and 3: [unborn:T2 x3]. P1 counts node 1's reply
+    // from before the loss (unborn:T1) and nodes 2 and 3's (unborn:T2): a
+    // view of marks, so it creates with that view's id T3. Its CAS to node
+    // 1 (unborn:T1 -> creating:T3) can never succeed; it stops waiting,
+    // and its CASes to nodes 2 and 3 execute late: [unborn:T2,
+    // creating:T3, creating:T3], nothing in flight. Every view from now on
+    // is that one, a mark beside claims (rule 4), so nobody ever creates
+    // the sequence: only the operator can.
+    let m = Claims {
+        rounds: [2, 1],
+        goal: Some(stuck_forever),
+        ..final_rule(FRESH, None)
+    };
+    let o = check("claims (final rule), all missing, one loss, stuck", &m);
+    assert_safe("stuck", &m, &o);
+    let run = o.reached.expect("no run leaves the keys stuck");
+    let losses = run.iter().filter(|e| matches!(e, Event::Lose(_))).count();
+    assert_eq!(losses, 1, "one loss");
 }

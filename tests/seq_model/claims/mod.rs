@@ -53,6 +53,12 @@
 //! drawn from the whole view, interned in `State::views`). `OfView` is
 //! unsafe too: `view_tests.rs`.
 //!
+//! `Final`, the rule now in `src/seq/view.rs`, creates only from a view
+//! without a holder whose nodes are all marks (the view's id, as `OfView`)
+//! or all the same claim X (X adopted, phase 1 only checks); any other view
+//! backs off. Both counterexamples stop at step 19, and no run within the
+//! explored bounds hands out a value twice: `final_tests.rs`.
+//!
 //! # Tokens
 //!
 //! Tokens are random: only their order matters (the greatest is chosen),
