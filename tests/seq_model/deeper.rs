@@ -222,9 +222,9 @@ fn deeper_bounds() {
             Expect::Safe,
         ),
         (
-            "claims (final rule), all missing, one loss, 6 and 2 rounds",
+            "claims (final rule), all missing, one loss, 5 and 2 rounds",
             Claims {
-                rounds: [6, 2],
+                rounds: [5, 2],
                 ..f([MISSING; 3], None)
             },
             Expect::Safe,
