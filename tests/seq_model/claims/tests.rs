@@ -1,0 +1,175 @@
+//! The tests of the `Claims` rules.
+//!
+//! The rules are unsafe: a creation's phase 1 that fails still leaves the
+//! claims it wrote, and a lost node claimed that way joins an older
+//! creation, whose phase 2 then writes 0 beside a holder of 1. The run is
+//! 29 steps long, deeper than the breadth-first search reaches within any
+//! bound a test can afford (from an empty start with one loss, it stops at
+//! its state limit first), so it is written out step by step and replayed
+//! through the model (`explorer::guided`): every step is checked to be
+//! possible. The exhaustive tests cover what stays safe: creation without
+//! a loss, a loss with every node a holder, and a restart beside a frozen
+//! node.
+
+use super::*;
+use std::collections::HashSet;
+
+use crate::explorer::{System, Violation, all_states, assert_safe, check, guided, narrate};
+
+const FRESH: [u8; N] = [MISSING; N];
+
+/// The counterexample, one step per line: each line is words the step's
+/// narration contains (`explorer::guided`).
+const FAILED_CREATION_RUN: [&str; 29] = [
+    "P1 starts call 1",
+    "node 1 executes P1's READ",
+    "node 2 executes P1's READ",
+    "node 3 executes P1's READ",
+    "P1 stops waiting, counts node 1 unborn:T1, node 2 unborn:T1, node 3 unborn:T1: creates",
+    "node 1 executes P1's CAS",
+    "node 2 executes P1's CAS",
+    "node 3 executes P1's CAS",
+    "P1 stops waiting, counts node 1 ok, node 2 ok, node 3 ok",
+    "P2 starts call 1",
+    "node 1 executes a CAS(creating:T1 -> 0)",
+    "node 2 executes a CAS(creating:T1 -> 0)",
+    "P1 stops waiting, counts node 1 0, node 2 0:",
+    "node 1 executes P1's proposal 1",
+    "node 2 executes P1's proposal 1",
+    "P1 stops waiting, counts node 1 accepted 1, node 2 accepted 1:",
+    "node 1 loses",
+    "node 1 executes P2's READ",
+    "P2 stops waiting, counts node 1 unborn:T3, node 2 creating:T1, node 3 creating:T1: creates",
+    "node 1 executes P2's CAS(unborn:T3 -> creating:T1)",
+    "P2 stops waiting, with no reply",
+    "P2 stops waiting, counts node 1 creating:T1, node 2 1, node 3 creating:T1: creates",
+    "P2 stops waiting, counts node 1 ok, node 2 ok, node 3 ok",
+    "node 1 executes a CAS(creating:T1 -> 0)",
+    "node 3 executes a CAS(creating:T1 -> 0)",
+    "P2 stops waiting, counts node 1 0, node 3 0:",
+    "node 1 executes P2's proposal 1",
+    "node 3 executes P2's proposal 1",
+    "P2 stops waiting, counts node 1 accepted 1, node 3 accepted 1",
+];
+
+#[test]
+fn the_claims_rules_hand_out_1_twice_when_a_failed_creation_claims_a_lost_node() {
+    // P1 creates the sequence and hands out 1 (nodes 1 and 2); node 3's
+    // phase-2 write is late. Node 1 loses its data; P2's read, which saw
+    // nodes 2 and 3 as claims before, marks it: no holder, so P2 creates
+    // with the old claim's id. Its phase 1 fails at node 2 (it holds 1) but
+    // has claimed node 1. Now node 2 is a holder and every other node
+    // claims the same id: eligible, phase 1 succeeds, phase 2 writes 0 to
+    // nodes 1 and 3, and a read of those two proposes 1 again.
+    let m = Claims {
+        rounds: [4, 6],
+        mirror: false,
+        ..Claims::new(FRESH, None)
+    };
+    let (run, end) = guided(&m, &FAILED_CREATION_RUN);
+    println!(
+        "claims, all missing, one loss: a run to {:?}",
+        end.violation
+    );
+    for line in narrate(&m, &run) {
+        println!("  {line}");
+    }
+    assert_eq!(end.violation, Some(Violation::Duplicate(1)));
+    let losses: Vec<&Event> = run.iter().filter(|e| matches!(e, Event::Lose(_))).collect();
+    assert_eq!(losses, [&Event::Lose(0)], "one loss, of node 1");
+}
+
+#[test]
+fn the_claims_rules_never_hand_out_a_value_twice_when_nothing_is_lost() {
+    // Two concurrent creators from an empty start. P1 has the rounds to
+    // create and hand out (read, phase 1, read, propose); P2 races it with
+    // a read, a phase 1 and a read.
+    let m = Claims {
+        losses: 0,
+        rounds: [4, 3],
+        ..Claims::new(FRESH, None)
+    };
+    let o = check("claims, all missing, no loss, 4 and 3 rounds", &m);
+    assert_safe("no loss", &m, &o);
+    assert!(o.states > 100_000, "only {} states", o.states);
+    assert_eq!(o.most_handed, 2);
+}
+
+#[test]
+fn the_claims_rules_never_hand_out_a_value_twice_when_a_holder_loses_its_data() {
+    // Created (every node holds 0), one loss, each proposer reads and
+    // proposes; and the same with node 2 frozen (down or slow), where
+    // nothing can be handed out once another node lost its data.
+    let created = Claims {
+        rounds: [2, 2],
+        ..Claims::new([0; N], None)
+    };
+    let o = check("claims, all hold 0, one loss", &created);
+    assert_safe("created", &created, &o);
+    assert!(o.states > 10_000, "only {} states", o.states);
+    assert_eq!(o.most_handed, 2);
+    let frozen = Claims {
+        frozen: Some(1),
+        ..created
+    };
+    let o = check("claims, all hold 0, one loss, node 2 frozen", &frozen);
+    assert_safe("frozen", &frozen, &o);
+    assert_eq!(o.most_handed, 2);
+}
+
+#[test]
+fn the_claims_rules_are_unavailable_after_a_restart_beside_a_frozen_node() {
+    // [101, 100, 101] with 101 handed out; node 3 restarted empty. With
+    // node 1 frozen, a read sees one holder (100) and never all N nodes:
+    // nothing is handed out, 101 in particular. With node 1 answering,
+    // values are handed out again, above 101.
+    let restarted = Claims {
+        lost_before: Some(2),
+        ..Claims::new([101, 100, MISSING], Some(101))
+    };
+    let frozen = Claims {
+        frozen: Some(0),
+        ..restarted.clone()
+    };
+    let o = check("claims, [101, 100, MISSING], node 1 frozen", &frozen);
+    assert_safe("frozen", &frozen, &o);
+    assert_eq!(o.most_handed, 0, "values handed out beside a frozen node");
+    let restarted = Claims {
+        rounds: [2, 2],
+        ..restarted
+    };
+    let o = check("claims, [101, 100, MISSING], 2 rounds", &restarted);
+    assert_safe("restarted", &restarted, &o);
+    assert_eq!(o.most_handed, 2);
+}
+
+#[test]
+fn the_claims_mirror_images_and_token_numbers_stand_for_each_other() {
+    // Every state the search visits, mirror images merged, is a state the
+    // search without the mirror reduction visits, and the other way round;
+    // from an empty start with a loss, where tokens are minted, ranked and
+    // forgotten, and requests pruned.
+    let m = Claims {
+        rounds: [2, 2],
+        ..Claims::new(FRESH, None)
+    };
+    let with = all_states(&m);
+    let plain = all_states(&Claims {
+        mirror: false,
+        ..m.clone()
+    });
+    let merged: HashSet<State> = plain.iter().map(|&s| m.canon(s)).collect();
+    println!(
+        "claims mirror: {} states with the reduction, {} without",
+        with.len(),
+        plain.len()
+    );
+    assert!(with.len() > 10_000 && plain.len() > with.len());
+    for x in merged.difference(&with).take(2) {
+        println!("only merged: {x:?}");
+    }
+    for x in with.difference(&merged).take(2) {
+        println!("only with: {x:?}");
+    }
+    assert!(with == merged);
+}

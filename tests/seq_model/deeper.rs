@@ -1,0 +1,277 @@
+//! The deeper bounds: explorations too slow for a debug build, run by
+//! hand in release (`cargo test --release --test seq_model -- --ignored
+//! --nocapture`; `SEQ_MODEL_CASES=words` runs the cases whose name
+//! contains them). Each case states what it is expected to find; the test
+//! prints a table of what each found (states, seconds), the figures that
+//! the design notes quote, so that they are measured, not copied.
+
+use crate::claims::{ClaimIds, Claims, MISSING};
+use crate::counters::{FRESH, HOLD_100, Model, Rules, SKEWED};
+use crate::explorer::{System, Violation, check};
+
+/// What a deeper exploration is expected to find.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Expect {
+    Safe,
+    Duplicate(u8),
+}
+
+/// Explores one case; returns its line of the table, or the failure.
+/// Cases whose name contains `SEQ_MODEL_CASES` (all when unset) run.
+fn case<M: System>(name: &str, m: &M, expect: Expect) -> Result<String, String> {
+    if let Ok(only) = std::env::var("SEQ_MODEL_CASES")
+        && !name.contains(&only)
+    {
+        return Ok(format!("| {name} | {} | skipped | | |", m.rules()));
+    }
+    let o = check(name, m);
+    let found = o.violation.as_ref().map(|(v, _)| *v);
+    let ok = match expect {
+        Expect::Safe => found.is_none(),
+        Expect::Duplicate(v) => found == Some(Violation::Duplicate(v)),
+    };
+    let line = format!(
+        "| {name} | {} | {} | {} | {:.0} s |",
+        m.rules(),
+        o.states,
+        found.map_or("nothing".to_string(), |v| format!("{v:?}")),
+        o.seconds
+    );
+    if ok {
+        Ok(line)
+    } else {
+        Err(format!("{name}: expected {expect:?}, found {found:?}"))
+    }
+}
+
+#[test]
+#[ignore = "minutes in release: cargo test --release --test seq_model -- --ignored --nocapture"]
+fn deeper_bounds() {
+    let q = |initial, before| Model::new(Rules::Quarantine, initial, before);
+    let counters = [
+        (
+            "held, 1 call x 2 attempts",
+            Model {
+                calls: 1,
+                ..q(HOLD_100, Some(100))
+            },
+            Expect::Safe,
+        ),
+        (
+            "[101, 100, 101], 1 call x 2 attempts",
+            Model {
+                calls: 1,
+                ..q(SKEWED, Some(101))
+            },
+            Expect::Safe,
+        ),
+        (
+            "held, 2 calls x 1 attempt",
+            Model {
+                attempts: 1,
+                ..q(HOLD_100, Some(100))
+            },
+            Expect::Safe,
+        ),
+        (
+            "held, P1 knows floor 100, 2 calls x 1 attempt",
+            Model {
+                attempts: 1,
+                floors: [Some(100), None],
+                ..q(HOLD_100, Some(100))
+            },
+            Expect::Safe,
+        ),
+        (
+            "held, a second loss, floors known, 2 calls x 1 attempt",
+            Model {
+                attempts: 1,
+                losses: 2,
+                floors: [Some(100), Some(100)],
+                ..q(HOLD_100, Some(100))
+            },
+            Expect::Duplicate(101),
+        ),
+        (
+            "held, a second loss, restarts, floors known, 2 calls x 1 attempt",
+            Model {
+                attempts: 1,
+                losses: 2,
+                floors: [Some(100), Some(100)],
+                loss_resets_connections: true,
+                ..q(HOLD_100, Some(100))
+            },
+            Expect::Duplicate(101),
+        ),
+        (
+            "all missing, restarts, 1 call x 1 attempt, no repair",
+            Model {
+                calls: 1,
+                attempts: 1,
+                repairs: 0,
+                loss_resets_connections: true,
+                ..q(FRESH, None)
+            },
+            Expect::Duplicate(1),
+        ),
+        (
+            "all missing, creation waits, 1 call x 2 attempts",
+            Model {
+                calls: 1,
+                creation_waits: true,
+                ..q(FRESH, None)
+            },
+            Expect::Duplicate(1),
+        ),
+    ];
+    let c = |initial, before| Claims::new(initial, before);
+    // The rules of `src/seq/view.rs`: unsafe (`claims/view_tests.rs`), by a
+    // run deeper than these bounds.
+    let v = |initial, before| Claims {
+        claim_ids: ClaimIds::OfView,
+        ..Claims::new(initial, before)
+    };
+    // The rule now in `src/seq/view.rs` (`claims/final_tests.rs`).
+    let f = |initial, before| Claims {
+        claim_ids: ClaimIds::Final,
+        ..Claims::new(initial, before)
+    };
+    let claims = [
+        (
+            "claims, all missing, no loss, 1 call x 4 rounds",
+            Claims {
+                losses: 0,
+                ..c([MISSING; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims, all hold 0, one loss, 1 call x 3 rounds",
+            Claims {
+                rounds: [3, 3],
+                ..c([0; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims, [101, 100, MISSING], 1 call x 3 rounds",
+            Claims {
+                rounds: [3, 3],
+                lost_before: Some(2),
+                ..c([101, 100, MISSING], Some(101))
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (ids of views), all missing, no loss, 4 and 3 rounds",
+            Claims {
+                losses: 0,
+                rounds: [4, 3],
+                ..v([MISSING; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (ids of views), all missing, one loss, 4 and 2 rounds",
+            Claims {
+                rounds: [4, 2],
+                ..v([MISSING; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (ids of views), all hold 0, one loss, 1 call x 3 rounds",
+            Claims {
+                rounds: [3, 3],
+                ..v([0; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (ids of views), [101, 100, MISSING], 1 call x 3 rounds",
+            Claims {
+                rounds: [3, 3],
+                lost_before: Some(2),
+                ..v([101, 100, MISSING], Some(101))
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (final rule), all missing, no loss, 4 and 3 rounds",
+            Claims {
+                losses: 0,
+                rounds: [4, 3],
+                ..f([MISSING; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (final rule), all missing, one loss, 4 and 2 rounds",
+            Claims {
+                rounds: [4, 2],
+                ..f([MISSING; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (final rule), all missing, one loss, 4 and 3 rounds",
+            Claims {
+                rounds: [4, 3],
+                ..f([MISSING; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (final rule), all missing, one loss, 5 and 2 rounds",
+            Claims {
+                rounds: [5, 2],
+                ..f([MISSING; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (final rule), all hold 0, one loss, 1 call x 3 rounds",
+            Claims {
+                rounds: [3, 3],
+                ..f([0; 3], None)
+            },
+            Expect::Safe,
+        ),
+        (
+            "claims (final rule), [101, 100, MISSING], 1 call x 3 rounds",
+            Claims {
+                rounds: [3, 3],
+                lost_before: Some(2),
+                ..f([101, 100, MISSING], Some(101))
+            },
+            Expect::Safe,
+        ),
+    ];
+    let mut table = vec![
+        "| case | rules | states | finds | time |".to_string(),
+        "|---|---|---|---|---|".to_string(),
+    ];
+    let mut failures = Vec::new();
+    for (name, m, expect) in counters {
+        let m = Model {
+            limit: 60_000_000,
+            ..m
+        };
+        match case(name, &m, expect) {
+            Ok(line) => table.push(line),
+            Err(e) => failures.push(e),
+        }
+    }
+    for (name, m, expect) in claims {
+        let m = Claims {
+            limit: 60_000_000,
+            ..m
+        };
+        match case(name, &m, expect) {
+            Ok(line) => table.push(line),
+            Err(e) => failures.push(e),
+        }
+    }
+    println!("{}", table.join("\n"));
+    assert!(failures.is_empty(), "{failures:#?}");
+}

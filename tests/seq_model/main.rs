@@ -1,0 +1,103 @@
+//! An exhaustive explorer of the majority sequence (`src/seq/`) when a node
+//! loses its data: every interleaving of a small, bounded system is visited
+//! (breadth first, so that a violation comes with a shortest run), under
+//! several sets of rules, checking in every reachable state that
+//!
+//! * no value is handed out twice (across proposers and calls), and
+//! * real-time order holds: a call that starts after another call handed
+//!   out vX hands out a value above vX.
+//!
+//! # The system
+//!
+//! N = 3 nodes (Redis masters), each with the sequence's key; two
+//! proposers (P1, P2) calling `next`. Requests in flight form an unordered
+//! multiset: a node executes any of them at any later moment, or never (a
+//! lost message, or one still in flight when the run ends), and a proposer
+//! counts any subset of the replies that exist when it decides. Loss and
+//! reordering are thus both in the model without a "drop" step. A node may
+//! lose its data at any moment, a minority (one node) at a time.
+//!
+//! # Layout, and why
+//!
+//! * `explorer.rs`: the search, its hash, and the narration of a run, for
+//!   any model (`System`). One search for every model, so that a model is
+//!   only its steps.
+//! * `counters/`: the model where a key is a counter or missing, under the
+//!   rules `Today` (the shipped scripts), `NaiveRepair`, `Quarantine` and
+//!   `IssueCompletion` (the issue's "complete a missing node with 0").
+//! * `claims/`: the model of the protocol now being implemented, where a
+//!   key may also hold a mark (`unborn:T`) or a claim (`creating:X`), and a
+//!   sequence is created in two phases of compare-and-set (`Claims`). Its
+//!   keys and requests differ enough from `counters` to be a model of its
+//!   own rather than a fifth set of rules there.
+//! * `deeper.rs`: the explorations too slow for a debug build (ignored;
+//!   `cargo test --release --test seq_model -- --ignored --nocapture`); it
+//!   prints the table of what each found.
+//!
+//! Each model keeps its state small the same way: a request that writes
+//! nothing is not a step of its own; each live round keeps, per node, every
+//! reply the node could have given it so far, and the decision picks one
+//! of them or none. Only writes are steps. States that differ only by what
+//! no step can observe (P1 and P2 swapped, requests that can no longer
+//! change anything, the numbering of tokens) are merged.
+//!
+//! # What it finds
+//!
+//! * `Today` hands out 101 twice: the known bug.
+//! * `NaiveRepair` and `IssueCompletion` hand out a value twice: a node
+//!   accepts a proposal, loses its data, and is set back (to the read's
+//!   highest counter, or to 0) from a read that did not see that proposal,
+//!   while the proposal's acceptance is still counted.
+//! * `Quarantine` finds nothing from held counters with one loss; its
+//!   creation and a second loss of a repaired node are unsafe.
+//! * `Claims` hands out 1 twice with a single loss during creation: a
+//!   failed phase 1 leaves the claim it wrote on a node that had lost its
+//!   data, and a later creation completes that claim with 0 beside a holder
+//!   of 1 (`claims/tests.rs` has the run, step by step). Creation without a
+//!   loss, a loss among holders, and a restart beside a frozen node are
+//!   safe within the bounds of the tests.
+//! * `Claims` with ids drawn from the view (`ClaimIds::OfView`, the rule of
+//!   `src/seq/view.rs`) blocks that run but hands out 1 twice one step
+//!   further (`claims/view_tests.rs`, 30 steps, one loss): the failed
+//!   phase 1's CAS to a third node executes late, every non-holder then
+//!   claims that creation's id beside a holder of 1, and the adoption rule
+//!   completes it with 0.
+//! * `Claims` with the final rule (`ClaimIds::Final`, now in
+//!   `src/seq/view.rs`: a view with a holder never creates, a view of marks
+//!   creates with the view's id, a view of one claim everywhere adopts it,
+//!   any other view backs off) stops both runs at step 19 (P2's view mixes
+//!   a mark with claims) and is safe within every bound explored
+//!   (`claims/final_tests.rs`, `deeper.rs`), one loss during creation
+//!   included. It is not live: one loss during a creation can leave a mark
+//!   beside claims with nothing in flight, a view every proposer backs off
+//!   from forever (11 steps).
+//!
+//! # Reading a run
+//!
+//! Each line is a step, followed by the nodes' keys after it. A decision
+//! lists the replies the proposer counts; a reply that wrote nothing (a
+//! counter read, a refusal) was returned by the node at some earlier moment
+//! of that round, when it held that key.
+
+mod claims;
+mod counters;
+#[cfg(test)]
+mod deeper;
+mod explorer;
+
+/// Nodes (Redis masters holding the counter).
+pub const N: usize = 3;
+/// A majority of N.
+pub const MAJORITY: usize = 2;
+/// Processes calling `next` concurrently.
+pub const PROPOSERS: usize = 2;
+/// No node / no proposer.
+pub const NONE: u8 = u8::MAX;
+
+pub fn node_name(n: u8) -> String {
+    format!("node {}", n + 1)
+}
+
+pub fn proposer_name(p: u8) -> String {
+    format!("P{}", p + 1)
+}
