@@ -22,9 +22,7 @@
 use super::step::final_eligible;
 use super::*;
 
-use std::collections::HashSet;
-
-use crate::explorer::{System, all_states, assert_safe, check, narrate, replay};
+use crate::explorer::{assert_safe, check, narrate, replay};
 
 const FRESH: [u8; N] = [MISSING; N];
 
@@ -262,27 +260,6 @@ fn the_final_rule_is_unavailable_after_a_restart_beside_a_frozen_node() {
     );
     assert_safe("restarted", &restarted, &o);
     assert_eq!(o.most_handed, 2);
-}
-
-#[test]
-fn the_final_rule_mirror_images_and_token_numbers_stand_for_each_other() {
-    let m = Claims {
-        rounds: [2, 2],
-        ..final_rule(FRESH, None)
-    };
-    let with = all_states(&m);
-    let plain = all_states(&Claims {
-        mirror: false,
-        ..m.clone()
-    });
-    let merged: HashSet<State> = plain.iter().map(|&s| m.canon(s)).collect();
-    println!(
-        "claims (final rule) mirror: {} states with the reduction, {} without",
-        with.len(),
-        plain.len()
-    );
-    assert!(with.len() > 1_000 && plain.len() > with.len());
-    assert!(with == merged);
 }
 
 #[test]
