@@ -37,7 +37,7 @@
 use super::TRANSITION;
 use super::view::Holding;
 use crate::error::{Error, Result};
-use crate::store::{Quorum, gather, reply};
+use crate::store::{Quorum, gather};
 
 /// Creates the sequence at `key` from `states` (every node's answer to a
 /// marking read, in node order; none a holder) under `claim`. `Ok(true)`: settled on every
@@ -81,16 +81,11 @@ async fn transition(
         .iter_mut()
         .zip(steps)
         .map(|(node, (from, to))| async move {
-            node.prepare().await?;
-            let mut invocation = TRANSITION.prepare_invoke();
-            invocation.key(key).arg(from).arg(to);
-            let reply: redis::Value = node.script(&invocation).await?;
-            let label = node.label();
-            let items = reply::items(label, reply)?;
-            match reply::field::<i64>(label, &items, 0)? {
+            let answer = node.ask(&TRANSITION, key, &[from, to]).await?;
+            match answer.code {
                 1 => Ok(true),
                 0 => Ok(false),
-                code => Err(reply::unknown_code(label, code)),
+                _ => Err(answer.unknown()),
             }
         })
         .collect();

@@ -15,7 +15,7 @@
 
 use super::SET_FLOOR;
 use crate::error::Result;
-use crate::store::{Quorum, gather, reply};
+use crate::store::{Quorum, gather};
 
 /// What `set-floor` did on one node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,19 +44,11 @@ pub async fn set_floor(quorum: &mut Quorum, key: &str, floor: u64) -> Vec<NodeFl
         .map(|node| {
             let floor = floor.as_str();
             async move {
-                node.prepare().await?;
-                let mut invocation = SET_FLOOR.prepare_invoke();
-                invocation.key(key).arg(floor);
-                let reply: redis::Value = node.script(&invocation).await?;
-                let label = node.label();
-                let items = reply::items(label, reply)?;
-                match reply::field::<i64>(label, &items, 0)? {
+                let answer = node.ask(&SET_FLOOR, key, &[floor]).await?;
+                match answer.code {
                     1 => Ok(FloorOutcome::Raised),
-                    0 => Ok(FloorOutcome::Above(reply::counter(
-                        label,
-                        &reply::field::<String>(label, &items, 1)?,
-                    )?)),
-                    code => Err(reply::unknown_code(label, code)),
+                    0 => Ok(FloorOutcome::Above(answer.counter(1)?)),
+                    _ => Err(answer.unknown()),
                 }
             }
         })

@@ -83,7 +83,7 @@ pub use view::Holding;
 use crate::claim::wait::random_below;
 use crate::error::{Error, Result};
 use crate::lock::random_hex;
-use crate::store::{Quorum, Replies, gather, reply};
+use crate::store::{Quorum, Replies, gather};
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -370,23 +370,12 @@ impl MajoritySequence {
             .map(|node| {
                 let (first, last) = (first.as_str(), last.as_str());
                 async move {
-                    node.prepare().await?;
-                    let mut invocation = PROPOSE.prepare_invoke();
-                    invocation.key(key).arg(first).arg(last);
-                    let reply: redis::Value = node.script(&invocation).await?;
-                    let label = node.label();
-                    let items = reply::items(label, reply)?;
-                    match reply::field::<i64>(label, &items, 0)? {
-                        1 => Ok(Vote::Accepted(reply::counter(
-                            label,
-                            &reply::field::<String>(label, &items, 1)?,
-                        )?)),
-                        0 => Ok(Vote::Refused(reply::counter(
-                            label,
-                            &reply::field::<String>(label, &items, 1)?,
-                        )?)),
+                    let answer = node.ask(&PROPOSE, key, &[first, last]).await?;
+                    match answer.code {
+                        1 => Ok(Vote::Accepted(answer.counter(1)?)),
+                        0 => Ok(Vote::Refused(answer.counter(1)?)),
                         2 => Ok(Vote::Missing),
-                        code => Err(reply::unknown_code(label, code)),
+                        _ => Err(answer.unknown()),
                     }
                 }
             })

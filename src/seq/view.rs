@@ -15,7 +15,7 @@
 
 use super::READ;
 use crate::error::{Error, Result};
-use crate::store::{Quorum, Replies, gather, reply};
+use crate::store::{Quorum, Replies, gather};
 use std::sync::Arc;
 
 /// What one node holds for a sequence.
@@ -69,17 +69,11 @@ impl View {
             .nodes_mut()
             .iter_mut()
             .map(|node| async move {
-                node.prepare().await?;
-                let mut invocation = READ.prepare_invoke();
-                invocation.key(key).arg(mark);
-                let reply: redis::Value = node.script(&invocation).await?;
-                let label = node.label();
-                let items = reply::items(label, reply)?;
-                let state = reply::field::<String>(label, &items, 1)?;
-                match reply::field::<i64>(label, &items, 0)? {
-                    1 => Ok(Holding::Counter(reply::counter(label, &state)?)),
-                    0 => Ok(Holding::Lacks(state)),
-                    code => Err(reply::unknown_code(label, code)),
+                let answer = node.ask(&READ, key, &[mark]).await?;
+                match answer.code {
+                    1 => Ok(Holding::Counter(answer.counter(1)?)),
+                    0 => Ok(Holding::Lacks(answer.text(1)?)),
+                    _ => Err(answer.unknown()),
                 }
             })
             .collect();

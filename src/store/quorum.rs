@@ -159,6 +159,24 @@ impl Node {
         Ok(())
     }
 
+    /// Gets the node ready ([`prepare`](Self::prepare)) and runs one of our
+    /// scripts on `key` with `args`, taking its reply apart.
+    pub async fn ask(
+        &mut self,
+        script: &redis::Script,
+        key: &str,
+        args: &[&str],
+    ) -> Result<super::reply::Answer> {
+        self.prepare().await?;
+        let mut invocation = script.prepare_invoke();
+        invocation.key(key);
+        for arg in args {
+            invocation.arg(*arg);
+        }
+        let reply: redis::Value = self.script(&invocation).await?;
+        super::reply::Answer::new(Arc::clone(&self.label), reply)
+    }
+
     /// Runs one of our scripts. An error our script raised (`YARAUS_…`) is an
     /// [`Error::State`] carrying the script's message and this node's URL;
     /// anything else is sorted by [`classify`].

@@ -42,6 +42,38 @@ pub fn unknown_code(label: &str, code: i64) -> Error {
     ))
 }
 
+/// One node's answer to one of our scripts: its code (item 0) and the
+/// items after it, with the node's label for messages.
+pub struct Answer {
+    pub label: std::sync::Arc<str>,
+    pub code: i64,
+    items: Vec<redis::Value>,
+}
+
+impl Answer {
+    /// Takes a script's reply apart (an array whose first item is a code).
+    pub fn new(label: std::sync::Arc<str>, reply: redis::Value) -> Result<Answer> {
+        let items = items(&label, reply)?;
+        let code = field::<i64>(&label, &items, 0)?;
+        Ok(Answer { label, code, items })
+    }
+
+    /// Item `i` as text.
+    pub fn text(&self, i: usize) -> Result<String> {
+        field(&self.label, &self.items, i)
+    }
+
+    /// Item `i` as a counter.
+    pub fn counter(&self, i: usize) -> Result<u64> {
+        counter(&self.label, &self.text(i)?)
+    }
+
+    /// The error for a code the caller does not know.
+    pub fn unknown(&self) -> Error {
+        unknown_code(&self.label, self.code)
+    }
+}
+
 /// A counter as the scripts return it: decimal text of a `u64` (Lua's own
 /// numbers are doubles, exact only up to 2^53).
 pub fn counter(label: &str, text: &str) -> Result<u64> {
