@@ -214,52 +214,15 @@ fn the_final_rule_never_hands_out_a_value_twice_with_a_loss_during_creation() {
 
 #[test]
 fn the_final_rule_never_hands_out_a_value_twice_when_a_holder_loses_its_data() {
-    let created = Claims {
-        rounds: [2, 2],
-        ..final_rule([0; N], None)
-    };
-    let o = check("claims (final rule), all hold 0, one loss", &created);
-    assert_safe("created", &created, &o);
-    assert!(o.states > 10_000, "only {} states", o.states);
-    assert_eq!(o.most_handed, 2);
-    let frozen = Claims {
-        frozen: Some(1),
-        ..created
-    };
-    let o = check(
-        "claims (final rule), all hold 0, one loss, node 2 frozen",
-        &frozen,
-    );
-    assert_safe("frozen", &frozen, &o);
-    assert_eq!(o.most_handed, 2);
+    super::tests::assert_safe_when_a_holder_loses_its_data("claims (final rule)", final_rule);
 }
 
 #[test]
 fn the_final_rule_is_unavailable_after_a_restart_beside_a_frozen_node() {
-    let restarted = Claims {
-        lost_before: Some(2),
-        ..final_rule([101, 100, MISSING], Some(101))
-    };
-    let frozen = Claims {
-        frozen: Some(0),
-        ..restarted.clone()
-    };
-    let o = check(
-        "claims (final rule), [101, 100, MISSING], node 1 frozen",
-        &frozen,
+    super::tests::assert_unavailable_after_a_restart_beside_a_frozen_node(
+        "claims (final rule)",
+        final_rule,
     );
-    assert_safe("frozen", &frozen, &o);
-    assert_eq!(o.most_handed, 0, "values handed out beside a frozen node");
-    let restarted = Claims {
-        rounds: [2, 2],
-        ..restarted
-    };
-    let o = check(
-        "claims (final rule), [101, 100, MISSING], 2 rounds",
-        &restarted,
-    );
-    assert_safe("restarted", &restarted, &o);
-    assert_eq!(o.most_handed, 2);
 }
 
 #[test]

@@ -52,6 +52,81 @@ const FAILED_CREATION_RUN: [&str; 29] = [
     "P2 stops waiting, counts node 1 accepted 1, node 3 accepted 1",
 ];
 
+/// Replays the narrated `run` under `m`, prints it, and asserts it ends in
+/// 1 handed out twice with exactly one loss, of node 1.
+pub(super) fn assert_guided_duplicate_with_one_loss(name: &str, m: &Claims, run: &[&str]) {
+    let (run, end) = guided(m, run);
+    println!("{name}: a run to {:?}", end.violation);
+    for line in narrate(m, &run) {
+        println!("  {line}");
+    }
+    assert_eq!(end.violation, Some(Violation::Duplicate(1)));
+    let losses: Vec<&Event> = run.iter().filter(|e| matches!(e, Event::Lose(_))).collect();
+    assert_eq!(losses, [&Event::Lose(0)], "one loss, of node 1");
+}
+
+/// Created (every node holds 0), one loss, each proposer reads and
+/// proposes; and the same with node 2 frozen (down or slow), where nothing
+/// can be handed out once another node lost its data. `rule` names the
+/// rule set in the printed figures; `base` builds its model.
+pub(super) fn assert_safe_when_a_holder_loses_its_data(
+    rule: &str,
+    base: fn([u8; N], Option<u8>) -> Claims,
+) {
+    let created = Claims {
+        rounds: [2, 2],
+        ..base([0; N], None)
+    };
+    let o = check(&format!("{rule}, all hold 0, one loss"), &created);
+    assert_safe("created", &created, &o);
+    assert!(o.states > 10_000, "only {} states", o.states);
+    assert_eq!(o.most_handed, 2);
+    let frozen = Claims {
+        frozen: Some(1),
+        ..created
+    };
+    let o = check(
+        &format!("{rule}, all hold 0, one loss, node 2 frozen"),
+        &frozen,
+    );
+    assert_safe("frozen", &frozen, &o);
+    assert_eq!(o.most_handed, 2);
+}
+
+/// [101, 100, 101] with 101 handed out; node 3 restarted empty. With node 1
+/// frozen, a read sees one holder (100) and never all N nodes: nothing is
+/// handed out, 101 in particular. With node 1 answering, values are handed
+/// out again, above 101.
+pub(super) fn assert_unavailable_after_a_restart_beside_a_frozen_node(
+    rule: &str,
+    base: fn([u8; N], Option<u8>) -> Claims,
+) {
+    let restarted = Claims {
+        lost_before: Some(2),
+        ..base([101, 100, MISSING], Some(101))
+    };
+    let frozen = Claims {
+        frozen: Some(0),
+        ..restarted.clone()
+    };
+    let o = check(
+        &format!("{rule}, [101, 100, MISSING], node 1 frozen"),
+        &frozen,
+    );
+    assert_safe("frozen", &frozen, &o);
+    assert_eq!(o.most_handed, 0, "values handed out beside a frozen node");
+    let restarted = Claims {
+        rounds: [2, 2],
+        ..restarted
+    };
+    let o = check(
+        &format!("{rule}, [101, 100, MISSING], 2 rounds"),
+        &restarted,
+    );
+    assert_safe("restarted", &restarted, &o);
+    assert_eq!(o.most_handed, 2);
+}
+
 #[test]
 fn the_claims_rules_hand_out_1_twice_when_a_failed_creation_claims_a_lost_node() {
     // P1 creates the sequence and hands out 1 (nodes 1 and 2); node 3's
@@ -66,17 +141,11 @@ fn the_claims_rules_hand_out_1_twice_when_a_failed_creation_claims_a_lost_node()
         mirror: false,
         ..Claims::new(FRESH, None)
     };
-    let (run, end) = guided(&m, &FAILED_CREATION_RUN);
-    println!(
-        "claims, all missing, one loss: a run to {:?}",
-        end.violation
+    assert_guided_duplicate_with_one_loss(
+        "claims, all missing, one loss",
+        &m,
+        &FAILED_CREATION_RUN,
     );
-    for line in narrate(&m, &run) {
-        println!("  {line}");
-    }
-    assert_eq!(end.violation, Some(Violation::Duplicate(1)));
-    let losses: Vec<&Event> = run.iter().filter(|e| matches!(e, Event::Lose(_))).collect();
-    assert_eq!(losses, [&Event::Lose(0)], "one loss, of node 1");
 }
 
 #[test]
@@ -97,50 +166,12 @@ fn the_claims_rules_never_hand_out_a_value_twice_when_nothing_is_lost() {
 
 #[test]
 fn the_claims_rules_never_hand_out_a_value_twice_when_a_holder_loses_its_data() {
-    // Created (every node holds 0), one loss, each proposer reads and
-    // proposes; and the same with node 2 frozen (down or slow), where
-    // nothing can be handed out once another node lost its data.
-    let created = Claims {
-        rounds: [2, 2],
-        ..Claims::new([0; N], None)
-    };
-    let o = check("claims, all hold 0, one loss", &created);
-    assert_safe("created", &created, &o);
-    assert!(o.states > 10_000, "only {} states", o.states);
-    assert_eq!(o.most_handed, 2);
-    let frozen = Claims {
-        frozen: Some(1),
-        ..created
-    };
-    let o = check("claims, all hold 0, one loss, node 2 frozen", &frozen);
-    assert_safe("frozen", &frozen, &o);
-    assert_eq!(o.most_handed, 2);
+    assert_safe_when_a_holder_loses_its_data("claims", Claims::new);
 }
 
 #[test]
 fn the_claims_rules_are_unavailable_after_a_restart_beside_a_frozen_node() {
-    // [101, 100, 101] with 101 handed out; node 3 restarted empty. With
-    // node 1 frozen, a read sees one holder (100) and never all N nodes:
-    // nothing is handed out, 101 in particular. With node 1 answering,
-    // values are handed out again, above 101.
-    let restarted = Claims {
-        lost_before: Some(2),
-        ..Claims::new([101, 100, MISSING], Some(101))
-    };
-    let frozen = Claims {
-        frozen: Some(0),
-        ..restarted.clone()
-    };
-    let o = check("claims, [101, 100, MISSING], node 1 frozen", &frozen);
-    assert_safe("frozen", &frozen, &o);
-    assert_eq!(o.most_handed, 0, "values handed out beside a frozen node");
-    let restarted = Claims {
-        rounds: [2, 2],
-        ..restarted
-    };
-    let o = check("claims, [101, 100, MISSING], 2 rounds", &restarted);
-    assert_safe("restarted", &restarted, &o);
-    assert_eq!(o.most_handed, 2);
+    assert_unavailable_after_a_restart_beside_a_frozen_node("claims", Claims::new);
 }
 
 #[test]

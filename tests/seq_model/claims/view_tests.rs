@@ -20,7 +20,7 @@ use super::*;
 
 use std::collections::HashSet;
 
-use crate::explorer::{System, Violation, all_states, assert_safe, check, guided, narrate, replay};
+use crate::explorer::{System, all_states, assert_safe, check, narrate, replay};
 
 const FRESH: [u8; N] = [MISSING; N];
 
@@ -151,17 +151,11 @@ fn the_view_id_rule_hands_out_1_twice_when_a_failed_phase_1_executes_late() {
         mirror: false,
         ..of_view(FRESH, None)
     };
-    let (run, end) = guided(&m, &LATE_PHASE_1_RUN);
-    println!(
-        "claims (ids of views), all missing, one loss: a run to {:?}",
-        end.violation
+    super::tests::assert_guided_duplicate_with_one_loss(
+        "claims (ids of views), all missing, one loss",
+        &m,
+        &LATE_PHASE_1_RUN,
     );
-    for line in narrate(&m, &run) {
-        println!("  {line}");
-    }
-    assert_eq!(end.violation, Some(Violation::Duplicate(1)));
-    let losses: Vec<&Event> = run.iter().filter(|e| matches!(e, Event::Lose(_))).collect();
-    assert_eq!(losses, [&Event::Lose(0)], "one loss, of node 1");
 }
 
 #[test]
@@ -199,52 +193,15 @@ fn the_view_id_rule_never_hands_out_a_value_twice_with_a_loss_during_creation_wi
 
 #[test]
 fn the_view_id_rule_never_hands_out_a_value_twice_when_a_holder_loses_its_data() {
-    let created = Claims {
-        rounds: [2, 2],
-        ..of_view([0; N], None)
-    };
-    let o = check("claims (ids of views), all hold 0, one loss", &created);
-    assert_safe("created", &created, &o);
-    assert!(o.states > 10_000, "only {} states", o.states);
-    assert_eq!(o.most_handed, 2);
-    let frozen = Claims {
-        frozen: Some(1),
-        ..created
-    };
-    let o = check(
-        "claims (ids of views), all hold 0, one loss, node 2 frozen",
-        &frozen,
-    );
-    assert_safe("frozen", &frozen, &o);
-    assert_eq!(o.most_handed, 2);
+    super::tests::assert_safe_when_a_holder_loses_its_data("claims (ids of views)", of_view);
 }
 
 #[test]
 fn the_view_id_rule_is_unavailable_after_a_restart_beside_a_frozen_node() {
-    let restarted = Claims {
-        lost_before: Some(2),
-        ..of_view([101, 100, MISSING], Some(101))
-    };
-    let frozen = Claims {
-        frozen: Some(0),
-        ..restarted.clone()
-    };
-    let o = check(
-        "claims (ids of views), [101, 100, MISSING], node 1 frozen",
-        &frozen,
+    super::tests::assert_unavailable_after_a_restart_beside_a_frozen_node(
+        "claims (ids of views)",
+        of_view,
     );
-    assert_safe("frozen", &frozen, &o);
-    assert_eq!(o.most_handed, 0, "values handed out beside a frozen node");
-    let restarted = Claims {
-        rounds: [2, 2],
-        ..restarted
-    };
-    let o = check(
-        "claims (ids of views), [101, 100, MISSING], 2 rounds",
-        &restarted,
-    );
-    assert_safe("restarted", &restarted, &o);
-    assert_eq!(o.most_handed, 2);
 }
 
 #[test]
