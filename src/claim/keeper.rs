@@ -39,6 +39,13 @@ pub trait Claim: Send + 'static {
 
     /// What is held, for log lines ("id 7", "lock backup").
     fn describe(&self) -> String;
+
+    /// When to renew next, for a claim whose renewals keep a schedule of
+    /// their own (an index slot renews at fixed instants of each interval);
+    /// `None`: every `interval` after the last one.
+    fn next_renewal(&self) -> Option<BootInstant> {
+        None
+    }
 }
 
 /// Why a renewal did not succeed.
@@ -158,7 +165,9 @@ async fn keep<C: Claim>(
     let give_up =
         |deadline: &watch::Sender<BootInstant>| deadline.borrow().saturating_sub(timing.margin);
     let interval = timing.interval;
-    let mut next = BootInstant::now() + interval;
+    let mut next = claim
+        .next_renewal()
+        .unwrap_or_else(|| BootInstant::now() + interval);
     loop {
         tokio::select! {
             _ = &mut stop => return claim,
@@ -169,7 +178,6 @@ async fn keep<C: Claim>(
             }
             _ = next.sleep_until() => {}
         }
-        next = next + interval;
         let sent = BootInstant::now();
         let outcome = tokio::select! {
             _ = &mut stop => return claim,
@@ -196,6 +204,7 @@ async fn keep<C: Claim>(
                 );
             }
         }
+        next = claim.next_renewal().unwrap_or(next + interval);
         // A renewal that took longer than the interval is not followed by a
         // burst of catch-up renewals.
         let now = BootInstant::now();

@@ -1,6 +1,7 @@
 //! One function per subcommand: turn parsed arguments into library calls and
 //! output. Each returns the exit status on success; errors carry their own.
 
+mod index;
 mod lock;
 mod pool;
 mod run;
@@ -30,6 +31,7 @@ pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
         Command::List(args) => pool::list(&PoolContext::new(&cli.global)?, args).await,
         Command::Lock(args) => lock::lock(&cli.global, args, watchdog).await,
         Command::Seq(args) => seq::seq(&cli.global, args).await,
+        Command::Index(args) => index::index(&cli.global, args, watchdog).await,
         Command::Completions(args) => {
             let mut cmd = Cli::command();
             clap_complete::generate(args.shell, &mut cmd, "yaraus", &mut std::io::stdout());

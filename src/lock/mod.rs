@@ -80,7 +80,7 @@ pub use held::HeldLock;
 pub use info::{LockInfo, NodeInfo, SemaphoreHolder};
 use kind::{FenceMode, Kind};
 pub use release::{ReleaseVerdict, Released};
-pub use token::{Holder, Token, describe_holder, fill_random, random_hex};
+pub use token::{Holder, Token, describe_holder, fill_random, host, random_hex};
 
 use crate::claim::{Attempt as ClaimAttempt, Claim, Claimant, RenewError, drift, rounded};
 use crate::error::{Error, Result};

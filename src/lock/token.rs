@@ -75,6 +75,12 @@ static HOST: LazyLock<String> = LazyLock::new(|| {
     }
 });
 
+/// This host's name as yaraus writes it into tokens and client ids: ASCII
+/// letters, digits, `.`, `-`, `_`, at most a few dozen of them.
+pub fn host() -> &'static str {
+    &HOST
+}
+
 /// A lock token.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Token(String);

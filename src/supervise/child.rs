@@ -118,6 +118,12 @@ impl Child {
                 watchdog.stand_down().await;
                 Err(exec_error(&program, errno, &message))
             }
+            Report::TooLate => {
+                watchdog.stand_down().await;
+                Err(Error::Lost(
+                    "the claim ran out before the command could start".into(),
+                ))
+            }
             other => Err(Error::State(format!(
                 "the watchdog answered {other:?} to the start of the command"
             ))),
@@ -154,7 +160,7 @@ impl Child {
             Report::Killing(n) => ChildEvent::Killing(n),
             Report::Expiring => ChildEvent::Expiring,
             Report::Gone => ChildEvent::Gone,
-            Report::Started(_) | Report::NotStarted { .. } => {
+            Report::Started(_) | Report::NotStarted { .. } | Report::TooLate => {
                 return Err(Error::State(format!(
                     "the watchdog reported {report:?} twice"
                 )));
@@ -250,6 +256,12 @@ impl Child {
     /// Lets the watchdog go: only once [`ChildEvent::Gone`] was reported.
     pub async fn stand_down(self) {
         self.watchdog.stand_down().await;
+    }
+
+    /// The watchdog back, to start another command: only once
+    /// [`ChildEvent::Gone`] was reported.
+    pub fn into_watchdog(self) -> Watchdog {
+        self.watchdog
     }
 }
 

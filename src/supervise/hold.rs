@@ -16,7 +16,7 @@ use super::child::{Child, ChildEvent, ChildSpec, exit_code};
 use super::link::Watchdog;
 use super::signals::Signals;
 use crate::claim::{Claim, Keeper};
-use crate::error::{EXIT_LOST, Error, Result};
+use crate::error::{Error, Result};
 use std::time::Duration;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -35,14 +35,31 @@ pub struct HoldOptions {
 
 /// Runs `spec` through `watchdog` while `keeper` keeps the claim; returns
 /// the exit status to report. Consumes the keeper, releasing the claim at
-/// the end.
+/// the end, and lets the watchdog go.
 pub async fn hold<C: Claim>(
-    mut keeper: Keeper<C>,
+    keeper: Keeper<C>,
     watchdog: Watchdog,
     spec: &ChildSpec,
     options: HoldOptions,
     signals: &mut Signals,
 ) -> Result<i32> {
+    let (result, watchdog) = hold_once(keeper, watchdog, spec, options, signals).await;
+    if let Some(watchdog) = watchdog {
+        watchdog.stand_down().await;
+    }
+    result
+}
+
+/// [`hold`], for a caller that starts the command again under a new claim
+/// (`index`, after a transition): the watchdog comes back with the result
+/// whenever it is still there and the command's whole tree is gone.
+pub async fn hold_once<C: Claim>(
+    mut keeper: Keeper<C>,
+    watchdog: Watchdog,
+    spec: &ChildSpec,
+    options: HoldOptions,
+    signals: &mut Signals,
+) -> (Result<i32>, Option<Watchdog>) {
     if !options.delay.is_zero() {
         crate::info!(
             "sleep {} for making sure that the previous holder has stopped",
@@ -52,24 +69,31 @@ pub async fn hold<C: Claim>(
             _ = tokio::time::sleep(options.delay) => {}
             loss = keeper.lost() => {
                 let what = release(keeper, options).await;
-                return Err(Error::Lost(format!("{what} lost before the command started: {loss}")));
+                let e = Error::Lost(format!("{what} lost before the command started: {loss}"));
+                return (Err(e), Some(watchdog));
             }
             sig = signals.recv() => {
                 release(keeper, options).await;
-                return Err(Error::Interrupted(sig as i32));
+                return (Err(Error::Interrupted(sig as i32)), Some(watchdog));
             }
         }
     }
 
-    let mut continued = signal(SignalKind::from_raw(nix::libc::SIGCONT))
-        .map_err(|e| Error::State(format!("cannot catch SIGCONT: {e}")))?;
+    let mut continued = match signal(SignalKind::from_raw(nix::libc::SIGCONT)) {
+        Ok(continued) => continued,
+        Err(e) => {
+            release(keeper, options).await;
+            let e = Error::State(format!("cannot catch SIGCONT: {e}"));
+            return (Err(e), Some(watchdog));
+        }
+    };
     crate::info!("starting...");
     let mut child = match Child::spawn(watchdog, spec, keeper.deadline(), options.kill_after).await
     {
         Ok(child) => child,
         Err(e) => {
             release(keeper, options).await;
-            return Err(e);
+            return (Err(e), None);
         }
     };
     let mut deadlines = keeper.deadlines();
@@ -141,22 +165,22 @@ pub async fn hold<C: Claim>(
             crate::warn!("{e}; stopping what is left of the command");
             super::tree::kill_own_descendants().await;
             let what = release(keeper, options).await;
-            return Err(Error::State(format!(
-                "{e}: the command was killed and {what} released"
-            )));
+            let e = Error::State(format!("{e}: the command was killed and {what} released"));
+            return (Err(e), None);
         }
     }
 
     let status = child.status();
-    child.stand_down().await;
+    let watchdog = child.into_watchdog();
     let what = release(keeper, options).await;
-    match (killed, status) {
+    let result = match (killed, status) {
         (Some(why), _) => Err(Error::Lost(format!(
-            "{what} lost while the command ran ({why}); the command was killed (exit {EXIT_LOST})"
+            "{what} lost while the command ran ({why}); the command was killed"
         ))),
         (None, Some(status)) => Ok(exit_code(status)),
         (None, None) => Err(Error::State("the command's end was not reported".into())),
-    }
+    };
+    (result, Some(watchdog))
 }
 
 /// Records a kill made on continuing because the claim ran out meanwhile.

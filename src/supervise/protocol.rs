@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 /// yaraus → watchdog.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub enum Order {
-    /// Start the command; it must be gone by `deadline` (ns since boot)
+    /// Start the command (again, once the last one is [`Report::Gone`]); it
+    /// must be gone by `deadline` (ns since boot)
     /// unless a later [`Order::Deadline`] moves it, and gets SIGTERM
     /// `kill_after_ns` before it.
     Spawn {
@@ -50,6 +51,9 @@ pub enum Report {
     Started(i32),
     /// The command could not be started: the OS error, and its text.
     NotStarted { errno: Option<i32>, message: String },
+    /// The command was not started: its deadline minus kill-after had
+    /// already passed when the order came.
+    TooLate,
     /// The command was stopped by this signal.
     Stopped(i32),
     /// The command ended; the raw wait status.

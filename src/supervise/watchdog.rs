@@ -218,16 +218,12 @@ impl Watch {
     fn on_time(&mut self) {
         // Drains the expiry (the timer is non-blocking); re-arming follows.
         let _ = self.timer.wait();
-        if !self.terminating && !self.exited {
-            if let Some(deadline) = self.deadline {
-                if deadline.saturating_sub(self.kill_after).has_passed() {
-                    self.send(&Report::Expiring);
-                    if self.suspended {
-                        let _ = self.kill_all();
-                    } else {
-                        self.terminate();
-                    }
-                }
+        if !self.terminating && !self.exited && self.deadline_due() {
+            self.send(&Report::Expiring);
+            if self.suspended {
+                let _ = self.kill_all();
+            } else {
+                self.terminate();
             }
         }
         if self.killing {
@@ -295,6 +291,25 @@ impl Watch {
         }
     }
 
+    /// Forgets the last command (whose tree is gone) before the next starts.
+    fn next_command(&mut self) {
+        self.started = true;
+        self.command = None;
+        self.group = None;
+        self.exited = false;
+        self.gone_reported = false;
+        self.suspended = false;
+        self.terminating = false;
+        self.kill_at = None;
+        self.killing = false;
+    }
+
+    /// Whether the deadline minus kill-after has passed.
+    fn deadline_due(&self) -> bool {
+        self.deadline
+            .is_some_and(|d| d.saturating_sub(self.kill_after).has_passed())
+    }
+
     fn command_ended(&mut self, raw_status: i32) {
         self.command = None;
         self.exited = true;
@@ -359,12 +374,22 @@ impl Watch {
                 deadline,
                 kill_after_ns,
             } => {
-                if self.started {
+                // One command at a time: a new one only once the last one's
+                // whole tree is gone (`index` starts one per assignment).
+                if self.started && !self.gone_reported {
                     return;
                 }
-                self.started = true;
+                self.next_command();
                 self.deadline = Some(BootInstant::from_nanos(deadline));
                 self.kill_after = Duration::from_nanos(kill_after_ns);
+                // A command whose time to stop has already come is not
+                // started at all (yaraus was held up between its check and
+                // this order).
+                if self.deadline_due() {
+                    self.exited = true;
+                    self.send(&Report::TooLate);
+                    return;
+                }
                 let start = CommandStart {
                     argv: &argv,
                     env: &env,

@@ -5,6 +5,10 @@
 //! so they cannot disagree. Options shared by every subcommand are `global`:
 //! they may stand before or after the subcommand's name.
 
+mod index;
+
+pub use index::IndexArgs;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::time::Duration;
 
@@ -49,6 +53,7 @@ impl Cli {
         match &self.command {
             Command::Run(_) => true,
             Command::Lock(l) => !(l.acquire || l.extend || l.release || l.info),
+            Command::Index(i) => !(i.print || i.status),
             _ => false,
         }
     }
@@ -133,6 +138,9 @@ pub enum Command {
     /// Globally monotonic ids from a majority of Redis nodes: next, get, set-floor, serve.
     #[command(long_about = SEQ_ABOUT, after_long_help = SEQ_EXIT_STATUS)]
     Seq(SeqArgs),
+    /// Learn (index, replicas) of a fleet each interval, and run COMMAND with it.
+    #[command(long_about = index::INDEX_ABOUT, after_long_help = index::INDEX_EXIT_STATUS)]
+    Index(IndexArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
 }

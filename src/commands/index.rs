@@ -1,0 +1,212 @@
+//! `yaraus index`: run a command under this replica's (index, replicas), and
+//! start it again, safely, whenever the pair changes; or print the pairs;
+//! or report the index's recent intervals.
+
+use super::{no_watchdog, targets, write_stdout};
+use crate::claim::Keeper;
+use crate::cli::{GlobalArgs, IndexArgs};
+use crate::error::{Error, Result};
+use crate::index::{Index, IndexKeys, Pair, Replica, Timing, status};
+use crate::store::{Store, Target, Timeouts};
+use crate::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold_once, substitute};
+use std::time::Duration;
+
+pub async fn index(
+    global: &GlobalArgs,
+    args: IndexArgs,
+    watchdog: Option<Watchdog>,
+) -> Result<i32> {
+    let mut targets = targets(global)?;
+    if targets.len() != 1 {
+        return Err(Error::Usage(format!(
+            "an index lives on one Redis server (with its replicas); got {} --redis URLs",
+            targets.len()
+        )));
+    }
+    let target: Target = targets.remove(0);
+    let keys = IndexKeys::new(&super::namespace(global, &target)?, &args.name)?;
+    let timeouts = Timeouts::from_timeout(global.timeout);
+    if args.status {
+        let mut store = Store::connect(&target, timeouts).await?;
+        return print_status(&mut store, &keys).await;
+    }
+    if args.command.is_empty() && !args.print {
+        return Err(Error::Usage(
+            "no COMMAND to run: give `yaraus index NAME -- COMMAND ...`, or --print".into(),
+        ));
+    }
+    let timing = Timing::new(args.interval, args.skew, args.kill_after)?;
+    // Caught from now on, so that a signal before the command starts ends
+    // the wait cleanly.
+    let mut signals =
+        Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
+    let mut store = Store::connect(&target, timeouts).await?;
+    check_interval(&mut store, &keys, &timing).await?;
+    let client = format!(
+        "{}-{}-{}",
+        crate::lock::host(),
+        std::process::id(),
+        crate::lock::random_hex::<3>("the client id")?
+    );
+    crate::info!(
+        "index {}: interval {}, skew {}, client id {client}",
+        keys.name(),
+        humantime::format_duration(timing.interval()),
+        humantime::format_duration(timing.skew())
+    );
+    let mut replica = Replica::new(Index::new(store, keys, client, timing));
+    if args.print {
+        return print(&mut replica, &mut signals).await;
+    }
+    let watchdog = watchdog.ok_or_else(no_watchdog)?;
+    supervise(
+        &mut replica,
+        &args.command,
+        watchdog,
+        &mut signals,
+        timeouts,
+    )
+    .await
+}
+
+/// Refuses, before anything is written, a name in use with another
+/// interval or whose hash is of another type.
+async fn check_interval(store: &mut Store, keys: &IndexKeys, timing: &Timing) -> Result<()> {
+    let kind: String = store.query(redis::cmd("TYPE").arg(keys.config())).await?;
+    if kind != "hash" && kind != "none" {
+        return Err(Error::State(format!(
+            "Redis at {}: {} holds a {kind}, not the hash of a yaraus index",
+            store.target().display(),
+            keys.config()
+        )));
+    }
+    let theirs: Option<u64> = store
+        .query(redis::cmd("HGET").arg(keys.config()).arg("interval"))
+        .await?;
+    match theirs {
+        Some(ms) if ms != timing.interval_ms() => Err(Error::Usage(format!(
+            "the index {} is in use with --interval {}; give the same --interval (or wait until \
+             it has been idle for {} intervals)",
+            keys.name(),
+            humantime::format_duration(Duration::from_millis(ms)),
+            crate::index::timing::KEEP
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The command with this pair: its placeholders replaced, its environment.
+fn spec(command: &[String], pair: Pair) -> ChildSpec {
+    let index = pair.index.to_string();
+    let replicas = pair.replicas.to_string();
+    let rank = (pair.index + 1).to_string();
+    let argv = substitute(command, "<index>", &index);
+    let argv = substitute(&argv, "<replicas>", &replicas);
+    let argv = substitute(&argv, "<rank>", &rank);
+    ChildSpec {
+        argv,
+        env: vec![
+            ("YARAUS_INDEX".into(), index),
+            ("YARAUS_REPLICAS".into(), replicas),
+            ("YARAUS_RANK".into(), rank),
+        ],
+    }
+}
+
+/// Starts the command under each pair in turn, for as long as it runs.
+async fn supervise(
+    replica: &mut Replica,
+    command: &[String],
+    mut watchdog: Watchdog,
+    signals: &mut Signals,
+    timeouts: Timeouts,
+) -> Result<i32> {
+    let timing = *replica.index().timing();
+    let options = HoldOptions {
+        delay: Duration::ZERO,
+        kill_after: timing.kill_after(),
+        release_timeout: timeouts.response,
+    };
+    loop {
+        let cancel = async { Error::Interrupted(signals.recv().await as i32) };
+        let (pair, deadline) = match replica.wait_for_start(cancel).await {
+            Ok(start) => start,
+            Err(e) => {
+                watchdog.stand_down().await;
+                return Err(e);
+            }
+        };
+        let keeper = Keeper::start(
+            replica.slot(pair),
+            timing.interval(),
+            deadline,
+            timing.kill_after(),
+        );
+        let (result, back) =
+            hold_once(keeper, watchdog, &spec(command, pair), options, signals).await;
+        match (result, back) {
+            (Err(Error::Lost(why)), Some(back)) => {
+                crate::info!("{why}; it starts again once a fresh pair is settled");
+                watchdog = back;
+            }
+            (result, back) => {
+                if let Some(back) = back {
+                    back.stand_down().await;
+                }
+                return result;
+            }
+        }
+    }
+}
+
+/// `--print`: one JSON line per interval, until a signal.
+async fn print(replica: &mut Replica, signals: &mut Signals) -> Result<i32> {
+    loop {
+        let (number, tick) = tokio::select! {
+            ticked = replica.tick_when_due() => ticked?,
+            _ = signals.recv() => return Ok(0),
+        };
+        let pair = tick.and_then(|t| t.pair);
+        let line = serde_json::json!({
+            "index": pair.map(|p| p.index),
+            "replicas": pair.map(|p| p.replicas),
+            "interval": number,
+        });
+        // A reader that went away ends the printing, as `yes | head` does.
+        if let Err(e) = write_stdout(format!("{line}\n").as_bytes()) {
+            return match e {
+                Error::Output(_) => Ok(0),
+                e => Err(e),
+            };
+        }
+    }
+}
+
+/// `--status`: the JSON document of [`status::read`]; exit 1 when the
+/// index has no recent interval.
+async fn print_status(store: &mut Store, keys: &IndexKeys) -> Result<i32> {
+    let kind: String = store.query(redis::cmd("TYPE").arg(keys.config())).await?;
+    if kind != "hash" && kind != "none" {
+        return Err(Error::State(format!(
+            "Redis at {}: {} holds a {kind}, not the hash of a yaraus index",
+            store.target().display(),
+            keys.config()
+        )));
+    }
+    match status::read(store, keys).await? {
+        Some(doc) => {
+            write_stdout(format!("{doc:#}\n").as_bytes())?;
+            Ok(0)
+        }
+        None => {
+            let doc = serde_json::json!({"name": keys.name(), "current": null, "pairs": [], "intervals": []});
+            write_stdout(format!("{doc:#}\n").as_bytes())?;
+            crate::warn!(
+                "the index {} has no recent interval (never used, or idle for {} intervals)",
+                keys.name(),
+                crate::index::timing::KEEP
+            );
+            Ok(1)
+        }
+    }
+}

@@ -1,0 +1,369 @@
+//! Distributed peer indexing (`yaraus index`): every replica of a fleet
+//! learns `(index, replicas)` once per interval, and its command runs only
+//! under a pair that agrees with every other replica's.
+//!
+//! # The seed's algorithm
+//!
+//! At the start of interval `n` (`n = ceil(now / I)`, shifted by the
+//! replica's constant skew), each replica INCRs `NS:index:{NAME}:<n>`: the
+//! reply is its rank in `n`. Its pair for `n` is its rank in `n-1` (minus
+//! one: indexes are 0-based, as `task % replicas == index` wants) and the
+//! value of the counter of `n-1`. Every replica of `n-1` reads the same
+//! count and holds a distinct rank, so the pairs of one interval are a
+//! partition: `replicas` equal, indexes `0..replicas` each once.
+//!
+//! Two things the seed leaves to the reader make it hold here:
+//!
+//! * **Sealing.** The count of `n-1` is final only if nobody INCRs it after
+//!   somebody read it. `tick.lua` refuses a tick of `n` once any tick of a
+//!   later interval ran (`last` in the hash `NS:index:{NAME}`), so a replica
+//!   whose clock lags by more than the skew allows is told it is late and
+//!   takes no part, instead of making two replicas disagree. Clocks then
+//!   decide liveness, never safety.
+//! * **Who.** Ranks are also kept per client (`NS:index:{NAME}:<n>:who`), so a
+//!   tick retried after a lost reply gets its rank back instead of counting
+//!   a phantom replica, and a replica's pair is read in the same script.
+//!
+//! # Safe transition: the argument
+//!
+//! Wanted: whenever a command starts with `(i, r)`, every command alive
+//! anywhere runs with `replicas = r` and an index other than `i`.
+//!
+//! Each command has a deadline on its replica's boot clock, enforced by the
+//! watchdog however yaraus fares (see [`crate::supervise`]): `V` after the
+//! *send* of the tick that last vouched for it, where `V` = interval +
+//! a quarter interval (how overdue a tick may be) + `--kill-after`
+//! ([`Timing::validity`]). A tick vouches for a running command only when
+//! it finds the command's pair unchanged; a tick that finds it changed, or
+//! fails, vouches for nothing.
+//!
+//! A replica that runs a command with pair `p` and ticks `n`:
+//! * `p` is still its pair: the same script adds it to
+//!   `NS:index:{NAME}:transition:<n>` ("settled": it runs nothing but its
+//!   pair for `n`) and the deadline moves on;
+//! * otherwise the command gets SIGTERM (SIGKILL after `--kill-after`), and
+//!   once its whole tree is gone, `confirm.lua` adds the replica to the set.
+//!
+//! A replica with no command is settled at once. Only replicas that took
+//! part in `n-1` are added: they are the ones the set is compared with.
+//!
+//! A replica starts a command under its pair for `m` (from its tick `m`)
+//! only when, on its own clock, (a) every replica of `m-1` is in the set of
+//! `m` (its size equals the count of `m-1`), (b) `V` plus the drift margin
+//! has passed since the reply of its own tick of `m-1` arrived, and (c) the
+//! deadline that tick `m` gives the new command, minus kill-after, is still
+//! ahead. Why no other command can disagree then, by where its replica Z
+//! stands:
+//!
+//! 1. Z took part in `m-1` and is settled for `m`: its command, if any,
+//!    runs with its pair for `m`, which agrees with ours (same count of
+//!    `m-1`, distinct ranks). Z cannot have moved on to a pair of `m+1`:
+//!    that needs every replica of `m` settled for `m+1`, us included, and
+//!    we settle for `m+1` only at our tick `m+1`, when the command we start
+//!    now agrees with our pair for `m+1` or is gone. (Everything a replica
+//!    does is in order: it never starts under `m` once it ticked `m+1`.)
+//! 2. Z did not take part in `m-1`: the last tick that vouched for its
+//!    command is of `m-2` or earlier (a tick vouches only for a pair that
+//!    came from the interval before, and a replica stops a command its
+//!    tick did not vouch for before it does anything else). That tick ran
+//!    before the first tick of `m-1` (sealing), hence before ours of `m-1`
+//!    returned; the deadline was at most `V` after it was sent, so by (b)
+//!    it has passed, drift included.
+//! 3. Z took part in `m-1` but is not in the set of `m`: excluded by (a).
+//!
+//! A replica that falls silent (crashed, partitioned, frozen) is thus
+//! waited for exactly as long as its own deadline says: it is missing from
+//! the count of the next interval, and (b) outlasts whatever it still runs.
+//! The price is time: a command starts about a quarter interval plus
+//! kill-after after the tick that brought its pair. `tests/index_model/`
+//! checks the argument exhaustively on a small model.
+//!
+//! # Files
+//!
+//! * [`Timing`]: interval numbers, tick instants, validity;
+//! * [`Index`]: the scripts (`tick.lua`, `confirm.lua`) and the keys;
+//! * [`Replica`]: the ticks and the barrier, waiting for a pair to start
+//!   under; [`Slot`]: a running command's pair, kept by
+//!   [`crate::claim::Keeper`] like any other claim;
+//! * [`status`]: what `--status` reports.
+
+mod replica;
+mod slot;
+pub mod status;
+pub mod timing;
+
+pub use replica::{History, Replica};
+pub use slot::Slot;
+pub use timing::Timing;
+
+use crate::error::{Error, Result};
+use crate::store::{Store, script_error};
+use crate::supervise::BootInstant;
+use redis::Script;
+use std::sync::LazyLock;
+
+static TICK: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("tick.lua")));
+static CONFIRM: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("confirm.lua")));
+
+/// The keys of one index, `NS:index:{NAME}…`: the braces keep them in one
+/// Cluster slot, and a NAME cannot contain them, so no two names' keys meet.
+#[derive(Clone, Debug)]
+pub struct IndexKeys {
+    prefix: String,
+    name: String,
+}
+
+impl IndexKeys {
+    /// The keys of `name` in namespace `ns`; the name is checked first.
+    pub fn new(ns: &str, name: &str) -> Result<IndexKeys> {
+        check_name(name)?;
+        Ok(IndexKeys {
+            prefix: format!("{ns}:index:{{{name}}}"),
+            name: name.to_string(),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Hash: `interval` (ms) and `last` (the latest interval ticked).
+    pub fn config(&self) -> String {
+        self.prefix.clone()
+    }
+
+    /// The seed's counter of interval `n`.
+    pub fn count(&self, n: u64) -> String {
+        format!("{}:{n}", self.prefix)
+    }
+
+    /// Hash: client id → its rank in `n`.
+    pub fn who(&self, n: u64) -> String {
+        format!("{}:{n}:who", self.prefix)
+    }
+
+    /// Set: the replicas of `n-1` settled for `n`.
+    pub fn transition(&self, n: u64) -> String {
+        format!("{}:transition:{n}", self.prefix)
+    }
+}
+
+/// A name is one word a key can carry: not empty, no whitespace or control
+/// characters, no braces (they delimit the Cluster hash tag).
+fn check_name(name: &str) -> Result<()> {
+    let bad = name
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control() || *c == '{' || *c == '}');
+    match (name.is_empty(), bad) {
+        (true, _) => Err(Error::Usage("the index NAME must not be empty".into())),
+        (false, Some(c)) => Err(Error::Usage(format!(
+            "the index NAME {name:?} contains {c:?}; use letters, digits and punctuation \
+             other than braces, without spaces"
+        ))),
+        (false, None) => Ok(()),
+    }
+}
+
+/// A replica's place in an interval's partition: `task % replicas == index`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pair {
+    /// 0-based; the 1-based rank is `index + 1`.
+    pub index: u64,
+    pub replicas: u64,
+}
+
+impl Pair {
+    /// The form `tick.lua` compares: `index/replicas`.
+    fn wire(self) -> String {
+        format!("{}/{}", self.index, self.replicas)
+    }
+}
+
+impl std::fmt::Display for Pair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "index {} of {}", self.index, self.replicas)
+    }
+}
+
+/// One tick that counted.
+#[derive(Clone, Copy, Debug)]
+pub struct Tick {
+    pub number: u64,
+    /// Before the request went out, and when its reply came (boot clock).
+    pub sent: BootInstant,
+    pub received: BootInstant,
+    /// 1-based rank in `number`.
+    pub rank: u64,
+    /// The pair for `number` (from `number - 1`), if this replica took part
+    /// in `number - 1`.
+    pub pair: Option<Pair>,
+    /// The transition set of `number` holds this replica.
+    pub settled: bool,
+    /// The size of that set when the tick ran.
+    pub confirmations: u64,
+}
+
+/// What a tick came to, short of an error.
+#[derive(Clone, Copy, Debug)]
+pub enum TickOutcome {
+    Counted(Tick),
+    /// Interval `last` had begun: this tick's interval is sealed.
+    Late {
+        number: u64,
+        last: u64,
+    },
+}
+
+/// The scripts of one index, as one client (one replica) runs them.
+#[derive(Clone)]
+pub struct Index {
+    store: Store,
+    keys: IndexKeys,
+    client: String,
+    timing: Timing,
+}
+
+impl Index {
+    pub fn new(store: Store, keys: IndexKeys, client: String, timing: Timing) -> Index {
+        Index {
+            store,
+            keys,
+            client,
+            timing,
+        }
+    }
+
+    pub fn keys(&self) -> &IndexKeys {
+        &self.keys
+    }
+
+    pub fn client(&self) -> &str {
+        &self.client
+    }
+
+    pub fn timing(&self) -> &Timing {
+        &self.timing
+    }
+
+    /// Ticks interval `number`; `holding`: the pair the command runs with.
+    /// Bounded by [`Timing::overdue`]: a tick later than that is no use.
+    pub async fn tick(&mut self, number: u64, holding: Option<Pair>) -> Result<TickOutcome> {
+        let sent = BootInstant::now();
+        let mut invocation = TICK.prepare_invoke();
+        invocation
+            .key(self.keys.config())
+            .key(self.keys.count(number))
+            .key(self.keys.who(number))
+            .key(self.keys.count(number - 1))
+            .key(self.keys.who(number - 1))
+            .key(self.keys.transition(number))
+            .arg(number)
+            .arg(self.timing.interval_ms())
+            .arg(&self.client)
+            .arg(holding.map(Pair::wire).unwrap_or_default())
+            .arg(self.timing.keep_ms());
+        let limit = self.timing.overdue();
+        let reply: Vec<u64> =
+            match tokio::time::timeout(limit, self.store.script(&invocation)).await {
+                Err(_) => {
+                    return Err(Error::Unavailable(format!(
+                        "Redis at {} did not answer the tick of interval {number} within {}",
+                        self.store.target().display(),
+                        humantime::format_duration(limit)
+                    )));
+                }
+                Ok(Err(e)) => return Err(e),
+                Ok(Ok(Err(e))) => return Err(self.script_failure(&e)),
+                Ok(Ok(Ok(v))) => v,
+            };
+        let received = BootInstant::now();
+        match reply.as_slice() {
+            [1, rank, previous, count, confirmations, settled] => {
+                let pair = (*previous > 0 && *count >= *previous).then(|| Pair {
+                    index: previous - 1,
+                    replicas: *count,
+                });
+                Ok(TickOutcome::Counted(Tick {
+                    number,
+                    sent,
+                    received,
+                    rank: *rank,
+                    pair,
+                    settled: *settled == 1,
+                    confirmations: *confirmations,
+                }))
+            }
+            [2, last] => Ok(TickOutcome::Late {
+                number,
+                last: *last,
+            }),
+            [3, interval, _] => Err(Error::Usage(format!(
+                "the index {} is in use with --interval {}; give the same --interval (or wait \
+                 until it has been idle for {} intervals)",
+                self.keys.name(),
+                humantime::format_duration(std::time::Duration::from_millis(*interval)),
+                timing::KEEP
+            ))),
+            _ => Err(Error::Redis(format!(
+                "Redis at {} answered the tick with {reply:?}, which this yaraus does not know",
+                self.store.target().display()
+            ))),
+        }
+    }
+
+    /// Confirms the transition of `number` once this replica's command is
+    /// gone. Returns the confirmations, or `None` if this replica did not
+    /// take part in `number - 1` (it has nothing to confirm).
+    pub async fn confirm(&mut self, number: u64) -> Result<Option<u64>> {
+        let mut invocation = CONFIRM.prepare_invoke();
+        invocation
+            .key(self.keys.who(number - 1))
+            .key(self.keys.transition(number))
+            .arg(&self.client)
+            .arg(self.timing.keep_ms());
+        match self.store.script::<i64>(&invocation).await? {
+            Ok(n) => Ok(u64::try_from(n).ok()),
+            Err(e) => Err(self.script_failure(&e)),
+        }
+    }
+
+    /// How many replicas of `number - 1` are settled for `number`.
+    pub async fn confirmations(&mut self, number: u64) -> Result<u64> {
+        let key = self.keys.transition(number);
+        self.store.query(redis::cmd("SCARD").arg(key)).await
+    }
+
+    fn script_failure(&self, e: &redis::RedisError) -> Error {
+        match script_error(e) {
+            Some((_, message)) => Error::State(format!(
+                "Redis at {}: {message}",
+                self.store.target().display()
+            )),
+            None => crate::store::classify(self.store.target(), e.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_one_word_without_braces() {
+        assert!(IndexKeys::new("ns", "mail-sender").is_ok());
+        assert!(IndexKeys::new("ns", "a:b/c.d").is_ok());
+        for bad in ["", "two words", "tab\there", "{x}", "a}b", "nl\n"] {
+            let e = IndexKeys::new("ns", bad).unwrap_err();
+            assert!(matches!(e, Error::Usage(_)), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn keys_share_one_hash_tag() {
+        let k = IndexKeys::new("ns", "mail").unwrap();
+        assert_eq!(k.config(), "ns:index:{mail}");
+        assert_eq!(k.count(7), "ns:index:{mail}:7");
+        assert_eq!(k.who(7), "ns:index:{mail}:7:who");
+        assert_eq!(k.transition(7), "ns:index:{mail}:transition:7");
+    }
+}
