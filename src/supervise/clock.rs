@@ -98,7 +98,15 @@ impl BootInstant {
         };
         while !self.has_passed() {
             match timer.readable().await {
-                Ok(mut ready) => ready.clear_ready(),
+                Ok(mut ready) => {
+                    ready.clear_ready();
+                    // A one-shot timer that fired early (an LD_PRELOAD that
+                    // shifts clocks, such as libfaketime, does that) would
+                    // never fire again: set it once more.
+                    if !self.has_passed() && arm(timer.get_ref().timer(), self).is_err() {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                }
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
             }
         }

@@ -104,6 +104,12 @@ pub fn spawn_command(start: CommandStart<'_>) -> io::Result<Pid> {
 /// A timer descriptor that tokio can wait on.
 pub struct AsyncTimer(TimerFd);
 
+impl AsyncTimer {
+    pub fn timer(&self) -> &TimerFd {
+        &self.0
+    }
+}
+
 impl AsRawFd for AsyncTimer {
     fn as_raw_fd(&self) -> RawFd {
         self.0.as_fd().as_raw_fd()
