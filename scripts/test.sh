@@ -9,6 +9,8 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "ensuring redis-server is installed (scripts/install-redis.sh)"
 scripts/install-redis.sh
+step "ensuring faketime and perl are installed (scripts/install-test-tools.sh)"
+scripts/install-test-tools.sh
 
 # A minimal rustup profile lacks rustfmt and clippy.
 for component in rustfmt clippy; do
