@@ -72,14 +72,7 @@ pub async fn index(
 /// Refuses, before anything is written, a name in use with another
 /// interval or whose hash is of another type.
 async fn check_interval(store: &mut Store, keys: &IndexKeys, timing: &Timing) -> Result<()> {
-    let kind: String = store.query(redis::cmd("TYPE").arg(keys.config())).await?;
-    if kind != "hash" && kind != "none" {
-        return Err(Error::State(format!(
-            "Redis at {}: {} holds a {kind}, not the hash of a yaraus index",
-            store.target().display(),
-            keys.config()
-        )));
-    }
+    check_type(store, keys).await?;
     let theirs: Option<u64> = store
         .query(redis::cmd("HGET").arg(keys.config()).arg("interval"))
         .await?;
@@ -93,6 +86,19 @@ async fn check_interval(store: &mut Store, keys: &IndexKeys, timing: &Timing) ->
         ))),
         _ => Ok(()),
     }
+}
+
+/// Refuses a name whose hash is of another type.
+async fn check_type(store: &mut Store, keys: &IndexKeys) -> Result<()> {
+    let kind: String = store.query(redis::cmd("TYPE").arg(keys.config())).await?;
+    if kind != "hash" && kind != "none" {
+        return Err(Error::State(format!(
+            "Redis at {}: {} holds a {kind}, not the hash of a yaraus index",
+            store.target().display(),
+            keys.config()
+        )));
+    }
+    Ok(())
 }
 
 /// The command with this pair: its placeholders replaced, its environment.
@@ -185,14 +191,7 @@ async fn print(replica: &mut Replica, signals: &mut Signals) -> Result<i32> {
 /// `--status`: the JSON document of [`status::read`]; exit 1 when the
 /// index has no recent interval.
 async fn print_status(store: &mut Store, keys: &IndexKeys) -> Result<i32> {
-    let kind: String = store.query(redis::cmd("TYPE").arg(keys.config())).await?;
-    if kind != "hash" && kind != "none" {
-        return Err(Error::State(format!(
-            "Redis at {}: {} holds a {kind}, not the hash of a yaraus index",
-            store.target().display(),
-            keys.config()
-        )));
-    }
+    check_type(store, keys).await?;
     match status::read(store, keys).await? {
         Some(doc) => {
             write_stdout(format!("{doc:#}\n").as_bytes())?;
