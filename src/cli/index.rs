@@ -39,6 +39,9 @@ Examples:
   yaraus index mail-sender --interval 2s --print
   yaraus index mail-sender --status";
 
+// The doc comments of fields are the `--help` text, where `<index>` is the
+// placeholder as the user types it, not HTML.
+#[allow(rustdoc::invalid_html_tags)]
 #[derive(Args, Debug)]
 #[command(long_about = INDEX_ABOUT, after_long_help = INDEX_EXIT_STATUS)]
 pub struct IndexArgs {
