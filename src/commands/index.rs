@@ -135,7 +135,7 @@ async fn supervise(
     };
     loop {
         let cancel = async { Error::Interrupted(signals.recv().await as i32) };
-        let (pair, deadline) = match replica.wait_for_start(cancel).await {
+        let (pair, number, deadline) = match replica.wait_for_start(cancel).await {
             Ok(start) => start,
             Err(e) => {
                 watchdog.stand_down().await;
@@ -143,7 +143,7 @@ async fn supervise(
             }
         };
         let keeper = Keeper::start(
-            replica.slot(pair),
+            replica.slot(pair, number),
             timing.interval(),
             deadline,
             timing.kill_after(),

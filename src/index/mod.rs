@@ -34,8 +34,13 @@
 //! *send* of the tick that last vouched for it, where `V` = interval +
 //! a quarter interval (how overdue a tick may be) + `--kill-after`
 //! ([`Timing::validity`]). A tick vouches for a running command only when
-//! it finds the command's pair unchanged; a tick that finds it changed, or
-//! fails, vouches for nothing.
+//! it finds the command's pair unchanged *and* the tick of the interval
+//! before vouched for it (or started it); a tick that finds the pair
+//! changed, or fails, vouches for nothing, and neither does any later one:
+//! the command is stopped. (Contiguity matters: a tick that ran but whose
+//! reply was lost may have found no pair, and the next tick, finding the
+//! pair back, must not extend the command. `tests/index_model/` found that
+//! run.)
 //!
 //! A replica that runs a command with pair `p` and ticks `n`:
 //! * `p` is still its pair: the same script adds it to
@@ -62,10 +67,9 @@
 //!    we settle for `m+1` only at our tick `m+1`, when the command we start
 //!    now agrees with our pair for `m+1` or is gone. (Everything a replica
 //!    does is in order: it never starts under `m` once it ticked `m+1`.)
-//! 2. Z did not take part in `m-1`: the last tick that vouched for its
-//!    command is of `m-2` or earlier (a tick vouches only for a pair that
-//!    came from the interval before, and a replica stops a command its
-//!    tick did not vouch for before it does anything else). That tick ran
+//! 2. Z did not take part in `m-1`: its tick of `m-1` never ran, so it
+//!    vouched for nothing, and by contiguity no later tick did either: the
+//!    last tick that vouched for Z's command is of `m-2` or earlier. It ran
 //!    before the first tick of `m-1` (sealing), hence before ours of `m-1`
 //!    returned; the deadline was at most `V` after it was sent, so by (b)
 //!    it has passed, drift included.

@@ -143,9 +143,10 @@ impl Replica {
         self.history.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The claim on `pair` for a command started under it.
-    pub fn slot(&self, pair: Pair) -> Slot {
-        Slot::new(self.index.clone(), pair, self.history.clone())
+    /// The claim on `pair` for a command started under the tick of
+    /// `number`.
+    pub fn slot(&self, pair: Pair, number: u64) -> Slot {
+        Slot::new(self.index.clone(), pair, number, self.history.clone())
     }
 
     /// The number of the next tick, and when it is due.
@@ -205,13 +206,13 @@ impl Replica {
         Ok((number, self.tick(number).await?))
     }
 
-    /// Ticks with no command running until one may start: returns the pair
-    /// and the deadline the command must be gone by. `cancel` ends the wait
-    /// with its error (a signal).
+    /// Ticks with no command running until one may start: returns the pair,
+    /// the number of the tick it came from, and the deadline the command
+    /// must be gone by. `cancel` ends the wait with its error (a signal).
     pub async fn wait_for_start(
         &mut self,
         cancel: impl Future<Output = Error>,
-    ) -> Result<(Pair, BootInstant)> {
+    ) -> Result<(Pair, u64, BootInstant)> {
         tokio::pin!(cancel);
         let timing = *self.index.timing();
         let poll =
@@ -230,7 +231,7 @@ impl Replica {
                         "interval {number}: every replica of the interval before is settled; \
                          starting with {pair}"
                     );
-                    return Ok((pair, deadline));
+                    return Ok((pair, number, deadline));
                 }
                 Readiness::NoPair => None,
                 Readiness::Until(at) => Some(at),

@@ -2,6 +2,14 @@
 //! on the index's schedule, and it is lost the moment a tick brings another
 //! pair (or none). Release confirms the transition: by then the command's
 //! whole tree is gone ([`crate::supervise::hold`] releases last).
+//!
+//! A tick vouches for the command only if the tick of the interval before
+//! vouched for it (or started it): once one tick did not, whether it failed,
+//! was lost, or ran with its reply lost (and so may have found no pair),
+//! the command is stopped, however the next tick turns out. Without this
+//! rule a tick whose reply was lost could hide a change, and the next one,
+//! finding the pair back, would extend a command whose deadline others are
+//! counting on (found by `tests/index_model/`).
 
 use super::replica::History;
 use super::{Index, Pair, TickOutcome};
@@ -15,14 +23,22 @@ use std::time::Duration;
 pub struct Slot {
     index: Index,
     pair: Pair,
+    /// The last tick that vouched for the command (or started it).
+    vouched: u64,
     history: Arc<Mutex<History>>,
 }
 
 impl Slot {
-    pub(super) fn new(index: Index, pair: Pair, history: Arc<Mutex<History>>) -> Slot {
+    pub(super) fn new(
+        index: Index,
+        pair: Pair,
+        started_under: u64,
+        history: Arc<Mutex<History>>,
+    ) -> Slot {
         Slot {
             index,
             pair,
+            vouched: started_under,
             history,
         }
     }
@@ -43,10 +59,19 @@ impl Slot {
 impl Claim for Slot {
     async fn renew(&mut self) -> Result<Duration, RenewError> {
         let number = self.next_number();
+        if number != self.vouched + 1 {
+            // Not ticked: a tick holding this pair would settle a command
+            // that may already disagree with its interval.
+            return Err(RenewError::Lost(format!(
+                "interval {} did not vouch for the command (its tick failed or came too late)",
+                self.vouched + 1
+            )));
+        }
         let outcome = self.index.tick(number, Some(self.pair)).await;
         self.history().record(number, &outcome);
         match outcome {
             Ok(TickOutcome::Counted(t)) if t.settled && t.pair == Some(self.pair) => {
+                self.vouched = number;
                 Ok(self.index.timing().validity())
             }
             Ok(TickOutcome::Counted(t)) => Err(RenewError::Lost(match t.pair {
