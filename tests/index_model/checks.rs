@@ -7,9 +7,10 @@
 //!   under an older answered tick) is unsafe, and the search prints a
 //!   shortest run to the violation. A checker that found nothing in these
 //!   would be checking nothing.
-//! * A run exists in which every replica holds a child at once, after a
-//!   transition (some child was stopped because its pair changed): the
-//!   barrier passes, children start under new pairs.
+//! * A run exists in which every replica holds a child at once after a
+//!   transition: a child was stopped because its pair changed, and every
+//!   replica, that one included, runs a child no one is stopping (the
+//!   barrier passed, children started under the new pairs).
 //! * Atomic ticks (one step: send, execute, receive) reach the same
 //!   (time, store, children) as the exact model's three steps, and every
 //!   transition set the exact model reaches is contained in one the atomic

@@ -3,8 +3,8 @@
 //! --nocapture`; `INDEX_MODEL_CASES=words` runs the cases whose name
 //! contains them). Each case states what it is expected to find; the test
 //! prints a table of what each found (states, seconds), so that the figures
-//! quoted in `main.rs` are measured, not copied. The largest cases take a
-//! few minutes and up to ~6 GB each.
+//! quoted in `main.rs` are measured, not copied. All of it takes about ten
+//! minutes (the largest case two) and up to 7 GB.
 
 use crate::checks::assert_atomic_matches_exact;
 use crate::explorer::check;

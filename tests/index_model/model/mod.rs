@@ -82,8 +82,9 @@ pub enum Rules {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Goal {
     None,
-    /// Every replica has a child alive, after some child was stopped
-    /// because its pair changed (a transition completed).
+    /// Every replica has a child alive and none is being stopped, after
+    /// some child was stopped because its pair changed: that replica runs
+    /// a new child (a transition completed).
     AllAliveAfterStop,
 }
 
@@ -123,9 +124,7 @@ pub struct Model {
     /// have stepped back across the restart (it may tick any interval due,
     /// above its last tick since the restart).
     pub restart_floor: bool,
-    /// The run starts after interval 1: every replica ticked it at time 0,
-    /// R1 first, and received its reply (a smaller model, for 3 replicas).
-    pub first_ticked: bool,
+    /// Where the search stops besides a violation.
     pub goal: Goal,
     /// States the search may visit.
     pub limit: usize,
@@ -154,7 +153,6 @@ impl Model {
             atomic: true,
             restart_floor: true,
             symmetry: true,
-            first_ticked: false,
             goal: Goal::None,
             limit: 40_000_000,
         };

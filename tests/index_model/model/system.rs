@@ -23,7 +23,7 @@ impl System for Model {
             .join(",");
         format!(
             "{:?}/{:?}, {} replicas (skews {skews}), I={} V={} kill_after={} D={}, \
-             ticks {}..={}, horizon {}, {} fault(s), {} crash(es){}{}",
+             ticks 1..={}, horizon {}, {} fault(s), {} crash(es){}{}",
             self.extension,
             self.rules,
             self.replicas,
@@ -31,7 +31,6 @@ impl System for Model {
             self.v(),
             self.kill_after,
             self.drift,
-            if self.first_ticked { 2 } else { 1 },
             self.ticks,
             self.horizon,
             self.faults,
@@ -51,7 +50,11 @@ impl System for Model {
             !self.symmetry || self.skews[..self.replicas].is_sorted(),
             "symmetry needs ascending skews"
         );
-        let mut s = State {
+        assert!(
+            !self.atomic || self.child_exits,
+            "atomic ticks are sound only when children may exit"
+        );
+        State {
             now: 0,
             store: Store {
                 last: 0,
@@ -63,24 +66,7 @@ impl System for Model {
             faults: 0,
             crashes: 0,
             stopped: false,
-        };
-        if self.first_ticked {
-            assert!(self.skews.iter().all(|&k| k == 0));
-            for r in 0..self.replicas {
-                s.store.tick(r, 1, None, true);
-                let rep = &mut s.reps[r];
-                rep.tick.n = 1;
-                rep.floor = 2;
-                rep.basis = Some(Basis {
-                    n: 1,
-                    send: 0,
-                    recv: 0,
-                    pair: None,
-                    prev_recv: None,
-                });
-            }
         }
-        s
     }
 
     fn candidates(&self, s: &State, out: &mut Vec<Event>) {
@@ -182,7 +168,12 @@ impl System for Model {
         let all = self.alive(s) as usize == self.replicas;
         match self.goal {
             Goal::None => false,
-            Goal::AllAliveAfterStop => all && s.stopped,
+            Goal::AllAliveAfterStop => {
+                all && s.stopped
+                    && s.reps[..self.replicas]
+                        .iter()
+                        .all(|r| r.child.is_some_and(|c| !c.stopping))
+            }
         }
     }
 
@@ -195,12 +186,10 @@ impl System for Model {
             .map(|r| format!("{} ticks n at {}", replica_name(r), self.due(r, 1)))
             .collect::<Vec<_>>()
             .join(" + (n-1)*I, ");
-        let first = if self.first_ticked {
-            "every replica ticked 1 at time 0 (R1 first)"
-        } else {
-            "nothing ticked"
-        };
-        format!(" 0. time 0, {first}; {due} + (n-1)*I; V = {}", self.v())
+        format!(
+            " 0. time 0, nothing ticked; {due} + (n-1)*I; V = {}",
+            self.v()
+        )
     }
 
     fn show(&self, s: &State) -> String {
