@@ -32,7 +32,7 @@ fn case(name: &str, m: &Model, expect: Expect) -> Result<String, String> {
     let o = check(name, m);
     let found = o.violation.as_ref().map(|(v, run)| (*v, run.len()));
     let ok = match expect {
-        Expect::Safe => found.is_none() && o.most_alive as usize == m.replicas,
+        Expect::Safe => found.is_none() && o.most as usize == m.replicas,
         Expect::Violation => found.is_some(),
     };
     let line = format!(

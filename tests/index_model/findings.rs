@@ -108,7 +108,7 @@ fn contiguous_extension_is_safe_for_two_replicas_over_five_intervals() {
     let m = fixed(2, 5);
     let o = check("contiguous, 2 replicas, ticks 1..=5", &m);
     assert_safe("contiguous", &m, &o);
-    assert_eq!(o.most_alive, 2);
+    assert_eq!(o.most, 2);
 }
 
 #[test]
@@ -120,7 +120,7 @@ fn contiguous_extension_is_safe_with_a_fault_and_a_crash() {
     };
     let o = check("contiguous, 2 replicas, ticks 1..=3, a fault, a crash", &m);
     assert_safe("contiguous", &m, &o);
-    assert_eq!(o.most_alive, 2);
+    assert_eq!(o.most, 2);
 }
 
 #[test]
@@ -128,7 +128,7 @@ fn contiguous_extension_is_safe_for_three_replicas() {
     let m = fixed(3, 3);
     let o = check("contiguous, 3 replicas, ticks 1..=3", &m);
     assert_safe("contiguous", &m, &o);
-    assert_eq!(o.most_alive, 3);
+    assert_eq!(o.most, 3);
 }
 
 #[test]

@@ -41,9 +41,9 @@
 //!
 //! # Layout, and why
 //!
-//! * `explorer.rs`: the search, its hash, the narration of a run; a copy of
-//!   the seq model's explorer with this model's `Violation`, storing each
-//!   state once (the deeper runs reach tens of millions of states).
+//! * `explorer.rs`: this model's `Violation`, beside the search shared with
+//!   the seq model (`tests/explorer/`: the search, storing each state once,
+//!   its hash, the narration of a run).
 //! * `model/`: the state and the store's scripts (`mod.rs`), the events
 //!   and the atomic-tick reduction (`step.rs`), a replica's conditions and
 //!   actions (`replica.rs`), the model as the explorer sees it: invariant,

@@ -18,7 +18,11 @@ enum Expect {
 
 /// Explores one case; returns its line of the table, or the failure.
 /// Cases whose name contains `SEQ_MODEL_CASES` (all when unset) run.
-fn case<M: System>(name: &str, m: &M, expect: Expect) -> Result<String, String> {
+fn case<M: System<Violation = Violation>>(
+    name: &str,
+    m: &M,
+    expect: Expect,
+) -> Result<String, String> {
     if let Ok(only) = std::env::var("SEQ_MODEL_CASES")
         && !name.contains(&only)
     {

@@ -19,9 +19,10 @@
 //!
 //! # Layout, and why
 //!
-//! * `explorer.rs`: the search, its hash, and the narration of a run, for
-//!   any model (`System`). One search for every model, so that a model is
-//!   only its steps.
+//! * `explorer.rs`: this model's `Violation`, beside the search shared by
+//!   every model checker (`tests/explorer/`: the search, its hash, and the
+//!   narration of a run, for any `System`), so that a model is only its
+//!   steps.
 //! * `counters/`: the model where a key is a counter or missing, under the
 //!   rules `Today` (the shipped scripts), `NaiveRepair`, `Quarantine` and
 //!   `IssueCompletion` (the issue's "complete a missing node with 0").

@@ -14,6 +14,7 @@ use crate::explorer::{System, Violation};
 impl System for Model {
     type State = State;
     type Event = Event;
+    type Violation = Violation;
 
     fn rules(&self) -> String {
         let skews = self.skews[..self.replicas]
@@ -157,7 +158,11 @@ impl System for Model {
         None
     }
 
-    fn alive(&self, s: &State) -> u32 {
+    fn counted_name(&self) -> &'static str {
+        "children alive at once"
+    }
+
+    fn counted(&self, s: &State) -> u32 {
         s.reps[..self.replicas]
             .iter()
             .filter(|r| r.child.is_some())
@@ -165,7 +170,7 @@ impl System for Model {
     }
 
     fn goal(&self, s: &State) -> bool {
-        let all = self.alive(s) as usize == self.replicas;
+        let all = self.counted(s) as usize == self.replicas;
         match self.goal {
             Goal::None => false,
             Goal::AllAliveAfterStop => {

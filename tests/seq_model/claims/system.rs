@@ -67,6 +67,7 @@ fn decisions(m: &Claims, s: &State, p: usize, out: &mut Vec<Event>) {
 impl System for Claims {
     type State = State;
     type Event = Event;
+    type Violation = Violation;
 
     fn rules(&self) -> String {
         match self.claim_ids {
@@ -266,7 +267,11 @@ impl System for Claims {
         s.violation
     }
 
-    fn handed(&self, s: &State) -> u32 {
+    fn counted_name(&self) -> &'static str {
+        "values handed out in a run"
+    }
+
+    fn counted(&self, s: &State) -> u32 {
         s.handed.count_ones() - u32::from(self.handed_before.is_some())
     }
 

@@ -80,7 +80,7 @@ pub(super) fn assert_safe_when_a_holder_loses_its_data(
     let o = check(&format!("{rule}, all hold 0, one loss"), &created);
     assert_safe("created", &created, &o);
     assert!(o.states > 10_000, "only {} states", o.states);
-    assert_eq!(o.most_handed, 2);
+    assert_eq!(o.most, 2);
     let frozen = Claims {
         frozen: Some(1),
         ..created
@@ -90,7 +90,7 @@ pub(super) fn assert_safe_when_a_holder_loses_its_data(
         &frozen,
     );
     assert_safe("frozen", &frozen, &o);
-    assert_eq!(o.most_handed, 2);
+    assert_eq!(o.most, 2);
 }
 
 /// [101, 100, 101] with 101 handed out; node 3 restarted empty. With node 1
@@ -114,7 +114,7 @@ pub(super) fn assert_unavailable_after_a_restart_beside_a_frozen_node(
         &frozen,
     );
     assert_safe("frozen", &frozen, &o);
-    assert_eq!(o.most_handed, 0, "values handed out beside a frozen node");
+    assert_eq!(o.most, 0, "values handed out beside a frozen node");
     let restarted = Claims {
         rounds: [2, 2],
         ..restarted
@@ -124,7 +124,7 @@ pub(super) fn assert_unavailable_after_a_restart_beside_a_frozen_node(
         &restarted,
     );
     assert_safe("restarted", &restarted, &o);
-    assert_eq!(o.most_handed, 2);
+    assert_eq!(o.most, 2);
 }
 
 #[test]
@@ -161,7 +161,7 @@ fn the_claims_rules_never_hand_out_a_value_twice_when_nothing_is_lost() {
     let o = check("claims, all missing, no loss, 4 and 3 rounds", &m);
     assert_safe("no loss", &m, &o);
     assert!(o.states > 100_000, "only {} states", o.states);
-    assert_eq!(o.most_handed, 2);
+    assert_eq!(o.most, 2);
 }
 
 #[test]

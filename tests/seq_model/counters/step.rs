@@ -423,6 +423,7 @@ pub fn candidates(m: &Model, s: &State, out: &mut Vec<Event>) {
 impl System for Model {
     type State = State;
     type Event = Event;
+    type Violation = Violation;
 
     fn rules(&self) -> String {
         format!("{:?}", self.rules)
@@ -448,7 +449,11 @@ impl System for Model {
         s.violation
     }
 
-    fn handed(&self, s: &State) -> u32 {
+    fn counted_name(&self) -> &'static str {
+        "values handed out in a run"
+    }
+
+    fn counted(&self, s: &State) -> u32 {
         s.handed.count_ones() - u32::from(self.handed_before.is_some())
     }
 

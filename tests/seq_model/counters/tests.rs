@@ -130,7 +130,7 @@ fn the_quarantine_rules_hand_out_no_value_twice_and_keep_real_time_order() {
             panic!("{name}: {v:?}:\n{}", narrate(&m, run).join("\n"));
         }
         assert!(o.states > least, "{name}: only {} states", o.states);
-        assert_eq!(o.most_handed, 2, "{name}");
+        assert_eq!(o.most, 2, "{name}");
     }
 }
 
@@ -150,7 +150,7 @@ fn the_quarantine_rules_stay_safe_when_a_refused_proposal_is_retried() {
         panic!("{v:?}:\n{}", narrate(&m, run).join("\n"));
     }
     assert!(o.states > 800_000, "only {} states", o.states);
-    assert_eq!(o.most_handed, 2);
+    assert_eq!(o.most, 2);
 }
 
 #[test]

@@ -1,0 +1,398 @@
+//! The exhaustive explorer shared by the model checkers (`tests/seq_model/`,
+//! `tests/index_model/`): a breadth-first search over any [`System`] (a
+//! bounded model: its initial state, the events possible in a state, and
+//! what each does), the hash it runs on, and the narration of a run it
+//! found. Each suite includes it from its own `explorer.rs`, beside the
+//! `Violation` of its model.
+//!
+//! # Design
+//!
+//! A model only says what a step is; everything about visiting states lives
+//! here, once. The search is breadth first, so that a violation or a goal
+//! comes with a shortest run; it keeps, per state, its parent and the event
+//! from it, which is all a run needs. Each state is stored once (`Seen`: an
+//! arena that is also the queue, indexed by hash), a third of the memory of
+//! a map plus a queue: the deeper explorations reach tens of millions of
+//! states. A model may merge symmetric states ([`System::canon`]: mirror
+//! images); a run found among representatives is then replayed as a run of
+//! the concrete system ([`concrete`]), so that what is printed is a real
+//! run, step by step. Events are applied twice in the search's life:
+//! without words while searching (the `log` argument is `None`, and the
+//! models skip their `format!` calls then: a debug build is slow enough),
+//! and with words when narrating.
+//!
+//! Besides violations, each model counts something per state
+//! ([`System::counted`]: values handed out, children alive), and the search
+//! reports the most it reached: a model that is safe only because nothing
+//! ever happens shows it there.
+
+#![allow(dead_code)]
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Debug;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::time::Instant;
+
+/// `format!` when the step is to be described, else nothing (the search
+/// never reads the words).
+macro_rules! say {
+    ($describe:expr, $($arg:tt)*) => {
+        if $describe {
+            format!($($arg)*)
+        } else {
+            String::new()
+        }
+    };
+}
+pub(crate) use say;
+
+/// A bounded model the search can explore.
+pub trait System {
+    type State: Copy + Eq + Hash;
+    type Event: Copy + Debug;
+    /// A safety property broken in a state.
+    type Violation: Copy + Debug;
+
+    /// The rules, in a word, for the report.
+    fn rules(&self) -> String;
+    fn initial(&self) -> Self::State;
+    /// Every event possible in `s`, and maybe some that are not (`apply`
+    /// tells).
+    fn candidates(&self, s: &Self::State, out: &mut Vec<Self::Event>);
+    /// The state after `e`, or None when `e` is not possible in `s`. `log`
+    /// receives what happened, in words, when given.
+    fn apply(
+        &self,
+        s: &Self::State,
+        e: Self::Event,
+        log: Option<&mut String>,
+    ) -> Option<Self::State>;
+    /// The representative of `s` among the states that stand for each
+    /// other (mirror images).
+    fn canon(&self, s: Self::State) -> Self::State {
+        s
+    }
+    fn violation(&self, s: &Self::State) -> Option<Self::Violation>;
+    /// What the model counts in `s` (values handed out, children alive),
+    /// for [`Outcome::most`].
+    fn counted(&self, s: &Self::State) -> u32;
+    /// What [`counted`](Self::counted) counts, for the report.
+    fn counted_name(&self) -> &'static str;
+    /// Stop at the first state this holds in, and return the run to it.
+    fn goal(&self, _s: &Self::State) -> bool {
+        false
+    }
+    /// States the search may visit before it gives up (a memory guard).
+    fn limit(&self) -> usize;
+    /// The first line of a narration: where the run starts.
+    fn start(&self) -> String;
+    /// The state, in brackets, after each step of a narration.
+    fn show(&self, s: &Self::State) -> String;
+}
+
+/// FxHash: SipHash is slow in a debug build, and the states are not chosen
+/// by an adversary.
+#[derive(Default)]
+pub struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.write_u64(u64::from_le_bytes(chunk.try_into().unwrap()));
+        }
+        for &b in chunks.remainder() {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+
+/// What an exploration found.
+pub struct Outcome<E, V> {
+    pub states: usize,
+    /// The first violation found (breadth first: a shortest run), with the
+    /// run that leads to it.
+    pub violation: Option<(V, Vec<E>)>,
+    /// The run to the first state the goal holds in.
+    pub reached: Option<Vec<E>>,
+    /// The most [`System::counted`] reached, over every state visited.
+    pub most: u32,
+    pub seconds: f64,
+}
+
+/// The states seen so far, each once, in the order found: the arena is
+/// also the breadth-first queue (a cursor walks it), and the map from a
+/// state's hash to its place keeps no second copy of the state. Two states
+/// with one hash are told apart by comparing them (`clash`), so the set is
+/// exact.
+struct Seen<S> {
+    arena: Vec<S>,
+    by_hash: FxMap<u64, u32>,
+    /// Further states whose hash an earlier state already has.
+    clash: FxMap<u64, Vec<u32>>,
+}
+
+impl<S: Copy + Eq + Hash> Seen<S> {
+    fn hash(s: &S) -> u64 {
+        let mut h = Fx::default();
+        s.hash(&mut h);
+        h.finish()
+    }
+
+    /// Adds `s` unless it is there; true when it was not.
+    fn insert(&mut self, s: S) -> bool {
+        let h = Self::hash(&s);
+        let at = self.arena.len() as u32;
+        match self.by_hash.get(&h) {
+            None => {
+                self.by_hash.insert(h, at);
+            }
+            Some(&i) => {
+                if self.arena[i as usize] == s {
+                    return false;
+                }
+                let more = self.clash.entry(h).or_default();
+                if more.iter().any(|&i| self.arena[i as usize] == s) {
+                    return false;
+                }
+                more.push(at);
+            }
+        }
+        self.arena.push(s);
+        true
+    }
+}
+
+/// Breadth-first search of every state reachable under `m`; stops at the
+/// first violation, or at the first state the goal holds in.
+pub fn explore<M: System>(m: &M) -> Outcome<M::Event, M::Violation> {
+    let started = Instant::now();
+    let init = m.canon(m.initial());
+    let mut seen = Seen {
+        arena: Vec::new(),
+        by_hash: FxMap::default(),
+        clash: FxMap::default(),
+    };
+    seen.insert(init);
+    // Per state: its parent's index and the event from it.
+    let mut parents: Vec<(u32, Option<M::Event>)> = vec![(u32::MAX, None)];
+    let mut events = Vec::new();
+    let mut most = m.counted(&init);
+    let mut cursor = 0;
+    while cursor < seen.arena.len() {
+        let (s, i) = (seen.arena[cursor], cursor as u32);
+        cursor += 1;
+        m.candidates(&s, &mut events);
+        for &e in &events {
+            let Some(next) = m.apply(&s, e, None) else {
+                continue;
+            };
+            let next = m.canon(next);
+            if !seen.insert(next) {
+                continue;
+            }
+            let j = parents.len() as u32;
+            parents.push((i, Some(e)));
+            most = most.max(m.counted(&next));
+            let violation = m.violation(&next);
+            let reached = m.goal(&next);
+            if violation.is_some() || reached {
+                let mut run = Vec::new();
+                let mut k = j;
+                while k != 0 {
+                    let (parent, e) = parents[k as usize];
+                    run.push(e.expect("only the initial state has no event"));
+                    k = parent;
+                }
+                run.reverse();
+                let run = concrete(m, &run);
+                return Outcome {
+                    states: seen.arena.len(),
+                    violation: violation.map(|v| (v, run.clone())),
+                    reached: reached.then_some(run),
+                    most,
+                    seconds: started.elapsed().as_secs_f64(),
+                };
+            }
+            assert!(
+                seen.arena.len() <= m.limit(),
+                "more than {} states: tighten the bounds",
+                m.limit()
+            );
+        }
+    }
+    Outcome {
+        states: seen.arena.len(),
+        violation: None,
+        reached: None,
+        most,
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+/// The run, found among representatives ([`System::canon`]), as events of
+/// one concrete run from the initial state.
+pub fn concrete<M: System>(m: &M, run: &[M::Event]) -> Vec<M::Event> {
+    let mut c = m.canon(m.initial());
+    let mut s = m.initial();
+    let mut events = Vec::new();
+    run.iter()
+        .map(|&e| {
+            c = m.canon(m.apply(&c, e, None).expect("the run replays"));
+            m.candidates(&s, &mut events);
+            let (e, next) = events
+                .iter()
+                .find_map(|&e| {
+                    let next = m.apply(&s, e, None)?;
+                    (m.canon(next) == c).then_some((e, next))
+                })
+                .expect("a concrete step for each step of the run");
+            s = next;
+            e
+        })
+        .collect()
+}
+
+/// The run in words, one line per event, with the state after it.
+pub fn narrate<M: System>(m: &M, run: &[M::Event]) -> Vec<String> {
+    let mut s = m.initial();
+    let mut lines = vec![m.start()];
+    for (i, &e) in run.iter().enumerate() {
+        let mut text = String::new();
+        s = m
+            .apply(&s, e, Some(&mut text))
+            .expect("the run replays event by event");
+        lines.push(format!("{:>2}. {text}   {}", i + 1, m.show(&s)));
+    }
+    lines
+}
+
+/// Prints what an exploration found: its figures, and the run to a
+/// violation or to the goal, in words.
+pub fn report<M: System>(name: &str, m: &M, o: &Outcome<M::Event, M::Violation>) {
+    println!(
+        "{name}: {}, {} states, most {}: {}, {:.1} s",
+        m.rules(),
+        o.states,
+        m.counted_name(),
+        o.most,
+        o.seconds
+    );
+    if let Some((v, run)) = &o.violation {
+        println!("  violation: {v:?}");
+        for line in narrate(m, run) {
+            println!("  {line}");
+        }
+    } else if let Some(run) = &o.reached {
+        println!("  goal reached:");
+        for line in narrate(m, run) {
+            println!("  {line}");
+        }
+    }
+}
+
+/// Explores `m` and prints what it found.
+pub fn check<M: System>(name: &str, m: &M) -> Outcome<M::Event, M::Violation> {
+    let o = explore(m);
+    report(name, m, &o);
+    o
+}
+
+/// Panics with the narrated run when the exploration found a violation.
+pub fn assert_safe<M: System>(name: &str, m: &M, o: &Outcome<M::Event, M::Violation>) {
+    if let Some((v, run)) = &o.violation {
+        panic!("{name}: {v:?}:\n{}", narrate(m, run).join("\n"));
+    }
+}
+
+/// A run chosen step by step: each step is the first possible event whose
+/// narration contains the given words. Panics, listing what was possible,
+/// when no event fits. Returns the run and the state it ends in.
+pub fn guided<M: System>(m: &M, steps: &[&str]) -> (Vec<M::Event>, M::State) {
+    match replay(m, steps) {
+        Ok(done) => done,
+        Err(stuck) => panic!(
+            "step {}: no event fits {:?}; possible:\n{}\nso far:\n{}",
+            stuck.step,
+            steps[stuck.step - 1],
+            stuck.possible.join("\n"),
+            narrate(m, &stuck.run).join("\n")
+        ),
+    }
+}
+
+/// Where a guided run stopped being possible.
+pub struct Stuck<E> {
+    /// The step (from 1) no event fits.
+    pub step: usize,
+    /// What was possible there, in words.
+    pub possible: Vec<String>,
+    /// The run up to it.
+    pub run: Vec<E>,
+}
+
+/// A run and the state it ends in.
+pub type Replayed<M> = (Vec<<M as System>::Event>, <M as System>::State);
+
+/// `guided`, returning where no event fits instead of panicking.
+pub fn replay<M: System>(m: &M, steps: &[&str]) -> Result<Replayed<M>, Stuck<M::Event>> {
+    let mut s = m.initial();
+    let mut run = Vec::new();
+    let mut events = Vec::new();
+    for (i, words) in steps.iter().enumerate() {
+        m.candidates(&s, &mut events);
+        let mut possible = Vec::new();
+        let found = events.iter().find_map(|&e| {
+            let mut text = String::new();
+            let next = m.apply(&s, e, Some(&mut text))?;
+            let fits = text.contains(words);
+            possible.push(text);
+            fits.then_some((e, next))
+        });
+        let Some((e, next)) = found else {
+            return Err(Stuck {
+                step: i + 1,
+                possible,
+                run,
+            });
+        };
+        run.push(e);
+        s = next;
+    }
+    Ok((run, s))
+}
+
+/// Every state reachable under `m`, representatives merged afterwards
+/// (depth first: the order does not matter here).
+pub fn all_states<M: System>(m: &M) -> HashSet<M::State> {
+    let init = m.canon(m.initial());
+    let mut seen = HashSet::from([init]);
+    let mut stack = vec![init];
+    let mut events = Vec::new();
+    while let Some(s) = stack.pop() {
+        m.candidates(&s, &mut events);
+        for &e in &events {
+            if let Some(n) = m.apply(&s, e, None) {
+                let n = m.canon(n);
+                if seen.insert(n) {
+                    stack.push(n);
+                }
+            }
+        }
+    }
+    seen
+}
