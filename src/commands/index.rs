@@ -40,21 +40,23 @@ pub async fn index(
     // the wait cleanly.
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
-    let mut store = Store::connect(&target, timeouts).await?;
-    check_interval(&mut store, &keys, &timing).await?;
+    let store = Store::connect(&target, timeouts).await?;
     let client = format!(
         "{}-{}-{}",
         crate::lock::host(),
         std::process::id(),
         crate::lock::random_hex::<3>("the client id")?
     );
+    let mut index = Index::new(store, keys, client, timing);
+    index.check().await?;
     crate::info!(
-        "index {}: interval {}, skew {}, client id {client}",
-        keys.name(),
+        "index {}: interval {}, skew {}, client id {}",
+        index.keys().name(),
         humantime::format_duration(timing.interval()),
-        humantime::format_duration(timing.skew())
+        humantime::format_duration(timing.skew()),
+        index.client()
     );
-    let mut replica = Replica::new(Index::new(store, keys, client, timing));
+    let mut replica = Replica::new(index);
     if args.print {
         return print(&mut replica, &mut signals).await;
     }
@@ -67,38 +69,6 @@ pub async fn index(
         timeouts,
     )
     .await
-}
-
-/// Refuses, before anything is written, a name in use with another
-/// interval or whose hash is of another type.
-async fn check_interval(store: &mut Store, keys: &IndexKeys, timing: &Timing) -> Result<()> {
-    check_type(store, keys).await?;
-    let theirs: Option<u64> = store
-        .query(redis::cmd("HGET").arg(keys.config()).arg("interval"))
-        .await?;
-    match theirs {
-        Some(ms) if ms != timing.interval_ms() => Err(Error::Usage(format!(
-            "the index {} is in use with --interval {}; give the same --interval (or wait until \
-             it has been idle for {} intervals)",
-            keys.name(),
-            humantime::format_duration(Duration::from_millis(ms)),
-            crate::index::timing::KEEP
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// Refuses a name whose hash is of another type.
-async fn check_type(store: &mut Store, keys: &IndexKeys) -> Result<()> {
-    let kind: String = store.query(redis::cmd("TYPE").arg(keys.config())).await?;
-    if kind != "hash" && kind != "none" {
-        return Err(Error::State(format!(
-            "Redis at {}: {} holds a {kind}, not the hash of a yaraus index",
-            store.target().display(),
-            keys.config()
-        )));
-    }
-    Ok(())
 }
 
 /// The command with this pair: its placeholders replaced, its environment.
@@ -191,7 +161,7 @@ async fn print(replica: &mut Replica, signals: &mut Signals) -> Result<i32> {
 /// `--status`: the JSON document of [`status::read`]; exit 1 when the
 /// index has no recent interval.
 async fn print_status(store: &mut Store, keys: &IndexKeys) -> Result<i32> {
-    check_type(store, keys).await?;
+    crate::index::check_type(store, keys).await?;
     match status::read(store, keys).await? {
         Some(doc) => {
             write_stdout(format!("{doc:#}\n").as_bytes())?;

@@ -249,6 +249,21 @@ impl Index {
         &self.timing
     }
 
+    /// Refuses, before anything is written, a name whose hash is of another
+    /// type or that is in use with another interval (the tick script would,
+    /// but only at the first tick).
+    pub async fn check(&mut self) -> Result<()> {
+        check_type(&mut self.store, &self.keys).await?;
+        let theirs: Option<u64> = self
+            .store
+            .query(redis::cmd("HGET").arg(self.keys.config()).arg("interval"))
+            .await?;
+        match theirs {
+            Some(ms) if ms != self.timing.interval_ms() => Err(in_use(&self.keys, ms)),
+            _ => Ok(()),
+        }
+    }
+
     /// Ticks interval `number`; `holding`: the pair the command runs with.
     /// Bounded by [`Timing::overdue`]: a tick later than that is no use.
     pub async fn tick(&mut self, number: u64, holding: Option<Pair>) -> Result<TickOutcome> {
@@ -301,13 +316,7 @@ impl Index {
                 number,
                 last: *last,
             }),
-            [3, interval, _] => Err(Error::Usage(format!(
-                "the index {} is in use with --interval {}; give the same --interval (or wait \
-                 until it has been idle for {} intervals)",
-                self.keys.name(),
-                humantime::format_duration(std::time::Duration::from_millis(*interval)),
-                timing::KEEP
-            ))),
+            [3, interval, _] => Err(in_use(&self.keys, *interval)),
             _ => Err(Error::Redis(format!(
                 "Redis at {} answered the tick with {reply:?}, which this yaraus does not know",
                 self.store.target().display()
@@ -346,6 +355,30 @@ impl Index {
             None => crate::store::classify(self.store.target(), e.clone()),
         }
     }
+}
+
+/// Refuses a name whose hash is of another type.
+pub async fn check_type(store: &mut Store, keys: &IndexKeys) -> Result<()> {
+    let kind: String = store.query(redis::cmd("TYPE").arg(keys.config())).await?;
+    if kind != "hash" && kind != "none" {
+        return Err(Error::State(format!(
+            "Redis at {}: {} holds a {kind}, not the hash of a yaraus index",
+            store.target().display(),
+            keys.config()
+        )));
+    }
+    Ok(())
+}
+
+/// The name is in use with an interval of `ms` milliseconds, not ours.
+fn in_use(keys: &IndexKeys, ms: u64) -> Error {
+    Error::Usage(format!(
+        "the index {} is in use with --interval {}; give the same --interval (or wait until \
+         it has been idle for {} intervals)",
+        keys.name(),
+        humantime::format_duration(std::time::Duration::from_millis(ms)),
+        timing::KEEP
+    ))
 }
 
 #[cfg(test)]

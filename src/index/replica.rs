@@ -65,6 +65,15 @@ impl History {
         self.latest.map(|(n, _)| n)
     }
 
+    /// The number of the next tick: the one after the latest tried, or the
+    /// one due now if that is later (ticks missed are not made up).
+    pub fn next_number(&self, timing: &Timing) -> u64 {
+        match self.latest_number() {
+            Some(n) => (n + 1).max(timing.number_now()),
+            None => timing.number_now() + 1,
+        }
+    }
+
     /// The latest tick, if it was the latest tried and it counted.
     pub fn latest(&self) -> Option<&Tick> {
         match self.latest {
@@ -151,11 +160,8 @@ impl Replica {
 
     /// The number of the next tick, and when it is due.
     fn next_tick(&self) -> (u64, BootInstant) {
-        let timing = *self.index.timing();
-        let number = match self.history().latest_number() {
-            Some(n) => (n + 1).max(timing.number_now()),
-            None => timing.number_now() + 1,
-        };
+        let timing = self.index.timing();
+        let number = self.history().next_number(timing);
         (number, timing.tick_instant(number))
     }
 

@@ -48,11 +48,7 @@ impl Slot {
     }
 
     fn next_number(&self) -> u64 {
-        let timing = self.index.timing();
-        match self.history().latest_number() {
-            Some(n) => (n + 1).max(timing.number_now()),
-            None => timing.number_now(),
-        }
+        self.history().next_number(self.index.timing())
     }
 }
 
