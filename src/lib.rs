@@ -24,6 +24,7 @@ pub mod claim;
 pub mod cli;
 pub mod commands;
 pub mod error;
+pub mod hilo;
 pub mod index;
 pub mod lease;
 pub mod lock;

@@ -5,8 +5,10 @@
 //! so they cannot disagree. Options shared by every subcommand are `global`:
 //! they may stand before or after the subcommand's name.
 
+mod hilo;
 mod index;
 
+pub use hilo::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs, HiloStatusArgs};
 pub use index::IndexArgs;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -141,6 +143,9 @@ pub enum Command {
     /// Learn (index, replicas) of a fleet each interval, and run COMMAND with it.
     #[command(long_about = index::INDEX_ABOUT, after_long_help = index::INDEX_EXIT_STATUS)]
     Index(IndexArgs),
+    /// Ids in blocks from windows on several Redis shards: agent, next, status.
+    #[command(long_about = hilo::HILO_ABOUT, after_long_help = hilo::HILO_EXIT_STATUS)]
+    Hilo(HiloArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
 }

@@ -1,6 +1,7 @@
 //! One function per subcommand: turn parsed arguments into library calls and
 //! output. Each returns the exit status on success; errors carry their own.
 
+mod hilo;
 mod index;
 mod lock;
 mod pool;
@@ -32,6 +33,7 @@ pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
         Command::Lock(args) => lock::lock(&cli.global, args, watchdog).await,
         Command::Seq(args) => seq::seq(&cli.global, args).await,
         Command::Index(args) => index::index(&cli.global, args, watchdog).await,
+        Command::Hilo(args) => hilo::hilo(&cli.global, args).await,
         Command::Completions(args) => {
             let mut cmd = Cli::command();
             clap_complete::generate(args.shell, &mut cmd, "yaraus", &mut std::io::stdout());

@@ -120,7 +120,7 @@ pub struct IndexKeys {
 impl IndexKeys {
     /// The keys of `name` in namespace `ns`; the name is checked first.
     pub fn new(ns: &str, name: &str) -> Result<IndexKeys> {
-        check_name(name)?;
+        crate::store::check_tagged_name("index", name)?;
         Ok(IndexKeys {
             prefix: format!("{ns}:index:{{{name}}}"),
             name: name.to_string(),
@@ -149,22 +149,6 @@ impl IndexKeys {
     /// Set: the replicas of `n-1` settled for `n`.
     pub fn transition(&self, n: u64) -> String {
         format!("{}:transition:{n}", self.prefix)
-    }
-}
-
-/// A name is one word a key can carry: not empty, no whitespace or control
-/// characters, no braces (they delimit the Cluster hash tag).
-fn check_name(name: &str) -> Result<()> {
-    let bad = name
-        .chars()
-        .find(|c| c.is_whitespace() || c.is_control() || *c == '{' || *c == '}');
-    match (name.is_empty(), bad) {
-        (true, _) => Err(Error::Usage("the index NAME must not be empty".into())),
-        (false, Some(c)) => Err(Error::Usage(format!(
-            "the index NAME {name:?} contains {c:?}; use letters, digits and punctuation \
-             other than braces, without spaces"
-        ))),
-        (false, None) => Ok(()),
     }
 }
 

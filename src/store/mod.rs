@@ -209,6 +209,23 @@ impl Store {
     }
 }
 
+/// Checks a NAME that goes inside a Cluster hash tag (`ns:WHAT:{NAME}:…`):
+/// one word, not empty, no whitespace or control characters, no braces
+/// (they delimit the tag). `what` names the subcommand in the message.
+pub fn check_tagged_name(what: &str, name: &str) -> Result<()> {
+    let bad = name
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control() || *c == '{' || *c == '}');
+    match (name.is_empty(), bad) {
+        (true, _) => Err(Error::Usage(format!("the {what} NAME must not be empty"))),
+        (false, Some(c)) => Err(Error::Usage(format!(
+            "the {what} NAME {name:?} contains {c:?}; use letters, digits and punctuation \
+             other than braces, without spaces"
+        ))),
+        (false, None) => Ok(()),
+    }
+}
+
 /// Outcome of [`Store::wait_for_replicas`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Replicated {

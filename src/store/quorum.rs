@@ -167,9 +167,21 @@ impl Node {
         key: &str,
         args: &[&str],
     ) -> Result<super::reply::Answer> {
+        self.ask_keys(script, &[key], args).await
+    }
+
+    /// [`ask`](Self::ask) for a script of several keys.
+    pub async fn ask_keys(
+        &mut self,
+        script: &redis::Script,
+        keys: &[&str],
+        args: &[&str],
+    ) -> Result<super::reply::Answer> {
         self.prepare().await?;
         let mut invocation = script.prepare_invoke();
-        invocation.key(key);
+        for key in keys {
+            invocation.key(*key);
+        }
         for arg in args {
             invocation.arg(*arg);
         }

@@ -58,6 +58,16 @@ impl Answer {
         Ok(Answer { label, code, items })
     }
 
+    /// How many items, the code included.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Never true: a reply has its code.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
     /// Item `i` as text.
     pub fn text(&self, i: usize) -> Result<String> {
         field(&self.label, &self.items, i)

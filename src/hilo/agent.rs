@@ -1,0 +1,406 @@
+//! The agent: keeps every shard stocked with `min_open` open windows above
+//! the high-water mark, by the three phases of the module's safety
+//! argument (fence, raise, create), under the agent lock.
+//!
+//! A run writes nothing until it has seen every shard answer with keys of
+//! the right types (a read-only look first), so an agent with a shard down
+//! or a key of another type says which and leaves every shard as it was.
+//! Between phases it stops at the first shard that refuses: the fence of a
+//! newer run means another agent took over, and it does the work.
+
+use super::{CREATE, FENCE, HiloKeys, RAISE, ShardStatus, Window, ask, shard_status, wire};
+use crate::claim::Claim;
+use crate::error::{Error, Result};
+use crate::lock::{LockOptions, Locker};
+use crate::store::{Node, Quorum, Target, gather};
+use std::time::Duration;
+
+/// How long the agent lock lives: far more than a run takes. A run that
+/// outlives it is still safe (the fences decide), only no longer alone.
+const LOCK_TTL: Duration = Duration::from_secs(30);
+
+/// What the agent keeps.
+#[derive(Clone, Debug)]
+pub struct AgentOptions {
+    /// Ids per window.
+    pub window_size: u64,
+    /// Open windows each shard should have.
+    pub min_open: u32,
+    /// The first id of a new sequence (no shard knows it).
+    pub start: u64,
+    /// How long to wait for the agent lock.
+    pub lock_wait: Duration,
+}
+
+/// What one run did.
+#[derive(Clone, Debug, Default)]
+pub struct AgentRun {
+    /// True when no shard knew the sequence: it starts at `start`.
+    pub new_sequence: bool,
+    /// The high-water mark every shard now holds.
+    pub hwm: u64,
+    /// Windows opened, with the shard (its place in `--redis`).
+    pub created: Vec<(usize, Window)>,
+    /// Windows planned but not opened (their shard failed after the raise):
+    /// their ids are skipped, never handed out.
+    pub failed: Vec<String>,
+}
+
+/// The agent of one sequence over its shards.
+pub struct Agent {
+    shards: Quorum,
+    keys: HiloKeys,
+    locker: Locker,
+    options: AgentOptions,
+}
+
+impl Agent {
+    /// The agent over `targets` (every shard of the sequence). `durable`:
+    /// refuse shards that do not fsync every write (see the module doc).
+    pub fn new(
+        targets: &[Target],
+        namespace: &str,
+        keys: HiloKeys,
+        options: AgentOptions,
+        durable: bool,
+        request_timeout: Duration,
+    ) -> Result<Agent> {
+        if options.window_size == 0 {
+            return Err(Error::Usage("--window-size 0 holds no ids".into()));
+        }
+        if options.min_open == 0 {
+            return Err(Error::Usage(
+                "--min-open 0 would keep no window open; give 1 or more".into(),
+            ));
+        }
+        let shards = Quorum::new(targets, request_timeout, durable)?;
+        let mut lock = LockOptions::new(LOCK_TTL);
+        lock.namespace = namespace.to_string();
+        lock.request_timeout = request_timeout;
+        lock.require_fsync = durable;
+        let locker = Locker::new(targets, &keys.agent_lock(), lock)?;
+        Ok(Agent {
+            shards,
+            keys,
+            locker,
+            options,
+        })
+    }
+
+    pub fn keys(&self) -> &HiloKeys {
+        &self.keys
+    }
+
+    /// The shards' URLs, in `--redis` order.
+    pub fn labels(&self) -> std::sync::Arc<[String]> {
+        self.shards.labels()
+    }
+
+    /// One run: look at every shard, take the lock, fence, raise, create,
+    /// release the lock.
+    pub async fn run(&mut self) -> Result<AgentRun> {
+        let seen = self.look().await?;
+        let mut held = self
+            .locker
+            .acquire(
+                Some(self.options.lock_wait),
+                std::future::pending::<Error>(),
+            )
+            .await?;
+        let fence = format!(
+            "{}:{}",
+            wire(held.fencing_token()),
+            crate::lock::random_hex::<8>("the agent's fence")?
+        );
+        let outcome = self.stock(&seen, &fence).await;
+        // A lock left behind only delays the next run by its ttl.
+        let _ = held.release().await;
+        outcome
+    }
+
+    /// Every shard's state, read-only; an error naming each shard that did
+    /// not answer, or the first fault retrying cannot cure.
+    async fn look(&mut self) -> Result<Vec<ShardStatus>> {
+        let (labels, limit) = (self.shards.labels(), self.shards.round_timeout());
+        let keys = &self.keys;
+        let futures: Vec<_> = self
+            .shards
+            .nodes_mut()
+            .iter_mut()
+            .map(|node| shard_status(node, keys))
+            .collect();
+        let replies = everyone(futures, &labels, limit).await;
+        let mut seen = Vec::with_capacity(replies.len());
+        let mut silent = Vec::new();
+        for reply in replies {
+            match reply {
+                Ok(status) => seen.push(status),
+                Err(e) if e.is_fatal() => return Err(e),
+                Err(e) => silent.push(e.to_string()),
+            }
+        }
+        if !silent.is_empty() {
+            return Err(Error::Unavailable(format!(
+                "the hilo agent of {} creates windows only when every shard answers, and \
+                 wrote nothing: {}",
+                self.keys.name(),
+                silent.join("; ")
+            )));
+        }
+        Ok(seen)
+    }
+
+    /// The three phases, with `fence` for this run.
+    async fn stock(&mut self, seen: &[ShardStatus], fence: &str) -> Result<AgentRun> {
+        let (labels, limit) = (self.shards.labels(), self.shards.round_timeout());
+        let replies = {
+            let keys = &self.keys;
+            let futures: Vec<_> = self
+                .shards
+                .nodes_mut()
+                .iter_mut()
+                .map(|node| fence_one(node, keys, fence))
+                .collect();
+            everyone(futures, &labels, limit).await
+        };
+        let fenced = self.all_or_stop("fence", replies)?;
+        let plan = Plan::new(&self.options, &fenced, seen)?;
+        if plan.windows.is_empty() && fenced.iter().all(|f| f.hwm == Some(plan.hwm)) {
+            return Ok(plan.into_run(Vec::new()));
+        }
+        let replies = {
+            let keys = &self.keys;
+            let (hwm, size) = (wire(plan.hwm), wire(self.options.window_size));
+            let futures: Vec<_> = self
+                .shards
+                .nodes_mut()
+                .iter_mut()
+                .map(|node| raise_one(node, keys, fence, &hwm, &size))
+                .collect();
+            everyone(futures, &labels, limit).await
+        };
+        self.all_or_stop("raise", replies)?;
+        let mut failed = Vec::new();
+        let mut created = Vec::new();
+        for &(shard, window) in &plan.windows {
+            let node = &mut self.shards.nodes_mut()[shard];
+            match create_one(node, &self.keys, fence, window).await {
+                Ok(()) => created.push((shard, window)),
+                Err(e) => failed.push(format!(
+                    "[{}, {}) on {}: {e}",
+                    window.start, window.end, labels[shard]
+                )),
+            }
+        }
+        let mut run = plan.into_run(created);
+        run.failed = failed;
+        Ok(run)
+    }
+
+    /// The replies of a phase, if every shard accepted it; otherwise the
+    /// error that names each shard that did not.
+    fn all_or_stop<T>(&self, phase: &str, replies: Vec<Result<Phase<T>>>) -> Result<Vec<T>> {
+        let labels = self.shards.labels();
+        let mut accepted = Vec::with_capacity(replies.len());
+        let mut newer = Vec::new();
+        let mut silent = Vec::new();
+        for (label, reply) in labels.iter().zip(replies) {
+            match reply {
+                Ok(Phase::Accepted(t)) => accepted.push(t),
+                Ok(Phase::Refused(fence)) => newer.push(format!("{label} (fence {fence:?})")),
+                Err(e) if e.is_fatal() => return Err(e),
+                Err(e) => silent.push(e.to_string()),
+            }
+        }
+        let name = self.keys.name();
+        if !newer.is_empty() {
+            return Err(Error::Exhausted(format!(
+                "the hilo agent of {name} stopped at its {phase}: another agent's run fenced \
+                 {} after this one (or the shard restarted empty); that run stocks the shards",
+                newer.join(", ")
+            )));
+        }
+        if !silent.is_empty() {
+            return Err(Error::Unavailable(format!(
+                "the hilo agent of {name} stopped at its {phase}, which every shard must \
+                 accept, and created no window: {}",
+                silent.join("; ")
+            )));
+        }
+        Ok(accepted)
+    }
+}
+
+/// Sends one request per shard at once and waits for every reply (or its
+/// timeout, `limit`).
+async fn everyone<F, T>(futures: Vec<F>, labels: &[String], limit: Duration) -> Vec<Result<T>>
+where
+    F: std::future::Future<Output = Result<T>>,
+{
+    gather(futures, labels, limit, |_| false)
+        .await
+        .into_iter()
+        .map(|r| r.expect("gather waits for every reply"))
+        .collect()
+}
+
+/// A phase's answer from one shard: accepted, or refused because the
+/// shard's fence is not this run's (what it holds instead).
+enum Phase<T> {
+    Accepted(T),
+    Refused(String),
+}
+
+/// What a shard said to the fence.
+struct Fenced {
+    hwm: Option<u64>,
+    open: u64,
+}
+
+async fn fence_one(node: &mut Node, keys: &HiloKeys, fence: &str) -> Result<Phase<Fenced>> {
+    let answer = ask(node, &FENCE, keys, &[fence]).await?;
+    match answer.code {
+        1 => Ok(Phase::Accepted(Fenced {
+            hwm: super::parse_id(&answer, 1)?,
+            open: answer.counter(2)?,
+        })),
+        2 => Ok(Phase::Refused(answer.text(1)?)),
+        _ => Err(answer.unknown()),
+    }
+}
+
+async fn raise_one(
+    node: &mut Node,
+    keys: &HiloKeys,
+    fence: &str,
+    hwm: &str,
+    size: &str,
+) -> Result<Phase<()>> {
+    let answer = ask(node, &RAISE, keys, &[fence, hwm, size]).await?;
+    match answer.code {
+        1 => Ok(Phase::Accepted(())),
+        2 => Ok(Phase::Refused(answer.text(1)?)),
+        _ => Err(answer.unknown()),
+    }
+}
+
+async fn create_one(node: &mut Node, keys: &HiloKeys, fence: &str, window: Window) -> Result<()> {
+    let (start, end) = (wire(window.start), wire(window.end));
+    let answer = ask(node, &CREATE, keys, &[fence, &start, &end]).await?;
+    match answer.code {
+        1 => Ok(()),
+        2 => Err(Error::Exhausted(format!(
+            "refused: the shard's fence is now {:?} (a newer agent run, or it restarted)",
+            answer.text(1)?
+        ))),
+        3 => Err(Error::State(format!(
+            "refused: the shard's high-water mark is {:?}, below the window (it restarted)",
+            answer.text(1)?
+        ))),
+        _ => Err(answer.unknown()),
+    }
+}
+
+/// The windows a run creates, from what the fence replies said.
+struct Plan {
+    new_sequence: bool,
+    /// The high-water mark after the run: every window below it.
+    hwm: u64,
+    windows: Vec<(usize, Window)>,
+}
+
+impl Plan {
+    fn new(options: &AgentOptions, fenced: &[Fenced], seen: &[ShardStatus]) -> Result<Plan> {
+        let known = fenced.iter().filter_map(|f| f.hwm).max();
+        let new_sequence = known.is_none() && seen.iter().all(|s| !s.known);
+        let mut next = known.unwrap_or(options.start).max(options.start);
+        let mut windows = Vec::new();
+        for (shard, f) in fenced.iter().enumerate() {
+            for _ in f.open..u64::from(options.min_open) {
+                let end = next.checked_add(options.window_size).ok_or_else(|| {
+                    Error::State(format!(
+                        "the id space is used up: a window of {} ids from {next} passes 2^64-1",
+                        options.window_size
+                    ))
+                })?;
+                windows.push((
+                    shard,
+                    Window {
+                        start: next,
+                        end,
+                        next,
+                    },
+                ));
+                next = end;
+            }
+        }
+        Ok(Plan {
+            new_sequence,
+            hwm: next,
+            windows,
+        })
+    }
+
+    fn into_run(self, created: Vec<(usize, Window)>) -> AgentRun {
+        AgentRun {
+            new_sequence: self.new_sequence,
+            hwm: self.hwm,
+            created,
+            failed: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> AgentOptions {
+        AgentOptions {
+            window_size: 100,
+            min_open: 2,
+            start: 1,
+            lock_wait: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn windows_follow_the_highest_mark_and_fill_each_shard_to_min_open() {
+        let fenced = [
+            Fenced {
+                hwm: Some(500),
+                open: 1,
+            },
+            Fenced { hwm: None, open: 0 },
+            Fenced {
+                hwm: Some(700),
+                open: 2,
+            },
+        ];
+        let plan = Plan::new(&options(), &fenced, &[ShardStatus::default()]).unwrap();
+        let got: Vec<(usize, u64, u64)> = plan
+            .windows
+            .iter()
+            .map(|(s, w)| (*s, w.start, w.end))
+            .collect();
+        assert_eq!(got, [(0, 700, 800), (1, 800, 900), (1, 900, 1000)]);
+        assert_eq!(plan.hwm, 1000);
+        assert!(!plan.new_sequence);
+    }
+
+    #[test]
+    fn a_new_sequence_starts_at_start_and_the_top_of_the_space_is_refused() {
+        let fenced = [Fenced { hwm: None, open: 0 }];
+        let plan = Plan::new(&options(), &fenced, &[ShardStatus::default()]).unwrap();
+        assert!(plan.new_sequence);
+        assert_eq!(plan.windows[0].1.start, 1);
+        let high = [Fenced {
+            hwm: Some(u64::MAX - 150),
+            open: 0,
+        }];
+        assert!(matches!(
+            Plan::new(&options(), &high, &[]),
+            Err(Error::State(_))
+        ));
+    }
+}
