@@ -100,6 +100,16 @@ impl Agent {
     /// release the lock.
     pub async fn run(&mut self) -> Result<AgentRun> {
         let seen = self.look().await?;
+        // The same plan, on what the look saw: one that cannot be made (the
+        // id space used up) is refused before anything is written.
+        let looked: Vec<Fenced> = seen
+            .iter()
+            .map(|s| Fenced {
+                hwm: s.hwm,
+                open: s.open.len() as u64,
+            })
+            .collect();
+        Plan::new(&self.options, &looked, &seen)?;
         let mut held = self
             .locker
             .acquire(
