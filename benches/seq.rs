@@ -23,26 +23,15 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod figures;
 
-use common::{RedisServer, ServerOptions};
+use common::RedisServer;
+use figures::{option, percentile, start_redis};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use yaraus::seq::MajoritySequence;
 use yaraus::store::{Quorum, Target};
-
-fn option<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
-    let i = args.iter().position(|a| a == name)?;
-    args.get(i + 1)?.parse().ok()
-}
-
-fn start_redis(fsync: bool) -> RedisServer {
-    RedisServer::start_with(ServerOptions {
-        tcp: true,
-        appendfsync_always: fsync,
-        ..ServerOptions::default()
-    })
-}
 
 /// `yaraus seq serve` on a free port; killed when dropped.
 struct Serve {
@@ -141,10 +130,6 @@ fn info_field(port: u16, name: &str, field: &str) -> String {
                 .map(str::to_string)
         })
         .unwrap_or_else(|| "?".into())
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
 fn ms(d: Duration) -> String {

@@ -23,8 +23,10 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 mod cycles;
+mod figures;
 
-use common::{RedisServer, ServerOptions, free_port};
+use common::{RedisServer, free_port};
+use figures::{option, percentile, start_redis};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -32,17 +34,6 @@ use yaraus::claim::Claim;
 use yaraus::error::Result;
 use yaraus::lease::{Acquired, Leaser, PoolKeys, Requested, Timing};
 use yaraus::store::{Store, Target, Timeouts};
-
-/// A redis-server of the tests' harness on a loopback TCP port, without
-/// persistence or, with `fsync`, with `appendonly yes` and `appendfsync
-/// always`.
-fn start_redis(fsync: bool) -> RedisServer {
-    RedisServer::start_with(ServerOptions {
-        tcp: true,
-        appendfsync_always: fsync,
-        ..ServerOptions::default()
-    })
-}
 
 /// A local etcd; killed when dropped.
 struct Etcd {
@@ -102,21 +93,8 @@ fn start_etcd(dir: &Path) -> Option<Etcd> {
     }
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i]
-}
-
 fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
-}
-
-/// Arguments after `cargo bench --bench yaraus --`.
-fn option<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
 }
 
 /// Rounds in which the library figures take turns (blocks of PINGs, of cycles).

@@ -23,3 +23,4 @@ if [ "$host" = x86_64-unknown-linux-gnu ]; then
 fi
 cargo bench --quiet --bench yaraus -- "${extra[@]}" "$@"
 cargo bench --quiet --bench seq
+cargo bench --quiet --bench hilo
