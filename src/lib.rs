@@ -16,7 +16,10 @@
 //!   stalls, signals forwarded, exit status as a shell reports it;
 //! * [`lock`]: locks over one or N Redis masters (Redlock), with fencing
 //!   tokens, and semaphores; [`seq`]: the majority monotonic sequence under
-//!   the fencing tokens.
+//!   the fencing tokens;
+//! * [`hilo`]: ids in blocks from windows on several Redis shards, the agent
+//!   that stocks them, and the in-process [`hilo::Allocator`];
+//! * [`index`]: distributed peer indexing (index, replicas) per interval.
 
 #![deny(unsafe_code)]
 

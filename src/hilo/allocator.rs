@@ -4,9 +4,10 @@
 //!
 //! The hot path is a comparison, a decrement and an increment on the
 //! caller's own struct: no lock, no atomic, no allocation. The allocator is
-//! `&mut self` and belongs to one task; a program that wants ids on many
-//! threads gives each its own (their blocks never overlap). When a tenth
-//! of the block is used, a tokio task takes the [`Reserver`] and reserves
+//! `&mut self`, belongs to one task, and must be used inside a tokio
+//! runtime (the reservation is a spawned task); a program that wants ids
+//! on many threads gives each its own (their blocks never overlap). When a
+//! tenth of the block is used, a tokio task takes the [`Reserver`] and reserves
 //! the next block; when the block is used up, the spare takes its place.
 //! A block that lasted less than [`AllocatorOptions::block_life`] doubles
 //! the batch (up to `max_batch` and the window size), one that lasted four

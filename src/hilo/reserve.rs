@@ -98,8 +98,8 @@ impl Reserver {
                     self.current = shard;
                     return Ok(block);
                 }
-                Err(e @ (Error::Usage(_) | Error::Refused(_))) => return Err(e),
-                Err(e) if matches!(e, Error::State(_)) => return Err(e),
+                // Not a shard that is down: a mistake to report, not hide.
+                Err(e) if e.is_fatal() || matches!(e, Error::Usage(_)) => return Err(e),
                 other => said.push((shard, other)),
             }
         }
