@@ -1,0 +1,7 @@
+//! (doc to come)
+
+mod explorer;
+mod model;
+
+#[cfg(test)]
+mod findings;

@@ -1,0 +1,293 @@
+//! The events of the model and what each does: a run starting, a shard
+//! executing a request (its reply received, or lost), a run planning its
+//! windows, a shard restarting empty, a reserver taking an id.
+//!
+//! # Choices, and why
+//!
+//! * A request in flight executes at any later moment, or never: that is
+//!   every delay the network can add, and a request lost. A run that gave
+//!   up keeps its requests in flight; they may still execute, and their
+//!   replies go nowhere.
+//! * A lost reply (`Reply::Lost`, when `Model::losses`) makes the run give
+//!   up at once, the script having executed. A run that times out while a
+//!   request is in flight is the same as a run that never receives it: the
+//!   model simply never takes its next step, which a breadth-first search
+//!   of every state covers (a safety property holds in a run's every
+//!   prefix).
+//! * A restart empties the shard: fence, hwm and windows gone. Restarting
+//!   an empty shard changes nothing and is left out.
+
+use super::*;
+use crate::explorer::say;
+
+/// What becomes of a reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// The run receives it.
+    Received,
+    /// It is lost: the run gives up.
+    Lost,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Run r starts: fences sent to every shard.
+    Start(u8),
+    /// The shard executes run r's request in flight.
+    Execute { run: u8, shard: u8, reply: Reply },
+    /// Run r, fenced everywhere, plans k windows, window i on shard to[i].
+    Plan {
+        run: u8,
+        k: u8,
+        to: [u8; MAX_SHARDS],
+    },
+    /// The shard restarts empty.
+    Restart(u8),
+    /// The shard's reserver takes an id (`Watch::Ids`).
+    Reserve(u8),
+}
+
+impl Model {
+    pub(super) fn events(&self, s: &State, out: &mut Vec<Event>) {
+        out.clear();
+        for r in 0..self.runs {
+            let run = &s.runs[r];
+            let w = r as u8;
+            if run.phase == Phase::Waiting {
+                out.push(Event::Start(w));
+            }
+            if run.fenced_everywhere(self.shards) {
+                out.extend(self.plans().map(|(k, to)| Event::Plan { run: w, k, to }));
+            }
+            for sh in 0..self.shards {
+                if let Req::Sent(_) = run.reqs[sh] {
+                    let shard = sh as u8;
+                    out.push(Event::Execute {
+                        run: w,
+                        shard,
+                        reply: Reply::Received,
+                    });
+                    if self.losses && run.phase != Phase::Over {
+                        out.push(Event::Execute {
+                            run: w,
+                            shard,
+                            reply: Reply::Lost,
+                        });
+                    }
+                }
+            }
+        }
+        for sh in 0..self.shards {
+            if s.restarts < self.restarts && !s.shards[sh].is_empty() {
+                out.push(Event::Restart(sh as u8));
+            }
+            if self.watch == Watch::Ids && s.shards[sh].open != 0 {
+                out.push(Event::Reserve(sh as u8));
+            }
+        }
+    }
+
+    /// The state after `e`, or None when `e` is not possible in `s`.
+    pub(super) fn step(&self, s: &State, e: Event, log: Option<&mut String>) -> Option<State> {
+        let describe = log.is_some();
+        let mut t = *s;
+        let text = match e {
+            Event::Start(w) => {
+                let run = &mut t.runs[w as usize];
+                if run.phase != Phase::Waiting {
+                    return None;
+                }
+                run.start(self.shards);
+                say!(
+                    describe,
+                    "{} starts (token {}): fences sent to {}",
+                    run_name(w as usize),
+                    w + 1,
+                    self.shard_list(|_| true)
+                )
+            }
+            Event::Execute { run, shard, reply } => {
+                self.execute(&mut t, run as usize, shard as usize, reply, describe)?
+            }
+            Event::Plan { run: w, k, to } => {
+                let run = &mut t.runs[w as usize];
+                if !run.fenced_everywhere(self.shards) {
+                    return None;
+                }
+                let g = run.global;
+                run.plan(self, k, to);
+                let windows = (0..k as usize)
+                    .map(|i| {
+                        let a = run.window[to[i] as usize];
+                        format!("[{a},{}) on {}", a + self.size, shard_name(to[i] as usize))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let sent = if self.rules == Rules::NoRaise {
+                    say!(describe, "creates sent")
+                } else {
+                    say!(
+                        describe,
+                        "new hwm {}; raises sent to {}",
+                        run.new,
+                        self.shard_list(|_| true)
+                    )
+                };
+                say!(
+                    describe,
+                    "{} plans from the global hwm {}: {windows}; {sent}",
+                    run_name(w as usize),
+                    g
+                )
+            }
+            Event::Restart(sh) => {
+                let shard = &mut t.shards[sh as usize];
+                if t.restarts >= self.restarts || shard.is_empty() {
+                    return None;
+                }
+                *shard = Shard::EMPTY;
+                t.restarts += 1;
+                say!(describe, "{} restarts empty", shard_name(sh as usize))
+            }
+            Event::Reserve(sh) => {
+                let id = t.shards[sh as usize].reserve()?;
+                t.ghost.handed(id);
+                say!(
+                    describe,
+                    "{}'s reserver hands out id {id}",
+                    shard_name(sh as usize)
+                )
+            }
+        };
+        for run in &mut t.runs {
+            run.tidy();
+        }
+        if let Some(log) = log {
+            *log = text;
+        }
+        Some(t)
+    }
+
+    /// Shard `sh` executes run r's request in flight; the run receives the
+    /// reply or (`Reply::Lost`) gives up.
+    fn execute(
+        &self,
+        t: &mut State,
+        r: usize,
+        sh: usize,
+        reply: Reply,
+        describe: bool,
+    ) -> Option<String> {
+        let Req::Sent(script) = t.runs[r].reqs[sh] else {
+            return None;
+        };
+        let stray = t.runs[r].phase == Phase::Over;
+        if reply == Reply::Lost && (stray || !self.losses) {
+            return None;
+        }
+        let token = r as u8 + 1;
+        let before = t.shards[sh];
+        let run = &mut t.runs[r];
+        run.reqs[sh] = Req::Idle;
+        let shard = &mut t.shards[sh];
+        let (ok, hwm) = match script {
+            Script::Fence => match shard.fence(token, self.rules != Rules::FenceUnordered) {
+                Some(hwm) => (true, hwm),
+                None => (false, 0),
+            },
+            Script::Raise => (
+                shard.raise(token, run.new, self.rules != Rules::RaiseUnfenced),
+                0,
+            ),
+            Script::Create => {
+                let a = run.window[sh];
+                let ok = shard.create(self.rules, token, a, self.size, self.watch == Watch::Ids);
+                if ok {
+                    t.ghost.created(a, a + self.size);
+                }
+                (ok, 0)
+            }
+        };
+        let what = if describe {
+            self.script_words(script, run, sh, ok, &before, &t.shards[sh])
+        } else {
+            String::new()
+        };
+        let next = if stray {
+            String::new()
+        } else if reply == Reply::Lost {
+            run.phase = Phase::Over;
+            say!(describe, "; the reply is lost: {} gives up", run_name(r))
+        } else if !ok {
+            run.phase = Phase::Over;
+            say!(describe, "; {} gives up", run_name(r))
+        } else {
+            let phase = run.phase;
+            run.acked(self, sh, script, hwm);
+            let creates = self.shard_list(|s| run.reqs[s] == Req::Sent(Script::Create));
+            let sent = if run.phase != phase {
+                say!(describe, ": every shard raised, creates sent to {creates}")
+            } else if script == Script::Raise && run.reqs[sh] == Req::Sent(Script::Create) {
+                say!(describe, ": create sent to {creates}")
+            } else {
+                String::new()
+            };
+            say!(describe, "; {} receives it{sent}", run_name(r))
+        };
+        Some(say!(
+            describe,
+            "{} executes {}'s {}{what}{next}",
+            shard_name(sh),
+            run_name(r),
+            if stray { "stray " } else { "" }
+        ))
+    }
+
+    /// A script's request and outcome, in words.
+    fn script_words(
+        &self,
+        script: Script,
+        run: &Run,
+        sh: usize,
+        ok: bool,
+        before: &Shard,
+        after: &Shard,
+    ) -> String {
+        let refused = |why: String| format!(": refused ({why})");
+        match script {
+            Script::Fence if ok => format!("fence: accepted, hwm {}", value_name(after.hwm)),
+            Script::Fence => format!("fence{}", refused(format!("fence {}", before.fence))),
+            Script::Raise if ok => format!("raise to {}: hwm {}", run.new, after.hwm),
+            Script::Raise => format!(
+                "raise to {}{}",
+                run.new,
+                refused(format!("fence {}", value_name(before.fence)))
+            ),
+            Script::Create => {
+                let a = run.window[sh];
+                let window = format!("create [{a},{})", a + self.size);
+                if ok {
+                    format!("{window}: opened (hwm {})", after.hwm)
+                } else {
+                    format!(
+                        "{window}{}",
+                        refused(format!(
+                            "fence {}, hwm {}",
+                            value_name(before.fence),
+                            value_name(before.hwm)
+                        ))
+                    )
+                }
+            }
+        }
+    }
+
+    /// "A, B": the shards `which` holds for.
+    pub fn shard_list(&self, which: impl Fn(usize) -> bool) -> String {
+        let names: Vec<String> = (0..self.shards)
+            .filter(|&s| which(s))
+            .map(|s| shard_name(s).to_string())
+            .collect();
+        names.join(", ")
+    }
+}
