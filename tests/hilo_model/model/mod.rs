@@ -41,7 +41,7 @@ mod shard;
 mod step;
 mod system;
 
-pub use step::{Event, Reply};
+pub use step::Event;
 
 /// Shards at most.
 pub const MAX_SHARDS: usize = 3;
@@ -51,6 +51,8 @@ pub const MAX_RUNS: usize = 3;
 pub const ID_LIMIT: u8 = 32;
 /// A run's plan has no window for this shard.
 pub const NO_WINDOW: u8 = u8::MAX;
+/// `Model::restarts`: no limit (restarts are then not counted).
+pub const UNLIMITED: u8 = u8::MAX;
 
 /// The rules: the protocol, or one deliberate departure from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,6 +100,22 @@ pub enum Watch {
     Ids,
 }
 
+/// The fault assumption: which shard may restart empty when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// Any shard, any time: only `Model::restarts` bounds them.
+    Budget,
+    /// "At no time have all shards lost the hwm", made exact: a shard
+    /// restarts only while another shard holds an hwm at least
+    /// `Ghost::highest`, the highest hwm some run had acknowledged by every
+    /// shard (its raise phase complete).
+    KeepHighest,
+    /// The same words read as counting restarts: a shard restarts only if
+    /// some other shard has not restarted since the last completed raise
+    /// phase (`Ghost::restarted`).
+    SinceLastRaise,
+}
+
 /// Where the search stops besides a violation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Goal {
@@ -116,8 +134,10 @@ pub struct Model {
     pub shards: usize,
     /// Agent runs, R1 (token 1), R2 (token 2), R3 (token 3).
     pub runs: usize,
-    /// Empty restarts allowed in total, over all shards.
+    /// Empty restarts allowed in total, over all shards (or UNLIMITED).
     pub restarts: u8,
+    /// Which restarts the fault assumption allows, within `restarts`.
+    pub gate: Gate,
     /// The window size W.
     pub size: u8,
     pub spread: Spread,
@@ -141,6 +161,7 @@ impl Model {
             shards,
             runs,
             restarts,
+            gate: Gate::Budget,
             size: 1,
             spread: Spread::One,
             losses: true,
@@ -231,6 +252,14 @@ pub struct Ghost {
     pub twice: u32,
     /// Windows created.
     pub windows: u8,
+    /// The highest hwm some run had acknowledged by every shard (its
+    /// raise phase complete): every window created lies below it (kept
+    /// under `Gate::KeepHighest` only).
+    pub highest: u8,
+    /// Bit s: shard s restarted since a run last had its raise
+    /// acknowledged by every shard (kept under `Gate::SinceLastRaise`
+    /// only).
+    pub restarted: u8,
     /// Bit i: id i was handed out (`Watch::Ids`).
     pub handed: u32,
     /// Bit i: id i was handed out twice (`Watch::Ids`).

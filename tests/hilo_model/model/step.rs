@@ -78,7 +78,7 @@ impl Model {
             }
         }
         for sh in 0..self.shards {
-            if s.restarts < self.restarts && !s.shards[sh].is_empty() {
+            if self.may_restart(s, sh) {
                 out.push(Event::Restart(sh as u8));
             }
             if self.watch == Watch::Ids && s.shards[sh].open != 0 {
@@ -141,12 +141,16 @@ impl Model {
                 )
             }
             Event::Restart(sh) => {
-                let shard = &mut t.shards[sh as usize];
-                if t.restarts >= self.restarts || shard.is_empty() {
+                if !self.may_restart(s, sh as usize) {
                     return None;
                 }
-                *shard = Shard::EMPTY;
-                t.restarts += 1;
+                t.shards[sh as usize] = Shard::EMPTY;
+                if self.restarts != UNLIMITED {
+                    t.restarts += 1;
+                }
+                if self.gate == Gate::SinceLastRaise {
+                    t.ghost.restarted |= 1 << sh;
+                }
                 say!(describe, "{} restarts empty", shard_name(sh as usize))
             }
             Event::Reserve(sh) => {
@@ -224,6 +228,13 @@ impl Model {
         } else {
             let phase = run.phase;
             run.acked(self, sh, script, hwm);
+            if run.phase == Phase::Creating && phase == Phase::Raising {
+                match self.gate {
+                    Gate::Budget => {}
+                    Gate::KeepHighest => t.ghost.highest = t.ghost.highest.max(run.new),
+                    Gate::SinceLastRaise => t.ghost.restarted = 0,
+                }
+            }
             let creates = self.shard_list(|s| run.reqs[s] == Req::Sent(Script::Create));
             let sent = if run.phase != phase {
                 say!(describe, ": every shard raised, creates sent to {creates}")
@@ -280,6 +291,23 @@ impl Model {
                 }
             }
         }
+    }
+
+    /// Shard `sh` may restart empty: it holds something, and the budget
+    /// and the gate allow it.
+    fn may_restart(&self, s: &State, sh: usize) -> bool {
+        let others = (0..self.shards).filter(|&o| o != sh);
+        let allowed = match self.gate {
+            Gate::Budget => true,
+            Gate::KeepHighest => {
+                let h = s.ghost.highest;
+                h == 0 || others.into_iter().any(|o| s.shards[o].hwm >= h)
+            }
+            Gate::SinceLastRaise => others.into_iter().any(|o| s.ghost.restarted & 1 << o == 0),
+        };
+        allowed
+            && !s.shards[sh].is_empty()
+            && (self.restarts == UNLIMITED || s.restarts < self.restarts)
     }
 
     /// "A, B": the shards `which` holds for.

@@ -16,11 +16,11 @@ impl System for Model {
 
     fn rules(&self) -> String {
         format!(
-            "{:?}, {} shard(s), {} run(s), {} restart(s), W={}, {:?} window(s) per run{}{}",
+            "{:?}, {} shard(s), {} run(s), {}, W={}, {:?} window(s) per run{}{}",
             self.rules,
             self.shards,
             self.runs,
-            self.restarts,
+            self.outages(),
             self.size,
             self.spread,
             if self.losses {
@@ -46,6 +46,8 @@ impl System for Model {
                 created: 0,
                 twice: 0,
                 windows: 0,
+                highest: 0,
+                restarted: 0,
                 handed: 0,
                 handed_twice: 0,
             },
@@ -61,8 +63,8 @@ impl System for Model {
         self.step(s, e, log)
     }
 
-    /// Shards sorted by everything that is theirs: their keys, and each
-    /// run's request and window there. The shards start alike and every
+    /// Shards sorted by everything that is theirs: their keys, each run's
+    /// request and window there, their bit of `Ghost::restarted`. The shards start alike and every
     /// event treats them alike (a plan may use any shard, in any order; any
     /// shard may restart), so this is exact.
     fn canon(&self, s: State) -> State {
@@ -70,7 +72,8 @@ impl System for Model {
             return s;
         }
         let column = |sh: usize| s.runs.map(|r| (r.reqs[sh], r.window[sh]));
-        let key = |sh: usize| (s.shards[sh], column(sh));
+        let restarted = |sh: usize| s.ghost.restarted >> sh & 1;
+        let key = |sh: usize| (s.shards[sh], column(sh), restarted(sh));
         let mut order = [0, 1, 2];
         let order = &mut order[..self.shards];
         order.sort_by_key(|&sh| key(sh));
@@ -78,8 +81,10 @@ impl System for Model {
             return s;
         }
         let mut t = s;
+        t.ghost.restarted = 0;
         for (to, &from) in order.iter().enumerate() {
             t.shards[to] = s.shards[from];
+            t.ghost.restarted |= restarted(from) << to;
             for (tr, sr) in t.runs.iter_mut().zip(&s.runs) {
                 tr.reqs[to] = sr.reqs[from];
                 tr.window[to] = sr.window[from];
@@ -184,12 +189,36 @@ impl System for Model {
         if g.handed_twice != 0 {
             ghost += &format!(", {} twice", id_list(g.handed_twice));
         }
+        match self.gate {
+            Gate::Budget => {}
+            Gate::KeepHighest => ghost += &format!("; highest hwm raised everywhere {}", g.highest),
+            Gate::SinceLastRaise => {
+                let since = self.shard_list(|sh| g.restarted & 1 << sh != 0);
+                ghost += &format!("; restarted since the last raise phase: {{{since}}}");
+            }
+        }
         parts.push(ghost);
         format!("[{}]", parts.join(" | "))
     }
 }
 
 impl Model {
+    /// The restarts allowed, in words.
+    fn outages(&self) -> String {
+        let count = if self.restarts == UNLIMITED {
+            "restarts".to_string()
+        } else {
+            format!("{} restart(s)", self.restarts)
+        };
+        match self.gate {
+            Gate::Budget => count,
+            Gate::KeepHighest => format!("{count} while another shard keeps the highest hwm"),
+            Gate::SinceLastRaise => {
+                format!("{count}, not all since the last complete raise phase")
+            }
+        }
+    }
+
     /// "[0,1) [1,2)": the windows (aligned to W) whose ids `mask` holds.
     fn window_list(&self, mask: u32) -> String {
         let w = self.size;
