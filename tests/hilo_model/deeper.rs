@@ -84,6 +84,11 @@ fn deeper_bounds() {
             Safe(6),
         ),
         (
+            "protocol, 3 shards, 3 runs, 2 restarts",
+            bounded(Protocol, 3, 3, 2),
+            Safe(9),
+        ),
+        (
             "protocol, 3 shards, 2 runs, 3 restarts",
             bounded(Protocol, 3, 2, 3),
             Violation,

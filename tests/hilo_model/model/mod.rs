@@ -4,7 +4,8 @@
 //! every window ever created, and the bounds and rules of one exploration
 //! ([`Model`]). `shard.rs` holds the three scripts and the reserver,
 //! `run.rs` what a run does with its replies, `step.rs` the events,
-//! `system.rs` the model as the explorer sees it.
+//! `system.rs` the model as the explorer sees it, `words.rs` the words of
+//! a narrated run.
 //!
 //! # Why the state looks like this
 //!
@@ -40,6 +41,7 @@ mod run;
 mod shard;
 mod step;
 mod system;
+mod words;
 
 pub use step::Event;
 
@@ -108,7 +110,8 @@ pub enum Gate {
     /// "At no time have all shards lost the hwm", made exact: a shard
     /// restarts only while another shard holds an hwm at least
     /// `Ghost::highest`, the highest hwm some run had acknowledged by every
-    /// shard (its raise phase complete).
+    /// shard (its raise phase complete; it rises when the run's last raise
+    /// executes, replies arriving at once in the model).
     KeepHighest,
     /// The same words read as counting restarts: a shard restarts only if
     /// some other shard has not restarted since the last completed raise

@@ -14,6 +14,9 @@
 //!   model simply never takes its next step, which a breadth-first search
 //!   of every state covers (a safety property holds in a run's every
 //!   prefix).
+//! * A reply arrives when its request executes: a reply delayed only
+//!   delays what the run sends next, and a request sent late is one
+//!   delayed in the network, which the model has.
 //! * A restart empties the shard: fence, hwm and windows gone. Restarting
 //!   an empty shard changes nothing and is left out.
 
@@ -254,68 +257,20 @@ impl Model {
         ))
     }
 
-    /// A script's request and outcome, in words.
-    fn script_words(
-        &self,
-        script: Script,
-        run: &Run,
-        sh: usize,
-        ok: bool,
-        before: &Shard,
-        after: &Shard,
-    ) -> String {
-        let refused = |why: String| format!(": refused ({why})");
-        match script {
-            Script::Fence if ok => format!("fence: accepted, hwm {}", value_name(after.hwm)),
-            Script::Fence => format!("fence{}", refused(format!("fence {}", before.fence))),
-            Script::Raise if ok => format!("raise to {}: hwm {}", run.new, after.hwm),
-            Script::Raise => format!(
-                "raise to {}{}",
-                run.new,
-                refused(format!("fence {}", value_name(before.fence)))
-            ),
-            Script::Create => {
-                let a = run.window[sh];
-                let window = format!("create [{a},{})", a + self.size);
-                if ok {
-                    format!("{window}: opened (hwm {})", after.hwm)
-                } else {
-                    format!(
-                        "{window}{}",
-                        refused(format!(
-                            "fence {}, hwm {}",
-                            value_name(before.fence),
-                            value_name(before.hwm)
-                        ))
-                    )
-                }
-            }
-        }
-    }
-
     /// Shard `sh` may restart empty: it holds something, and the budget
     /// and the gate allow it.
     fn may_restart(&self, s: &State, sh: usize) -> bool {
-        let others = (0..self.shards).filter(|&o| o != sh);
+        let mut others = (0..self.shards).filter(|&o| o != sh);
         let allowed = match self.gate {
             Gate::Budget => true,
             Gate::KeepHighest => {
                 let h = s.ghost.highest;
-                h == 0 || others.into_iter().any(|o| s.shards[o].hwm >= h)
+                h == 0 || others.any(|o| s.shards[o].hwm >= h)
             }
-            Gate::SinceLastRaise => others.into_iter().any(|o| s.ghost.restarted & 1 << o == 0),
+            Gate::SinceLastRaise => others.any(|o| s.ghost.restarted & 1 << o == 0),
         };
         allowed
             && !s.shards[sh].is_empty()
             && (self.restarts == UNLIMITED || s.restarts < self.restarts)
-    }
-
-    /// "A, B": the shards `which` holds for.
-    pub fn shard_list(&self, which: impl Fn(usize) -> bool) -> String {
-        let names: Vec<String> = (0..self.shards)
-            .filter(|&s| which(s))
-            .map(|s| shard_name(s).to_string())
-            .collect();
-        names.join(", ")
     }
 }

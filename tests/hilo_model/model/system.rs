@@ -6,6 +6,7 @@
 //! ghost keeps every window ever created, "no two windows ever created
 //! overlap" holds in a state exactly when it held at every create so far.
 
+use super::words::id_list;
 use super::*;
 use crate::explorer::{System, Violation};
 
@@ -200,46 +201,4 @@ impl System for Model {
         parts.push(ghost);
         format!("[{}]", parts.join(" | "))
     }
-}
-
-impl Model {
-    /// The restarts allowed, in words.
-    fn outages(&self) -> String {
-        let count = if self.restarts == UNLIMITED {
-            "restarts".to_string()
-        } else {
-            format!("{} restart(s)", self.restarts)
-        };
-        match self.gate {
-            Gate::Budget => count,
-            Gate::KeepHighest => format!("{count} while another shard keeps the highest hwm"),
-            Gate::SinceLastRaise => {
-                format!("{count}, not all since the last complete raise phase")
-            }
-        }
-    }
-
-    /// "[0,1) [1,2)": the windows (aligned to W) whose ids `mask` holds.
-    fn window_list(&self, mask: u32) -> String {
-        let w = self.size;
-        let list: Vec<String> = (0..ID_LIMIT / w)
-            .map(|j| j * w)
-            .filter(|&a| mask & ids(a, a + w) != 0)
-            .map(|a| format!("[{a},{})", a + w))
-            .collect();
-        if list.is_empty() {
-            "none".to_string()
-        } else {
-            list.join(" ")
-        }
-    }
-}
-
-/// "0,1,4": the ids in `mask`.
-fn id_list(mask: u32) -> String {
-    let ids: Vec<String> = (0..32)
-        .filter(|i| mask & 1 << i != 0)
-        .map(|i: u32| i.to_string())
-        .collect();
-    ids.join(",")
 }
