@@ -4,7 +4,7 @@
 //! contains them). Each case states what it is expected to find; the test
 //! prints a table of what each found (states, seconds), so that the figures
 //! quoted in `main.rs` are measured, not copied. All of it takes about six
-//! minutes (the largest case, 52 million states, four) and several GB.
+//! minutes (the largest case, 52 million states, four) and 6 GB.
 
 use crate::explorer::check;
 use crate::findings::bounded;

@@ -120,6 +120,7 @@ impl Model {
                 let g = run.global;
                 run.plan(self, k, to);
                 let windows = (0..k as usize)
+                    .filter(|_| describe)
                     .map(|i| {
                         let a = run.window[to[i] as usize];
                         format!("[{a},{}) on {}", a + self.size, shard_name(to[i] as usize))
@@ -238,11 +239,15 @@ impl Model {
                     Gate::SinceLastRaise => t.ghost.restarted = 0,
                 }
             }
-            let creates = self.shard_list(|s| run.reqs[s] == Req::Sent(Script::Create));
+            let creates = || self.shard_list(|s| run.reqs[s] == Req::Sent(Script::Create));
             let sent = if run.phase != phase {
-                say!(describe, ": every shard raised, creates sent to {creates}")
+                say!(
+                    describe,
+                    ": every shard raised, creates sent to {}",
+                    creates()
+                )
             } else if script == Script::Raise && run.reqs[sh] == Req::Sent(Script::Create) {
-                say!(describe, ": create sent to {creates}")
+                say!(describe, ": create sent to {}", shard_name(sh))
             } else {
                 String::new()
             };
