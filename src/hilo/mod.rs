@@ -46,9 +46,10 @@
 //!    opened on its shard if the shard's fence is still ours and its hwm is
 //!    at least `b`.
 //!
-//! Take two runs R1, R2 that both created windows, and a shard x that did
-//! not lose its data meanwhile (there is one: at most one shard is lost at
-//! a time, and there are at least two). Both fenced and raised x, and a
+//! Take two runs R1, R2 that both created windows, and a shard x that kept
+//! R1's mark until R2 fenced it (there is one as long as some shard always
+//! holds a mark at least as high as the highest that every shard
+//! acknowledged; see below). Both fenced and raised x, and a
 //! fence changes only by another run's fence, so R1's fence-to-raise span
 //! on x and R2's do not interleave: say R1's came first. R1 raised x to its
 //! `new` before R2 fenced x, so R2's reply from x carried that hwm, and R2's
@@ -59,14 +60,19 @@
 //! fenced it before; its windows are gone, which costs ids, never
 //! duplicates. The model checker in `tests/hilo_model/` explores every
 //! interleaving of two runs with lost replies, delayed requests and a shard
-//! restarted empty, and shows each phase is needed.
+//! restarted empty, and shows that raise and its fence check are needed.
+//! It also shows that create's fence check, and the order of the fencing
+//! tokens, buy progress, not safety: kept for defence in depth and so that
+//! some run always succeeds.
 //!
 //! What must hold outside: a shard either keeps every acknowledged write
 //! (`appendonly yes`, `appendfsync always`: checked, as for [`crate::seq`])
 //! or loses everything (no persistence at all, with `--allow-volatile`). A
 //! shard that comes back with an *old* copy of its windows (RDB snapshots,
-//! `appendfsync everysec`) would hand out their ids again. Losing every
-//! shard at once loses the hwm, and the sequence starts over.
+//! `appendfsync everysec`) would hand out their ids again. And some shard
+//! must always hold the latest mark: with N shards, N − 1 losses are
+//! survived, N are not, even one at a time, unless an agent run copies the
+//! mark back to the empty shards in between.
 
 mod agent;
 mod allocator;
