@@ -4,9 +4,9 @@ use super::{quorum_namespace, targets, write_stdout, write_stdout_unless_closed}
 use crate::cli::{GlobalArgs, HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
 use crate::error::{Error, Result};
 use crate::hilo::{
-    Agent, AgentOptions, AgentRun, Allocator, AllocatorOptions, HiloKeys, Reserver, shard_status,
+    Agent, AgentOptions, AgentRun, Allocator, AllocatorOptions, HiloKeys, Reserver, shard_statuses,
 };
-use crate::store::{Quorum, Target, gather};
+use crate::store::{Quorum, Target};
 use serde_json::json;
 use std::fmt::Write;
 use std::time::Duration;
@@ -134,17 +134,11 @@ async fn status(global: &GlobalArgs, name: &str, durable: bool) -> Result<i32> {
     let (targets, _, keys) = shards(global, name)?;
     let mut quorum = Quorum::new(&targets, request_timeout(global), durable)?;
     let labels = quorum.labels();
-    let limit = quorum.round_timeout();
-    let futures: Vec<_> = quorum
-        .nodes_mut()
-        .iter_mut()
-        .map(|node| shard_status(node, &keys))
-        .collect();
-    let replies = gather(futures, &labels, limit, |_| false).await;
+    let replies = shard_statuses(&mut quorum, &keys).await;
     let (mut known, mut answered, mut hwm) = (0, 0, None::<u64>);
     let mut shards = Vec::new();
     for (label, reply) in labels.iter().zip(replies) {
-        match reply.expect("gather waits for every reply") {
+        match reply {
             Ok(s) => {
                 answered += 1;
                 known += usize::from(s.known);

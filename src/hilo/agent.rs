@@ -8,11 +8,13 @@
 //! Between phases it stops at the first shard that refuses: the fence of a
 //! newer run means another agent took over, and it does the work.
 
-use super::{CREATE, FENCE, HiloKeys, RAISE, ShardStatus, Window, ask, shard_status, wire};
+use super::{
+    CREATE, FENCE, HiloKeys, RAISE, ShardStatus, Window, ask, everyone, shard_statuses, wire,
+};
 use crate::claim::Claim;
 use crate::error::{Error, Result};
 use crate::lock::{LockOptions, Locker};
-use crate::store::{Node, Quorum, Target, gather};
+use crate::store::{Node, Quorum, Target};
 use std::time::Duration;
 
 /// How long the agent lock lives: far more than a run takes. A run that
@@ -131,15 +133,7 @@ impl Agent {
     /// Every shard's state, read-only; an error naming each shard that did
     /// not answer, or the first fault retrying cannot cure.
     async fn look(&mut self) -> Result<Vec<ShardStatus>> {
-        let (labels, limit) = (self.shards.labels(), self.shards.round_timeout());
-        let keys = &self.keys;
-        let futures: Vec<_> = self
-            .shards
-            .nodes_mut()
-            .iter_mut()
-            .map(|node| shard_status(node, keys))
-            .collect();
-        let replies = everyone(futures, &labels, limit).await;
+        let replies = shard_statuses(&mut self.shards, &self.keys).await;
         let mut seen = Vec::with_capacity(replies.len());
         let mut silent = Vec::new();
         for reply in replies {
@@ -239,19 +233,6 @@ impl Agent {
         }
         Ok(accepted)
     }
-}
-
-/// Sends one request per shard at once and waits for every reply (or its
-/// timeout, `limit`).
-async fn everyone<F, T>(futures: Vec<F>, labels: &[String], limit: Duration) -> Vec<Result<T>>
-where
-    F: std::future::Future<Output = Result<T>>,
-{
-    gather(futures, labels, limit, |_| false)
-        .await
-        .into_iter()
-        .map(|r| r.expect("gather waits for every reply"))
-        .collect()
 }
 
 /// A phase's answer from one shard: accepted, or refused because the

@@ -1,13 +1,12 @@
 //! What one shard holds for a sequence, read in one script: the agent's
 //! first look at every shard, and `yaraus hilo status`.
 
-use super::{HiloKeys, STATUS, ask, garbled, parse_id};
+use super::{HiloKeys, STATUS, ask, everyone, garbled, parse_id};
 use crate::error::Result;
-use crate::store::Node;
-use serde::Serialize;
+use crate::store::{Node, Quorum};
 
 /// One open window.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Window {
     pub start: u64,
     /// Exclusive.
@@ -24,7 +23,7 @@ impl Window {
 }
 
 /// One shard's state of a sequence.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ShardStatus {
     /// False when the shard has no key of the sequence.
     pub known: bool,
@@ -47,6 +46,18 @@ impl ShardStatus {
             .iter()
             .fold(0u64, |sum, w| sum.saturating_add(w.left()))
     }
+}
+
+/// What every shard holds of the sequence of `keys`, read at once, in
+/// `--redis` order.
+pub async fn shard_statuses(shards: &mut Quorum, keys: &HiloKeys) -> Vec<Result<ShardStatus>> {
+    let (labels, limit) = (shards.labels(), shards.round_timeout());
+    let futures: Vec<_> = shards
+        .nodes_mut()
+        .iter_mut()
+        .map(|node| shard_status(node, keys))
+        .collect();
+    everyone(futures, &labels, limit).await
 }
 
 /// Reads what `node` holds of the sequence of `keys`.
