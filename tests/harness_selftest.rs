@@ -315,3 +315,29 @@ fn yaraus_is_the_binary_under_test() {
     let cmd = common::yaraus();
     assert!(std::path::Path::new(cmd.get_program()).is_file());
 }
+
+#[test]
+fn sentinels_promote_the_replica_when_the_master_is_sigkilled() {
+    use common::sentinel::{Sentinel, wait_failover};
+    let tcp = || ServerOptions {
+        tcp: true,
+        ..Default::default()
+    };
+    let mut master = RedisServer::start_with(tcp());
+    let replica = RedisServer::start_with(ServerOptions {
+        replica_of: Some(&master),
+        ..tcp()
+    });
+    replica.wait_replica_synced(&master);
+    let sentinels: Vec<Sentinel> = (0..3).map(|_| Sentinel::start(&master, 2)).collect();
+    let old = master.port().unwrap();
+    assert_eq!(sentinels[0].master_port(), Some(old));
+    master.sigkill();
+    let new = wait_failover(&sentinels, old, Duration::from_secs(30));
+    assert_eq!(Some(new), replica.port());
+    wait_until(
+        "the replica to become a master",
+        Duration::from_secs(10),
+        || replica.info_field("replication", "role").as_deref() == Some("master"),
+    );
+}

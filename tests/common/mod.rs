@@ -13,6 +13,7 @@ pub mod pool;
 pub mod process;
 pub mod pty;
 pub mod scratch;
+pub mod sentinel;
 
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};

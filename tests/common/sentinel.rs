@@ -1,0 +1,178 @@
+//! Redis Sentinel processes for the tests: `redis-server sentinel.conf
+//! --sentinel`, each in its own temporary directory (Sentinel rewrites its
+//! config file as it learns the group), watching one master by name.
+//!
+//! Failure detection is made fast (`down-after-milliseconds` of a few hundred
+//! ms) so that a failover test awaits an event of about a second, not the
+//! production default of 30 s.
+
+use super::*;
+
+/// The master name every test group uses.
+pub const MASTER_NAME: &str = "mymaster";
+
+/// How long a master may be silent before Sentinel calls it down.
+pub const DOWN_AFTER: Duration = Duration::from_millis(400);
+
+/// One `redis-server --sentinel` process. Dropping it SIGKILLs it.
+pub struct Sentinel {
+    child: Option<Child>,
+    pid: u32,
+    port: u16,
+    dir: TempDir,
+}
+
+impl Sentinel {
+    /// A sentinel on a free port watching `master` (started with
+    /// `tcp: true`) as [`MASTER_NAME`], calling it objectively down once
+    /// `quorum` sentinels agree. Waits until it answers PING and knows the master.
+    pub fn start(master: &RedisServer, quorum: usize) -> Sentinel {
+        ensure_redis_server_installed();
+        let master_port = master
+            .port()
+            .expect("Sentinel::start: the master must be started with `tcp: true`");
+        let dir = make_tempdir();
+        let mut attempt = 1;
+        loop {
+            let port = free_port();
+            let conf = dir.path().join("sentinel.conf");
+            let mut text = format!(
+                "port {port}\nbind 127.0.0.1\ndir {dir}\n\
+                 sentinel monitor {MASTER_NAME} 127.0.0.1 {master_port} {quorum}\n\
+                 sentinel down-after-milliseconds {MASTER_NAME} {down}\n\
+                 sentinel failover-timeout {MASTER_NAME} 2000\n\
+                 sentinel parallel-syncs {MASTER_NAME} 1\n",
+                dir = path_str(dir.path()),
+                down = DOWN_AFTER.as_millis(),
+            );
+            if let Some(pass) = &master.requirepass {
+                text.push_str(&format!("sentinel auth-pass {MASTER_NAME} {pass}\n"));
+            }
+            fs::write(&conf, text).expect("write sentinel.conf");
+            let log_path = dir.path().join("sentinel.log");
+            let log = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log_path)
+                .expect("open sentinel.log");
+            let mut cmd = Command::new("redis-server");
+            cmd.arg(&conf)
+                .arg("--sentinel")
+                .process_group(0)
+                .current_dir(dir.path())
+                .stdin(Stdio::null())
+                .stdout(log.try_clone().expect("dup log"))
+                .stderr(log);
+            let mut child = spawn_tied(cmd).expect("spawn redis-server --sentinel");
+            let deadline = Instant::now() + START_TIMEOUT;
+            loop {
+                if let Some(status) = child.try_wait().expect("try_wait sentinel") {
+                    let log = fs::read_to_string(&log_path).unwrap_or_default();
+                    if port_in_use(&log) && attempt < PORT_ATTEMPTS {
+                        break;
+                    }
+                    panic!("redis-server --sentinel exited ({status}); its log:\n{log}");
+                }
+                if master_port_at(port).is_some() {
+                    return Sentinel {
+                        pid: child.id(),
+                        child: Some(child),
+                        port,
+                        dir,
+                    };
+                }
+                if Instant::now() >= deadline {
+                    let _ = child.kill();
+                    panic!(
+                        "sentinel on port {port} did not answer within {START_TIMEOUT:?}; its log:\n{}",
+                        fs::read_to_string(&log_path).unwrap_or_default()
+                    );
+                }
+                thread::sleep(Duration::from_millis(20));
+            }
+            attempt += 1;
+        }
+    }
+
+    /// `redis://127.0.0.1:PORT`: the sentinel itself (not a data node).
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// The port of the master this sentinel names now (`SENTINEL
+    /// get-master-addr-by-name`), or `None` if it does not answer.
+    pub fn master_port(&self) -> Option<u16> {
+        master_port_at(self.port)
+    }
+
+    /// Everything the sentinel has logged.
+    pub fn log(&self) -> String {
+        fs::read_to_string(self.dir.path().join("sentinel.log"))
+            .unwrap_or_else(|e| format!("(no log: {e})"))
+    }
+
+    /// SIGKILLs the sentinel.
+    pub fn sigkill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = killpg(Pid::from_raw(self.pid as i32), Signal::SIGKILL);
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Sentinel {
+    fn drop(&mut self) {
+        self.sigkill();
+    }
+}
+
+/// `redis+sentinel://127.0.0.1:P1,127.0.0.1:P2/mymaster?ns=NS`: what yaraus
+/// is given to find the master through `sentinels`.
+pub fn sentinel_url(sentinels: &[Sentinel], ns: &str) -> String {
+    let hosts: Vec<String> = sentinels.iter().map(Sentinel::address).collect();
+    format!(
+        "redis+sentinel://{}/{MASTER_NAME}?ns={}",
+        hosts.join(","),
+        percent_encode(ns)
+    )
+}
+
+/// Waits until every sentinel names a master other than `old_port`, and
+/// they agree; returns the new master's port.
+pub fn wait_failover(sentinels: &[Sentinel], old_port: u16, timeout: Duration) -> u16 {
+    let mut new = 0;
+    wait_until("Sentinel to promote a replica", timeout, || {
+        let ports: Vec<Option<u16>> = sentinels.iter().map(Sentinel::master_port).collect();
+        match ports.first() {
+            Some(Some(p)) if *p != old_port && ports.iter().all(|q| *q == Some(*p)) => {
+                new = *p;
+                true
+            }
+            _ => false,
+        }
+    });
+    new
+}
+
+/// What the sentinel on `port` names as the master's port.
+fn master_port_at(port: u16) -> Option<u16> {
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).ok()?;
+    let mut conn = client
+        .get_connection_with_timeout(Duration::from_secs(1))
+        .ok()?;
+    let addr: Option<(String, String)> = redis::cmd("SENTINEL")
+        .arg("get-master-addr-by-name")
+        .arg(MASTER_NAME)
+        .query(&mut conn)
+        .ok()?;
+    addr?.1.parse().ok()
+}
