@@ -11,6 +11,7 @@
 pub mod lock;
 pub mod pool;
 pub mod process;
+pub mod proxy;
 pub mod pty;
 pub mod scratch;
 pub mod sentinel;

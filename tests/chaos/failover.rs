@@ -1,0 +1,1 @@
+//! Sentinel failover: to be written once `redis+sentinel://` URLs are in.

@@ -1,0 +1,133 @@
+//! Fault injection: a fleet of `yaraus run` and `yaraus lock` clients kept
+//! running against real redis-servers while the servers and the network
+//! fail, and a checker that fails the test if two children ever held the same
+//! worker id or lock at the same time.
+//!
+//! The supervisor's own faults (yaraus SIGKILLed, its child escaping the
+//! group, ...) are tested in tests/run and tests/lock; here the *environment*
+//! fails, one fault per test, each test several trials (`CHAOS_TRIALS`,
+//! default 2; `CHAOS_MINUTES` for the soak of scripts/chaos.sh):
+//!
+//! * [`restart`]: the master restarts with no persistence and an operator
+//!   runs `yaraus init` again — safe only because of `--delay`; the same
+//!   scenario with `--delay 0 --no-safeguards` must show an overlap, which
+//!   proves that the checker can see one;
+//! * [`master_stop`]: the master is frozen (SIGSTOP) for longer than
+//!   `--expire`;
+//! * [`client_stop`]: a holder's yaraus is frozen for longer than `--expire`;
+//! * [`partition`]: some holders lose the network (a proxy of ours, cut);
+//! * [`failover`]: the master is SIGKILLed and Sentinel promotes a replica.
+//!
+//! How: [`harness`] runs the client loops (each restarts its yaraus when it
+//! exits); every yaraus supervises [`child`], this executable started again,
+//! which appends `start`/`beat`/`stop` lines with `CLOCK_MONOTONIC` stamps to
+//! one shared log; [`lives`] reads the log back as lives and finds overlaps.
+//! Each test prints one report line to stderr: the fault, trials run, faults
+//! injected, overlaps found (asserted to be 0), children killed (yaraus exit
+//! 124; how many of those the watchdog SIGKILLed), and the time to recovery
+//! (from the fault to every id and lock held again by a live child).
+//!
+//! Timings are short (`--interval 200ms --expire 1s`, locks `--ttl 1s`) and
+//! keep the safeguards, so the delay before a new holder starts is the
+//! default `2 × interval + kill-after`. Nothing sleeps and hopes: the tests
+//! await log lines, processes gone and exits — except where the fault itself
+//! is "stay frozen longer than `--expire`".
+//!
+//! The chaos tests hold one lock while they run ([`harness::serial`]): they
+//! would otherwise share two cores with each other's fleets.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod child;
+mod client_stop;
+mod failover;
+mod harness;
+mod lives;
+mod master_stop;
+mod partition;
+mod restart;
+
+use std::time::Duration;
+
+use common::pool::NS;
+use harness::ClientSpec;
+
+/// The test that, started again by a client with `CHAOS_CHILD_LOG` set, is
+/// the child; in a normal test run it returns at once.
+#[test]
+fn chaos_child() {
+    child::act_if_asked();
+}
+
+/// `yaraus run` timings: lease of 1 s renewed every 200 ms, 300 ms to stop,
+/// 300 ms to connect. The delay is the safeguards' default, 2 × 200 + 300 ms.
+pub const RUN_OPTS: &[&str] = &[
+    "--interval",
+    "200ms",
+    "--expire",
+    "1s",
+    "--kill-after",
+    "300ms",
+    "--timeout",
+    "300ms",
+];
+
+/// `yaraus lock` timings: ttl 1 s (extended every 333 ms), 250 ms to stop.
+pub const LOCK_OPTS: &[&str] = &["--ttl", "1s", "--kill-after", "250ms", "--timeout", "300ms"];
+
+/// `--expire` and `--ttl` above: no child may outlive its last renewal by more.
+pub const EXPIRE: Duration = Duration::from_secs(1);
+
+/// How long a child takes to stop after SIGTERM (less than either kill-after).
+pub const GRACE: Duration = Duration::from_millis(50);
+
+/// The pool: ids 1..=IDS, shared by [`RUN_CLIENTS`] clients.
+pub const IDS: u64 = 3;
+pub const RUN_CLIENTS: usize = 5;
+/// The locks, each wanted by [`LOCK_CLIENTS_EACH`] clients.
+pub const LOCKS: &[&str] = &["L0", "L1"];
+pub const LOCK_CLIENTS_EACH: usize = 2;
+
+/// `run --redis URL RUN_OPTS EXTRA` for client k, with `url(k)`.
+pub fn run_specs(url: impl Fn(usize) -> String, extra: &[&str]) -> Vec<ClientSpec> {
+    (0..RUN_CLIENTS)
+        .map(|k| {
+            let url = url(k);
+            let mut args = vec!["run", "--redis", &url];
+            args.extend(RUN_OPTS);
+            args.extend(extra);
+            ClientSpec::new(&args)
+        })
+        .collect()
+}
+
+/// `lock NAME --redis URL... LOCK_OPTS EXTRA` for clients `first..`, with
+/// `urls(k)` (several masters: several URLs).
+pub fn lock_specs(first: usize, urls: impl Fn(usize) -> Vec<String>, extra: &[&str]) -> Vec<ClientSpec> {
+    let mut specs = Vec::new();
+    for name in LOCKS {
+        for _ in 0..LOCK_CLIENTS_EACH {
+            let k = first + specs.len();
+            let mut args: Vec<String> = vec!["lock".into(), (*name).into()];
+            for url in urls(k) {
+                args.extend(["--redis".into(), url]);
+            }
+            args.extend(LOCK_OPTS.iter().chain(extra).map(|s| s.to_string()));
+            specs.push(ClientSpec::new(&args));
+        }
+    }
+    specs
+}
+
+/// The resources of the fleet: `id:1..=IDS`, and `lock:NAME` when `locks`.
+pub fn resources(locks: bool) -> Vec<String> {
+    let mut r: Vec<String> = (1..=IDS).map(|i| format!("id:{i}")).collect();
+    if locks {
+        r.extend(LOCKS.iter().map(|n| format!("lock:{n}")));
+    }
+    r
+}
+
+/// The namespace of the pool (`?ns=` of the URLs).
+pub const POOL_NS: &str = NS;

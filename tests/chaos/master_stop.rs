@@ -1,0 +1,72 @@
+//! The master is frozen (SIGSTOP) for longer than `--expire`: nobody can
+//! renew, nobody can take anything. Every holder's child must be killed by
+//! its *local* deadline (design point 4: the instant before its last
+//! successful renewal was sent, plus the lease, minus a drift margin), which
+//! comes before the master's own expiry — so before anyone else can take the
+//! id or lock once the master resumes. The test checks both: every holder's
+//! child is gone, its last line before the fault + `--expire`, while the
+//! master is still frozen; then the master resumes (SIGCONT) and the fleet
+//! takes everything again.
+//!
+//! The master keeps its clock running while frozen: on SIGCONT the leases
+//! have expired by its own `TIME`, and the requests that waited in its
+//! sockets run late (a stale renewal extends a lease nobody uses; it only
+//! delays that id's recovery).
+
+use super::child::now_ns;
+use super::common::RedisServer;
+use super::common::pool::init_pool;
+use super::harness::{Budget, Fleet, Report, assert_no_overlap, serial};
+use super::*;
+
+/// How long the master stays frozen beyond `--expire`.
+const BEYOND: Duration = Duration::from_millis(300);
+
+#[test]
+fn a_master_frozen_longer_than_expire_gets_every_child_killed_by_its_deadline() {
+    let _serial = serial();
+    let master = RedisServer::start();
+    init_pool(&master, 1, IDS);
+    let url = master.url_ns(POOL_NS);
+    let mut specs = run_specs(|_| url.clone(), &[]);
+    let lock_url = master.url();
+    specs.extend(lock_specs(specs.len(), |_| vec![lock_url.clone()], &[]));
+    let mut fleet = Fleet::start(&specs, &resources(true), GRACE);
+
+    let budget = Budget::new(2);
+    let mut report = Report::new("master-sigstop");
+    while budget.more(report.trials) {
+        let holders = fleet.wait_all_held();
+        let victims: Vec<i32> = holders.values().map(|l| l.pid).collect();
+        let killed_before = fleet.killed();
+        let fault = now_ns();
+        master.sigstop();
+        report.faults += 1;
+        let limit = fault + EXPIRE.as_nanos() as u64;
+        fleet.wait_dead(
+            "every holder's child to die while the master is frozen",
+            &victims,
+            EXPIRE + Duration::from_secs(10),
+        );
+        assert!(
+            now_ns() < limit + BEYOND.as_nanos() as u64,
+            "the children outlived the lease by more than {BEYOND:?}"
+        );
+        fleet.assert_ended_by("master frozen", &victims, limit);
+        // Frozen for longer than the lease, whatever the children did.
+        let resume = limit + BEYOND.as_nanos() as u64;
+        std::thread::sleep(Duration::from_nanos(resume.saturating_sub(now_ns())));
+        master.sigcont();
+        report.recoveries.push(fleet.wait_recovered(fault, &victims));
+        // Every holder's yaraus said so: exit 124.
+        fleet.wait(
+            "every holder's yaraus to exit 124",
+            common::EVENT,
+            |f| f.killed() >= killed_before + victims.len(),
+        );
+        report.trials += 1;
+    }
+    let outcome = fleet.finish();
+    report.print(&outcome);
+    assert_no_overlap("master frozen", &outcome);
+}
