@@ -68,20 +68,59 @@ impl Cli {
 #[derive(Args, Debug, Clone)]
 pub struct GlobalArgs {
     /// Redis URL: redis://[user:password@]host[:port][/db], rediss:// (TLS),
-    /// unix:///path/redis.sock or redis+unix:///path?db=N. A query parameter
-    /// ?ns=NAME sets the namespace. Subcommands that use several independent
-    /// servers take the option several times (or a comma-separated list).
+    /// unix:///path/redis.sock, redis+unix:///path?db=N,
+    /// redis+sentinel://[user:password@]host:26379[,host:26379…]/MASTER[/db]
+    /// (the master a Sentinel group names, looked up again after a failover)
+    /// or redis+cluster://[user:password@]host:7000[,host:7001…] (Redis
+    /// Cluster). A query parameter ?ns=NAME sets the namespace. Subcommands
+    /// that use several independent servers take the option several times
+    /// (or a comma-separated list).
     #[arg(
         long = "redis",
         visible_alias = "server",
         env = "YARAUS_REDIS",
         global = true,
         value_name = "URL",
-        value_delimiter = ',',
         default_value = "redis://localhost:6379/0?ns=yaraus",
         hide_env_values = true
     )]
     pub redis: Vec<String>,
+
+    /// The --redis URLs are the sentinels (redis://host:26379) of the group
+    /// whose master is called MASTER; same as one redis+sentinel:// URL.
+    #[arg(long, env = "YARAUS_SENTINEL", global = true, value_name = "MASTER")]
+    pub sentinel: Option<String>,
+
+    /// A write (lease, renewal, lock, extension) counts only once N replicas
+    /// confirm it (WAIT); fewer is a failed acquisition or renewal. Without
+    /// it, run waits for a majority of the connected replicas and only logs
+    /// and counts a shortfall (wait_shortfall in stats).
+    #[arg(
+        long,
+        env = "YARAUS_MIN_REPLICAS",
+        global = true,
+        value_name = "N",
+        default_value_t = 0
+    )]
+    pub min_replicas: u32,
+
+    /// PEM file of the certificate authorities that sign the server's
+    /// certificate (rediss:// only), instead of the system's.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub tls_ca: Option<std::path::PathBuf>,
+
+    /// PEM client certificate, for servers that require one (with --tls-key).
+    #[arg(long, global = true, value_name = "PATH", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+
+    /// PEM private key of --tls-cert.
+    #[arg(long, global = true, value_name = "PATH", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
+
+    /// Accept any server certificate (rediss:// only). For tests: anyone on
+    /// the path can then pose as the server.
+    #[arg(long, global = true)]
+    pub tls_insecure: bool,
 
     /// Key namespace (prefix of every key); overrides ?ns= in the URL. [default: yaraus]
     #[arg(

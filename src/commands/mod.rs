@@ -12,7 +12,7 @@ mod seq_serve;
 use crate::cli::{Cli, Command, GlobalArgs};
 use crate::error::{Error, Result};
 use crate::lease::PoolKeys;
-use crate::store::{Store, Target, Timeouts};
+use crate::store::{ConnectOptions, Store, Target, Timeouts, Tls, split_urls};
 use crate::supervise::Watchdog;
 use clap::CommandFactory;
 
@@ -78,9 +78,48 @@ fn stdout_error(e: std::io::Error) -> Error {
     Error::Output(format!("cannot write to stdout: {e}"))
 }
 
-/// The parsed `--redis` URLs, in order.
+/// The parsed `--redis` URLs, in order, with the connection options
+/// (`--sentinel`, `--tls-*`, `--min-replicas`).
 pub fn targets(global: &GlobalArgs) -> Result<Vec<Target>> {
-    global.redis.iter().map(|u| Target::parse(u)).collect()
+    let options = connect_options(global)?;
+    let urls = split_urls(&global.redis);
+    if options.sentinel.is_some() {
+        return Ok(vec![Target::sentinels(&urls, &options)?]);
+    }
+    urls.iter()
+        .map(|u| Target::parse_with(u, &options))
+        .collect()
+}
+
+fn connect_options(global: &GlobalArgs) -> Result<ConnectOptions> {
+    let read = |flag: &str, path: &std::path::Path| {
+        std::fs::read(path)
+            .map_err(|e| Error::Usage(format!("{flag} {}: cannot read it: {e}", path.display())))
+    };
+    let any_tls = global.tls_ca.is_some() || global.tls_cert.is_some() || global.tls_insecure;
+    let tls = if any_tls {
+        Some(Tls {
+            ca: global
+                .tls_ca
+                .as_deref()
+                .map(|p| read("--tls-ca", p))
+                .transpose()?,
+            client: match (&global.tls_cert, &global.tls_key) {
+                (Some(cert), Some(key)) => {
+                    Some((read("--tls-cert", cert)?, read("--tls-key", key)?))
+                }
+                _ => None,
+            },
+            insecure: global.tls_insecure,
+        })
+    } else {
+        None
+    };
+    Ok(ConnectOptions {
+        sentinel: global.sentinel.clone(),
+        tls,
+        min_replicas: global.min_replicas,
+    })
 }
 
 /// The namespace: `--namespace`, else `?ns=` of the URL, else `yaraus`.
@@ -92,6 +131,12 @@ pub fn namespace(global: &GlobalArgs, target: &Target) -> Result<String> {
         .unwrap_or_else(|| "yaraus".into());
     if ns.is_empty() {
         return Err(Error::Usage("the namespace must not be empty".into()));
+    }
+    if target.is_cluster() && ns.contains(['{', '}']) {
+        return Err(Error::Usage(format!(
+            "the namespace {ns:?} contains braces, which would change the Redis Cluster hash \
+             tags of yaraus's keys; use one without"
+        )));
     }
     Ok(ns)
 }
@@ -135,7 +180,11 @@ impl PoolContext {
         let target = targets.remove(0);
         let ns = namespace(global, &target)?;
         Ok(PoolContext {
-            keys: PoolKeys::new(&ns),
+            keys: if target.is_cluster() {
+                PoolKeys::in_cluster(&ns)
+            } else {
+                PoolKeys::new(&ns)
+            },
             target,
             timeouts: Timeouts::from_timeout(global.timeout),
         })

@@ -52,7 +52,11 @@ fn prometheus(stats: &Stats, pool: &str) -> String {
     let label = pool.replace('\\', "\\\\").replace('"', "\\\"");
     let mut out = String::new();
     for (i, (name, value)) in stats.figures().into_iter().enumerate() {
-        let kind = if i < 8 { "counter" } else { "gauge" };
+        let kind = if i < 8 || name == "wait_shortfall" {
+            "counter"
+        } else {
+            "gauge"
+        };
         let help = match name {
             "client_id_count" => "Client ids handed out.",
             "client_get_id_count" => "Attempts to lease an id.",
@@ -66,6 +70,7 @@ fn prometheus(stats: &Stats, pool: &str) -> String {
             "using_ids" => "Ids leased now.",
             "using_ttl_max" => "Longest remaining lease, seconds.",
             "using_ttl_mid" => "Median remaining lease, seconds.",
+            "wait_shortfall" => "Writes fewer than a majority of the connected replicas confirmed.",
             _ => "Shortest remaining lease, seconds.",
         };
         let metric = if kind == "counter" {

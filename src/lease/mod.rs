@@ -91,6 +91,13 @@ impl PoolKeys {
             stats: format!("{namespace}:stats"),
         }
     }
+
+    /// The keys in Redis Cluster: the namespace becomes their hash tag
+    /// (`{ns}:ids`, `{ns}:clients`, `{ns}:stats`), so that the scripts that
+    /// touch all three run in one slot.
+    pub fn in_cluster(namespace: &str) -> PoolKeys {
+        PoolKeys::new(&format!("{{{namespace}}}"))
+    }
 }
 
 /// Takes worker ids from one pool: the [`Claimant`] of `yaraus run`, shaped
@@ -186,12 +193,9 @@ impl Leaser {
             expire: self.expire,
             deadline: sent + validity(self.expire),
         };
-        let why = match lease.store.wait_for_replicas(replicas).await {
-            Ok(r) if r.ok() => return Ok(Acquired::Leased(Box::new(lease))),
-            Ok(r) => format!(
-                "only {} of the {} replicas needed confirmed it",
-                r.acked, r.needed
-            ),
+        let why = match lease.confirm(replicas, "leased").await {
+            Ok(Ok(())) => return Ok(Acquired::Leased(Box::new(lease))),
+            Ok(Err(why)) => why,
             Err(e) => e.to_string(),
         };
         let _ = lease.release().await;
@@ -249,6 +253,35 @@ impl Claimant for Leaser {
 }
 
 impl Lease {
+    /// Waits for the replicas to confirm the write just made ([`Store::confirm`]).
+    /// `Ok(Err(why))` below `--min-replicas`: the write does not count. A
+    /// shortfall against the majority of the connected replicas is logged
+    /// and counted in the pool's `wait_shortfall`.
+    async fn confirm(&mut self, connected: i64, done: &str) -> Result<Result<(), String>> {
+        let r = self.store.confirm(&self.keys.ids, Some(connected)).await?;
+        if !r.ok() {
+            return Ok(Err(format!("{} (--min-replicas {})", r.describe(), r.min)));
+        }
+        if r.shortfall() {
+            crate::warn!(
+                "{done} id {}, but {} in time; counted as wait_shortfall (--min-replicas \
+                 makes this a failure)",
+                self.id,
+                r.describe()
+            );
+            let _ = self
+                .store
+                .query::<i64>(
+                    redis::cmd("HINCRBY")
+                        .arg(&self.keys.stats)
+                        .arg("wait_shortfall")
+                        .arg(1),
+                )
+                .await;
+        }
+        Ok(Ok(()))
+    }
+
     pub fn id(&self) -> WorkerId {
         self.id
     }
@@ -289,11 +322,10 @@ impl Claim for Lease {
                 format!("id {} now belongs to {owner}", self.id)
             }));
         }
-        match self.store.wait_for_replicas(replicas).await {
-            Ok(r) if r.ok() => Ok(validity(self.expire)),
-            Ok(r) => Err(RenewError::Failed(Error::Unavailable(format!(
-                "renewed, but only {} of the {} replicas needed confirmed it",
-                r.acked, r.needed
+        match self.confirm(replicas, "renewed").await {
+            Ok(Ok(())) => Ok(validity(self.expire)),
+            Ok(Err(why)) => Err(RenewError::Failed(Error::Unavailable(format!(
+                "renewed, but {why}"
             )))),
             Err(e) => Err(RenewError::Failed(e)),
         }

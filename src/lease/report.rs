@@ -38,6 +38,9 @@ pub struct Stats {
     pub using_ttl_max: f64,
     pub using_ttl_mid: f64,
     pub using_ttl_min: f64,
+    /// Writes that fewer than a majority of the connected replicas
+    /// confirmed in time (counted when `--min-replicas` did not make them fail).
+    pub wait_shortfall: i64,
     /// The pool's range, when recorded.
     pub min: Option<u64>,
     pub max: Option<u64>,
@@ -66,6 +69,7 @@ impl Stats {
             ("using_ttl_max", self.using_ttl_max),
             ("using_ttl_mid", self.using_ttl_mid),
             ("using_ttl_min", self.using_ttl_min),
+            ("wait_shortfall", self.wait_shortfall as f64),
         ]
     }
 }
@@ -111,6 +115,7 @@ pub async fn stats(store: &mut Store, keys: &PoolKeys) -> Result<Stats> {
         using_ttl_max: secs(&max),
         using_ttl_mid: secs(&mid),
         using_ttl_min: secs(&min),
+        wait_shortfall: get("wait_shortfall"),
         min: bound("min"),
         max: bound("max"),
     })

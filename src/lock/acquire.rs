@@ -304,7 +304,11 @@ impl Locker {
                 node.prepare().await?;
                 let invocation = kind.acquire(key, fence_key, token, ttl_ms, mode);
                 let reply: redis::Value = node.script(&invocation).await?;
-                parse_acquire(node.label(), reply)
+                let acquired = parse_acquire(node.label(), reply)?;
+                if matches!(acquired, NodeAcquire::Taken { .. }) {
+                    node.confirm(key).await?;
+                }
+                Ok(acquired)
             })
             .collect();
         gather(futures, &labels, limit, |replies| {

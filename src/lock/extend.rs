@@ -30,7 +30,11 @@ impl Locker {
             .map(|node| async move {
                 let invocation = kind.extend(key, token, ttl_ms, n);
                 let reply: redis::Value = node.script(&invocation).await?;
-                parse_extend(node.label(), reply)
+                let extended = parse_extend(node.label(), reply)?;
+                if matches!(extended, NodeExtend::Extended) {
+                    node.confirm(key).await?;
+                }
+                Ok(extended)
             })
             .collect();
         let replies = gather(futures, &labels, limit, |replies| {

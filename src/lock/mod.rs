@@ -234,7 +234,12 @@ impl Locker {
             quorum.preload(&kind::quorum_scripts());
         }
         let key = format!("{}{name}", options.prefix);
-        let fencing = MajoritySequence::new(format!("{}:fencing:{key}", options.namespace));
+        let cluster = targets.iter().any(Target::is_cluster);
+        let fencing = MajoritySequence::new(crate::store::companion_key(
+            &format!("{}:fencing", options.namespace),
+            &key,
+            cluster,
+        )?);
         Ok(Locker {
             quorum,
             name: name.to_string(),

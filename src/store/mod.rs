@@ -1,5 +1,6 @@
-//! Talking to one Redis server: connecting with a deadline, reconnecting after
-//! a failure, running our Lua scripts, and waiting for replicas.
+//! Talking to one Redis deployment (a server, a Sentinel group's master, or a
+//! Cluster): connecting with a deadline, reconnecting after a failure,
+//! running our Lua scripts, and waiting for replicas.
 //!
 //! A [`Store`] owns at most one multiplexed connection. Any error that says the
 //! connection is gone (I/O, timeout) drops it, and the next call dials again:
@@ -13,18 +14,25 @@
 //! for the same fault. The kind is the [`Error`] variant: callers decide
 //! whether to retry by it, never by the words of a message.
 //!
+//! A write counts only once the replicas confirm it ([`Store::confirm`]):
+//! `WAIT` for `--min-replicas` of them, failing below that; without the
+//! option, for a majority of those connected, where a shortfall is only
+//! reported (the caller logs and counts it), as the Go yaraus did.
+//!
 //! Several independent masters are a [`Quorum`] of [`Node`]s, asked all at
 //! once by [`gather`]; [`reply`] reads what our scripts return.
 
+mod connection;
 pub mod quorum;
 pub mod reply;
 mod target;
 
+pub use connection::Connection;
 pub use quorum::{Node, Quorum, Replies, gather, majority};
-pub use target::Target;
+pub use target::{ConnectOptions, Target, Tls, split_urls};
 
 use crate::error::{Error, Result};
-use redis::aio::MultiplexedConnection;
+use connection::Dialer;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,19 +63,19 @@ pub struct Store {
     /// Shared by clones, which are made per lock held (and per cycle of the
     /// benchmark): the URL and the client's settings never change.
     target: Arc<Target>,
-    client: Arc<redis::Client>,
+    dialer: Arc<Dialer>,
     timeouts: Timeouts,
-    conn: Option<MultiplexedConnection>,
+    conn: Option<Connection>,
 }
 
 impl Store {
     /// A store for `target`; nothing is dialed until the first request.
     pub fn new(target: &Target, timeouts: Timeouts) -> Result<Store> {
-        let client = redis::Client::open(target.connection_info().clone())
+        let dialer = Dialer::new(target, timeouts.connect, timeouts.response)
             .map_err(|e| Error::Usage(format!("invalid Redis URL '{}': {e}", target.display())))?;
         Ok(Store {
             target: Arc::new(target.clone()),
-            client: Arc::new(client),
+            dialer: Arc::new(dialer),
             timeouts,
             conn: None,
         })
@@ -96,7 +104,7 @@ impl Store {
     }
 
     /// The live connection, dialing a new one if there is none.
-    pub async fn connection(&mut self) -> Result<MultiplexedConnection> {
+    pub async fn connection(&mut self) -> Result<Connection> {
         if let Some(conn) = &self.conn {
             return Ok(conn.clone());
         }
@@ -105,9 +113,7 @@ impl Store {
             .set_response_timeout(Some(self.timeouts.response));
         // The connection timeout of redis-rs covers dialing; the outer one
         // also covers a server that accepts but never answers the handshake.
-        let dial = self
-            .client
-            .get_multiplexed_async_connection_with_config(&config);
+        let dial = self.dialer.dial(&config);
         let conn = match tokio::time::timeout(self.timeouts.connect, dial).await {
             Ok(Ok(conn)) => conn,
             Ok(Err(e)) => return Err(self.connect_error(e)),
@@ -154,34 +160,58 @@ impl Store {
         let mut conn = self.connection().await?;
         match invocation.invoke_async(&mut conn).await {
             Ok(v) => Ok(Ok(v)),
-            Err(e) if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() => {
-                Err(self.fail(e))
-            }
+            Err(e) if is_stale(&e) => Err(self.fail(e)),
             Err(e) => Ok(Err(e)),
         }
     }
 
-    /// Waits until a majority of the replicas connected to this server have
-    /// every write we made so far. `replicas` is the count the server reported
-    /// (a script returns it with its result, so this costs nothing when there
-    /// are none). Returns how many acknowledged and how many were needed, or
-    /// `None` when that is not a majority.
-    pub async fn wait_for_replicas(&mut self, replicas: i64) -> Result<Replicated> {
-        if replicas <= 0 {
+    /// Waits until the replicas have every write made so far through this
+    /// connection, `key` being one of the keys written (in a Cluster, the
+    /// `WAIT` goes to its slot's master). `connected` is the replica count
+    /// the server reported (a script returns it with its result), or `None`
+    /// when unknown.
+    ///
+    /// With `--min-replicas N`, waits for N (or for the majority of the
+    /// connected ones, if more) and the write counts only if N confirmed; a
+    /// master that reports fewer than N connected fails at once, without a
+    /// `WAIT` that could not succeed. Without it, waits for a majority of
+    /// the connected ones; fewer is a [`Replicated::shortfall`], not a failure.
+    pub async fn confirm(&mut self, key: &str, connected: Option<i64>) -> Result<Replicated> {
+        let min = i64::from(self.target.min_replicas());
+        let majority = connected.map_or(0, |c| if c > 0 { c / 2 + 1 } else { 0 });
+        let wanted = majority.max(min);
+        if wanted == 0 {
             return Ok(Replicated {
                 acked: 0,
-                needed: 0,
+                majority,
+                min,
             });
         }
-        let needed = replicas / 2 + 1;
+        if connected.is_some_and(|c| c < min) {
+            return Ok(Replicated {
+                acked: connected.unwrap_or(0),
+                majority,
+                min,
+            });
+        }
         let ms = self.timeouts.connect.as_millis().max(1) as u64;
-        let acked: i64 = self.query(redis::cmd("WAIT").arg(needed).arg(ms)).await?;
-        Ok(Replicated { acked, needed })
+        let mut conn = self.connection().await?;
+        let acked = match conn.wait(key, wanted, ms).await {
+            Ok(acked) => acked,
+            Err(e) => return Err(self.fail(e)),
+        };
+        Ok(Replicated {
+            acked,
+            majority,
+            min,
+        })
     }
 
-    /// Maps an error, dropping the connection when the error says it is dead.
+    /// Maps an error, dropping the connection when the error says it is dead
+    /// or no longer a master's (the next request dials again, and finds the
+    /// new master through Sentinel).
     pub fn fail(&mut self, e: redis::RedisError) -> Error {
-        if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() {
+        if is_stale(&e) {
             self.conn = None;
         }
         classify(&self.target, e)
@@ -226,17 +256,80 @@ pub fn check_tagged_name(what: &str, name: &str) -> Result<()> {
     }
 }
 
-/// Outcome of [`Store::wait_for_replicas`].
+/// The part of `key` Redis Cluster hashes: the text between the first `{`
+/// and the next `}` when that is not empty, else the whole key.
+pub fn hash_tag(key: &str) -> &str {
+    key.find('{')
+        .and_then(|open| {
+            let rest = &key[open + 1..];
+            rest.find('}').map(|close| &rest[..close])
+        })
+        .filter(|tag| !tag.is_empty())
+        .unwrap_or(key)
+}
+
+/// The key `{prefix}:{key}` of a companion of `key` (a lock's fencing
+/// counter), which one script touches together with `key`. In a Cluster the
+/// two must hash alike: when `key` has a hash tag the companion carries it
+/// already; otherwise `key` is wrapped in braces (`ns:fencing:{deploy}`), and
+/// a key whose braces would then confuse the tag is refused.
+pub fn companion_key(prefix: &str, key: &str, cluster: bool) -> Result<String> {
+    if !cluster || hash_tag(key) != key {
+        return Ok(format!("{prefix}:{key}"));
+    }
+    if key.contains(['{', '}']) {
+        return Err(Error::Usage(format!(
+            "in Redis Cluster the key {key:?} cannot share a slot with its {prefix} counter: \
+             its braces are not a hash tag; use a name without braces, or with one {{tag}}"
+        )));
+    }
+    Ok(format!("{prefix}:{{{key}}}"))
+}
+
+/// Outcome of [`Store::confirm`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Replicated {
+    /// How many replicas confirmed (or, when fewer than `min` are
+    /// connected, how many are).
     pub acked: i64,
-    pub needed: i64,
+    /// A majority of the replicas the server reported connected.
+    pub majority: i64,
+    /// `--min-replicas`.
+    pub min: i64,
 }
 
 impl Replicated {
+    /// Whether the write counts: `--min-replicas` confirmed it.
     pub fn ok(&self) -> bool {
-        self.acked >= self.needed
+        self.acked >= self.min
     }
+
+    /// Fewer than a majority of the connected replicas confirmed: logged and
+    /// counted (`wait_shortfall`), a failure only below `--min-replicas`.
+    pub fn shortfall(&self) -> bool {
+        self.acked < self.majority
+    }
+
+    /// What happened, for messages: "only 0 of the 1 replicas needed confirmed it".
+    pub fn describe(&self) -> String {
+        let needed = self.majority.max(self.min);
+        format!(
+            "only {} of the {needed} replicas needed confirmed it",
+            self.acked
+        )
+    }
+}
+
+/// Whether an error means the connection is no use any more: dead, timed
+/// out, or to a node that is no longer (or not yet) a writable master.
+fn is_stale(e: &redis::RedisError) -> bool {
+    e.is_io_error()
+        || e.is_timeout()
+        || e.is_connection_dropped()
+        || matches!(
+            e.code(),
+            Some("READONLY") | Some("MASTERDOWN") | Some("LOADING")
+        )
 }
 
 fn detail(e: &redis::RedisError) -> String {
@@ -269,7 +362,7 @@ pub fn classify(target: &Target, e: redis::RedisError) -> Error {
     }
     if matches!(
         e.code(),
-        Some("READONLY") | Some("MASTERDOWN") | Some("LOADING")
+        Some("READONLY") | Some("MASTERDOWN") | Some("LOADING") | Some("NOREPLICAS")
     ) {
         return Error::Unavailable(format!(
             "Redis at {d} cannot take writes now: {}",
@@ -287,5 +380,34 @@ pub fn script_error(e: &redis::RedisError) -> Option<(&str, &str)> {
         Some((code, e.detail().unwrap_or("").trim()))
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_tags_are_what_redis_cluster_hashes() {
+        assert_eq!(hash_tag("deploy"), "deploy");
+        assert_eq!(hash_tag("a{b}c"), "b");
+        assert_eq!(hash_tag("a{}c{d}"), "a{}c{d}");
+        assert_eq!(hash_tag("{x}:ids"), "x");
+        assert_eq!(hash_tag("a}b{"), "a}b{");
+    }
+
+    #[test]
+    fn companions_hash_like_their_key_in_a_cluster() {
+        let c = |key| companion_key("ns:fencing", key, true);
+        assert_eq!(c("deploy").unwrap(), "ns:fencing:{deploy}");
+        assert_eq!(c("locks:{deploy}").unwrap(), "ns:fencing:locks:{deploy}");
+        for key in ["deploy", "locks:{deploy}", "a{b}c"] {
+            assert_eq!(hash_tag(&c(key).unwrap()), hash_tag(key), "{key}");
+        }
+        assert!(matches!(c("a}b"), Err(Error::Usage(_))));
+        assert_eq!(
+            companion_key("ns:fencing", "deploy", false).unwrap(),
+            "ns:fencing:deploy"
+        );
     }
 }

@@ -17,7 +17,7 @@
 //!   task, so a caller can drop the whole round (a signal arrived) and nothing
 //!   keeps running behind its back.
 
-use super::{Store, Target, Timeouts, classify, script_error};
+use super::{Connection, Store, Target, Timeouts, classify, script_error};
 use crate::error::{Error, Result};
 use std::future::Future;
 use std::pin::Pin;
@@ -75,56 +75,44 @@ impl Node {
         if !check && !load {
             return Ok(());
         }
-        let mut pipe = redis::pipe();
-        if check {
-            pipe.cmd("CONFIG")
-                .arg("GET")
-                .arg("appendonly")
-                .cmd("CONFIG")
-                .arg("GET")
-                .arg("appendfsync")
-                .cmd("CONFIG")
-                .arg("GET")
-                .arg("maxmemory-policy");
-        }
-        for script in self.scripts.iter().filter(|_| load) {
-            pipe.cmd("SCRIPT").arg("LOAD").arg(*script).ignore();
-        }
         let mut conn = self.store.connection().await?;
-        let reply: redis::RedisResult<Vec<Vec<String>>> = pipe.query_async(&mut conn).await;
-        let replies = match reply {
-            Ok(replies) => replies,
-            Err(e) if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() => {
-                return Err(self.store.fail(e));
+        let configs = if let Connection::Cluster(_) = conn {
+            // Scripts load on first use there (EVALSHA falls back to EVAL);
+            // the check asks every master, whichever holds the keys.
+            self.loaded = true;
+            if !check {
+                return Ok(());
             }
-            Err(e) => {
-                let detail = e.detail().unwrap_or(&e.to_string()).to_string();
-                return Err(Error::State(if check {
-                    format!(
-                        "cannot check that Redis at {} keeps every write: CONFIG GET failed \
-                         ({detail}); make sure every node runs with appendonly yes, \
-                         appendfsync always and maxmemory-policy noeviction, then pass \
-                         --allow-volatile",
-                        self.label
-                    )
-                } else {
-                    format!(
-                        "cannot load yaraus's scripts into Redis at {}: {detail}",
-                        self.label
-                    )
-                }));
+            match every_master_config(&mut conn).await {
+                Ok(configs) => configs,
+                Err(e) => return Err(self.prepare_error(e, check)),
             }
-        };
-        self.loaded = true;
-        if !check {
-            return Ok(());
-        }
-        let value = |i: usize| {
-            replies
-                .get(i)
-                .and_then(|pair| pair.get(1))
-                .cloned()
-                .unwrap_or_default()
+        } else {
+            let mut pipe = redis::pipe();
+            if check {
+                for name in DURABILITY_SETTINGS {
+                    pipe.cmd("CONFIG").arg("GET").arg(name);
+                }
+            }
+            for script in self.scripts.iter().filter(|_| load) {
+                pipe.cmd("SCRIPT").arg("LOAD").arg(*script).ignore();
+            }
+            let replies: Vec<Vec<String>> = match pipe.query_async(&mut conn).await {
+                Ok(replies) => replies,
+                Err(e) => return Err(self.prepare_error(e, check)),
+            };
+            self.loaded = true;
+            if !check {
+                return Ok(());
+            }
+            let value = |i: usize| {
+                replies
+                    .get(i)
+                    .and_then(|pair| pair.get(1))
+                    .cloned()
+                    .unwrap_or_default()
+            };
+            vec![(self.label.to_string(), [value(0), value(1), value(2)])]
         };
         let shown = |v: &str| {
             if v.is_empty() {
@@ -133,30 +121,51 @@ impl Node {
                 v.to_string()
             }
         };
-        let (aof, fsync, policy) = (value(0), value(1), value(2));
-        if aof != "yes" || fsync != "always" {
-            return Err(Error::State(format!(
-                "Redis at {} has appendonly {} and appendfsync {}: a crash could lose the \
-                 latest sequence value and a number could be handed out twice; set \
-                 `CONFIG SET appendonly yes` and `CONFIG SET appendfsync always` (and in \
-                 redis.conf) on every node, or pass --allow-volatile to accept the risk",
-                self.label,
-                shown(&aof),
-                shown(&fsync),
-            )));
-        }
-        if !keeps_keys_without_ttl(&policy) {
-            return Err(Error::State(format!(
-                "Redis at {} has maxmemory-policy {}, which can evict a sequence counter when \
-                 memory runs short, and a number could then be handed out twice; set \
-                 `CONFIG SET maxmemory-policy noeviction` (or a volatile-* policy, and in \
-                 redis.conf) on every node, or pass --allow-volatile to accept the risk",
-                self.label,
-                shown(&policy),
-            )));
+        for (label, [aof, fsync, policy]) in &configs {
+            if aof != "yes" || fsync != "always" {
+                return Err(Error::State(format!(
+                    "Redis at {label} has appendonly {} and appendfsync {}: a crash could lose the \
+                     latest sequence value and a number could be handed out twice; set \
+                     `CONFIG SET appendonly yes` and `CONFIG SET appendfsync always` (and in \
+                     redis.conf) on every node, or pass --allow-volatile to accept the risk",
+                    shown(aof),
+                    shown(fsync),
+                )));
+            }
+            if !keeps_keys_without_ttl(policy) {
+                return Err(Error::State(format!(
+                    "Redis at {label} has maxmemory-policy {}, which can evict a sequence counter when \
+                     memory runs short, and a number could then be handed out twice; set \
+                     `CONFIG SET maxmemory-policy noeviction` (or a volatile-* policy, and in \
+                     redis.conf) on every node, or pass --allow-volatile to accept the risk",
+                    shown(policy),
+                )));
+            }
         }
         self.durability = Durability::Verified;
         Ok(())
+    }
+
+    /// The error of a failed [`prepare`](Self::prepare).
+    fn prepare_error(&mut self, e: redis::RedisError, check: bool) -> Error {
+        if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() {
+            return self.store.fail(e);
+        }
+        let detail = e.detail().unwrap_or(&e.to_string()).to_string();
+        Error::State(if check {
+            format!(
+                "cannot check that Redis at {} keeps every write: CONFIG GET failed \
+                 ({detail}); make sure every node runs with appendonly yes, \
+                 appendfsync always and maxmemory-policy noeviction, then pass \
+                 --allow-volatile",
+                self.label
+            )
+        } else {
+            format!(
+                "cannot load yaraus's scripts into Redis at {}: {detail}",
+                self.label
+            )
+        })
     }
 
     /// Gets the node ready ([`prepare`](Self::prepare)) and runs one of our
@@ -187,6 +196,26 @@ impl Node {
         }
         let reply: redis::Value = self.script(&invocation).await?;
         super::reply::Answer::new(Arc::clone(&self.label), reply)
+    }
+
+    /// With `--min-replicas N`, waits until N replicas have the write just
+    /// made on `key` ([`Store::confirm`]); fewer is an [`Error::Unavailable`]
+    /// and this node's write does not count. Without it, does nothing.
+    pub async fn confirm(&mut self, key: &str) -> Result<()> {
+        if self.store.target().min_replicas() == 0 {
+            return Ok(());
+        }
+        let r = self.store.confirm(key, None).await?;
+        if r.ok() {
+            Ok(())
+        } else {
+            Err(Error::Unavailable(format!(
+                "Redis at {}: {} (--min-replicas {})",
+                self.label,
+                r.describe(),
+                r.min
+            )))
+        }
     }
 
     /// Runs one of our scripts. An error our script raised (`YARAUS_…`) is an
@@ -342,6 +371,25 @@ impl Quorum {
     pub fn nodes_mut(&mut self) -> &mut [Node] {
         &mut self.nodes
     }
+}
+
+/// The settings the durability check reads, in this order.
+const DURABILITY_SETTINGS: [&str; 3] = ["appendonly", "appendfsync", "maxmemory-policy"];
+
+/// The durability settings of every master of a Cluster, by address.
+async fn every_master_config(
+    conn: &mut Connection,
+) -> redis::RedisResult<Vec<(String, [String; 3])>> {
+    let mut by_master: std::collections::BTreeMap<String, [String; 3]> = Default::default();
+    for (i, name) in DURABILITY_SETTINGS.iter().enumerate() {
+        let mut cmd = redis::cmd("CONFIG");
+        cmd.arg("GET").arg(*name);
+        for (addr, reply) in conn.on_every_master(cmd).await? {
+            let pair: Vec<String> = redis::from_redis_value(reply)?;
+            by_master.entry(addr).or_default()[i] = pair.get(1).cloned().unwrap_or_default();
+        }
+    }
+    Ok(by_master.into_iter().collect())
 }
 
 /// Whether a `maxmemory-policy` leaves keys without a ttl alone, as every

@@ -1,9 +1,26 @@
 //! Where Redis is: parsing the `--redis` URL, and printing it without secrets.
 //!
-//! The URL forms are those of redis-rs (`redis://[user][:password@]host[:port][/db]`,
-//! `rediss://` for TLS, `unix:///path` and `redis+unix:///path?db=N&pass=P`),
-//! plus one query parameter of our own, `ns=`, the namespace, as the Go yaraus
+//! Three deployments, one [`Target`] each:
+//!
+//! * **one server**, in the URL forms of redis-rs
+//!   (`redis://[user][:password@]host[:port][/db]`, `rediss://` for TLS,
+//!   `unix:///path` and `redis+unix:///path?db=N&pass=P`);
+//! * **a Sentinel-managed group**:
+//!   `redis+sentinel://[user:pass@]host:26379[,host2:26379]/MASTERNAME[/db]`,
+//!   or `--sentinel MASTERNAME` with plain `redis://` URLs of the sentinels.
+//!   The credentials and db are the master's; the sentinels are asked without
+//!   them. The master is looked up on every dial (see [`super::Store`]);
+//! * **Redis Cluster**: `redis+cluster://[user:pass@]host:7000[,host:7001…]`,
+//!   any reachable nodes (the client learns the rest from them). Keys change
+//!   in cluster mode so that each pool's keys share one hash tag
+//!   ([`Target::is_cluster`]).
+//!
+//! Plus one query parameter of our own, `ns=`, the namespace, as the Go yaraus
 //! reads it. The namespace is taken out before the URL reaches redis-rs.
+//!
+//! A list of URLs may be given with commas (`--redis a,b`); a piece that does
+//! not start with a scheme continues the URL before it, which is how the host
+//! lists of the Sentinel and Cluster forms survive ([`split_urls`]).
 //!
 //! Every URL that appears in a log line or an error goes through
 //! [`Target::display`], which replaces passwords with `***`: a password must
@@ -11,69 +28,134 @@
 
 use crate::error::{Error, Result};
 use redis::IntoConnectionInfo;
+use std::sync::Arc;
 
-/// A parsed `--redis` URL.
+/// A parsed `--redis` URL, with the connection options that apply to it.
 #[derive(Clone, Debug)]
 pub struct Target {
-    info: redis::ConnectionInfo,
+    endpoint: Endpoint,
     display: String,
     namespace: Option<String>,
+    tls: Option<Arc<Tls>>,
+    min_replicas: u32,
+}
+
+/// How to reach the data: one server, the master a Sentinel group names, or
+/// a Cluster.
+#[derive(Clone, Debug)]
+pub(crate) enum Endpoint {
+    Server(redis::ConnectionInfo),
+    Sentinel {
+        sentinels: Vec<redis::ConnectionInfo>,
+        master: String,
+        /// The master's credentials and db (its address is the sentinels' to say).
+        node: redis::RedisConnectionInfo,
+    },
+    Cluster {
+        nodes: Vec<redis::ConnectionInfo>,
+    },
+}
+
+/// Client-side TLS material for `rediss://` (`--tls-ca`, `--tls-cert`,
+/// `--tls-key`, `--tls-insecure`), read once at start-up.
+#[derive(Clone, Debug, Default)]
+pub struct Tls {
+    /// PEM certificates of the authorities to trust instead of the system's.
+    pub ca: Option<Vec<u8>>,
+    /// PEM client certificate and key, for servers that require them.
+    pub client: Option<(Vec<u8>, Vec<u8>)>,
+    /// Accept any server certificate (testing only).
+    pub insecure: bool,
+}
+
+/// What applies to every `--redis` URL besides the URL itself.
+#[derive(Clone, Debug, Default)]
+pub struct ConnectOptions {
+    /// `--sentinel MASTERNAME`: the URLs are sentinels of one group.
+    pub sentinel: Option<String>,
+    pub tls: Option<Tls>,
+    /// `--min-replicas N`: writes count only once N replicas have them.
+    pub min_replicas: u32,
 }
 
 const SCHEMES: &[&str] = &["redis", "rediss", "unix", "redis+unix", "valkey", "valkeys"];
+const SENTINEL_SCHEME: &str = "redis+sentinel";
+const CLUSTER_SCHEME: &str = "redis+cluster";
+
+/// Splits a comma-separated list of URLs. A piece without `scheme://`
+/// belongs to the URL before it (`redis+sentinel://h1:26379,h2:26379/m`).
+pub fn split_urls(list: &[String]) -> Vec<String> {
+    let mut urls: Vec<String> = Vec::new();
+    for piece in list.iter().flat_map(|l| l.split(',')) {
+        match urls.last_mut() {
+            Some(last) if !piece.contains("://") => {
+                last.push(',');
+                last.push_str(piece);
+            }
+            _ => urls.push(piece.to_string()),
+        }
+    }
+    urls
+}
 
 impl Target {
     /// Parses one URL; on failure the error names the URL with its password hidden.
     pub fn parse(raw: &str) -> Result<Target> {
+        Target::parse_with(raw, &ConnectOptions::default())
+    }
+
+    /// [`parse`](Self::parse), with the options of the command line.
+    pub fn parse_with(raw: &str, options: &ConnectOptions) -> Result<Target> {
         let raw = raw.trim();
-        let mut url = url::Url::parse(raw).map_err(|e| {
-            Error::Usage(format!(
-                "invalid Redis URL '{}': {e} (expected redis://host:port/db, rediss://…, or unix:///path/redis.sock)",
-                redact_unparsed(raw)
-            ))
-        })?;
-        if !SCHEMES.contains(&url.scheme()) {
-            return Err(Error::Usage(format!(
-                "invalid Redis URL '{}': unknown scheme '{}' (expected redis, rediss, unix or redis+unix)",
-                redact(&url),
-                url.scheme()
-            )));
-        }
-        let mut namespace = None;
-        let mut rest = Vec::new();
-        for (k, v) in url.query_pairs() {
-            if k == "ns" {
-                namespace = Some(v.into_owned());
-            } else {
-                rest.push((k.into_owned(), v.into_owned()));
+        let scheme = raw.split("://").next().unwrap_or("");
+        let mut target = match (scheme, &options.sentinel) {
+            (SENTINEL_SCHEME, _) => parse_group(raw, Group::Sentinel)?,
+            (CLUSTER_SCHEME, _) => parse_group(raw, Group::Cluster)?,
+            (_, Some(master)) => sentinel_of(&[raw.to_string()], master)?,
+            (_, None) => parse_server(raw)?,
+        };
+        target.apply(options)?;
+        Ok(target)
+    }
+
+    /// Several `redis://` URLs that are the sentinels of one group
+    /// (`--sentinel MASTERNAME`): one target.
+    pub fn sentinels(raws: &[String], options: &ConnectOptions) -> Result<Target> {
+        let master = options.sentinel.as_deref().unwrap_or("mymaster");
+        let mut target = sentinel_of(raws, master)?;
+        target.apply(options)?;
+        Ok(target)
+    }
+
+    fn apply(&mut self, options: &ConnectOptions) -> Result<()> {
+        self.min_replicas = options.min_replicas;
+        if let Some(tls) = &options.tls {
+            let uses_tls = match &self.endpoint {
+                Endpoint::Server(info) => {
+                    matches!(info.addr(), redis::ConnectionAddr::TcpTls { .. })
+                }
+                _ => false,
+            };
+            if !uses_tls {
+                return Err(Error::Usage(format!(
+                    "--tls-* options need a rediss:// URL, not '{}'",
+                    self.display
+                )));
             }
+            if tls.insecure
+                && let Endpoint::Server(info) = &mut self.endpoint
+                && let redis::ConnectionAddr::TcpTls { host, port, .. } = info.addr().clone()
+            {
+                *info = info.clone().set_addr(redis::ConnectionAddr::TcpTls {
+                    host,
+                    port,
+                    insecure: true,
+                    tls_params: None,
+                });
+            }
+            self.tls = Some(Arc::new(tls.clone()));
         }
-        if rest.is_empty() {
-            url.set_query(None);
-        } else {
-            url.query_pairs_mut().clear().extend_pairs(rest);
-        }
-        let display = redact(&url);
-        if matches!(url.scheme(), "unix" | "redis+unix") && url.path().is_empty() {
-            return Err(Error::Usage(format!(
-                "invalid Redis URL '{display}': a unix URL needs a socket path, as in unix:///run/redis.sock"
-            )));
-        }
-        let info = url.clone().into_connection_info().map_err(|e| {
-            Error::Usage(format!(
-                "invalid Redis URL '{display}': {}",
-                e.detail().unwrap_or(&e.to_string())
-            ))
-        })?;
-        // CLIENT SETINFO costs a round trip on every connection (and an
-        // error before Redis 7.2); a short-lived supervisor cannot afford it.
-        let settings = info.redis_settings().clone().set_skip_set_lib_name();
-        let info = info.set_redis_settings(settings);
-        Ok(Target {
-            info,
-            display,
-            namespace,
-        })
+        Ok(())
     }
 
     /// The URL as it may be shown to people: passwords replaced by `***`.
@@ -86,8 +168,23 @@ impl Target {
         self.namespace.as_deref()
     }
 
-    pub(crate) fn connection_info(&self) -> &redis::ConnectionInfo {
-        &self.info
+    /// Whether this is a Redis Cluster: keys that one script touches must
+    /// then share a hash tag.
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.endpoint, Endpoint::Cluster { .. })
+    }
+
+    /// `--min-replicas`: how many replicas must confirm a write for it to count.
+    pub fn min_replicas(&self) -> u32 {
+        self.min_replicas
+    }
+
+    pub(crate) fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    pub(crate) fn tls(&self) -> Option<&Tls> {
+        self.tls.as_deref()
     }
 }
 
@@ -95,6 +192,248 @@ impl std::fmt::Display for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.display)
     }
+}
+
+/// One server's URL, its namespace and its display form.
+struct Parsed {
+    info: redis::ConnectionInfo,
+    url: url::Url,
+    display: String,
+    namespace: Option<String>,
+}
+
+fn parse_url(raw: &str) -> Result<Parsed> {
+    let mut url = url::Url::parse(raw).map_err(|e| {
+        Error::Usage(format!(
+            "invalid Redis URL '{}': {e} (expected redis://host:port/db, rediss://…, \
+             unix:///path/redis.sock, redis+sentinel://host:26379/MASTER or \
+             redis+cluster://host:7000,host:7001)",
+            redact_unparsed(raw)
+        ))
+    })?;
+    if !SCHEMES.contains(&url.scheme()) {
+        return Err(Error::Usage(format!(
+            "invalid Redis URL '{}': unknown scheme '{}' (expected redis, rediss, unix, \
+             redis+unix, redis+sentinel or redis+cluster)",
+            redact(&url),
+            url.scheme()
+        )));
+    }
+    let mut namespace = None;
+    let mut rest = Vec::new();
+    for (k, v) in url.query_pairs() {
+        if k == "ns" {
+            namespace = Some(v.into_owned());
+        } else {
+            rest.push((k.into_owned(), v.into_owned()));
+        }
+    }
+    if rest.is_empty() {
+        url.set_query(None);
+    } else {
+        url.query_pairs_mut().clear().extend_pairs(rest);
+    }
+    let display = redact(&url);
+    if matches!(url.scheme(), "unix" | "redis+unix") && url.path().is_empty() {
+        return Err(Error::Usage(format!(
+            "invalid Redis URL '{display}': a unix URL needs a socket path, as in unix:///run/redis.sock"
+        )));
+    }
+    let info = url.clone().into_connection_info().map_err(|e| {
+        Error::Usage(format!(
+            "invalid Redis URL '{display}': {}",
+            e.detail().unwrap_or(&e.to_string())
+        ))
+    })?;
+    // CLIENT SETINFO costs a round trip on every connection (and an
+    // error before Redis 7.2); a short-lived supervisor cannot afford it.
+    let settings = info.redis_settings().clone().set_skip_set_lib_name();
+    let info = info.set_redis_settings(settings);
+    Ok(Parsed {
+        info,
+        url,
+        display,
+        namespace,
+    })
+}
+
+fn parse_server(raw: &str) -> Result<Target> {
+    let parsed = parse_url(raw)?;
+    Ok(Target {
+        endpoint: Endpoint::Server(parsed.info),
+        display: parsed.display,
+        namespace: parsed.namespace,
+        tls: None,
+        min_replicas: 0,
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Group {
+    Sentinel,
+    Cluster,
+}
+
+/// `redis+sentinel://[cred@]h1:p1[,h2:p2…]/MASTER[/db][?query]` and
+/// `redis+cluster://[cred@]h1:p1[,h2:p2…][/][?query]`.
+fn parse_group(raw: &str, group: Group) -> Result<Target> {
+    let (scheme, after) = raw.split_once("://").unwrap_or((raw, ""));
+    let end = after.find(['/', '?']).unwrap_or(after.len());
+    let (authority, tail) = after.split_at(end);
+    let (userinfo, hosts) = match authority.rsplit_once('@') {
+        Some((u, h)) => (format!("{u}@"), h),
+        None => (String::new(), authority),
+    };
+    let (path, query) = match tail.split_once('?') {
+        Some((p, q)) => (p, format!("?{q}")),
+        None => (tail, String::new()),
+    };
+    let bad = |why: &str| {
+        Error::Usage(format!(
+            "invalid Redis URL '{}': {why}",
+            redact_unparsed(raw)
+        ))
+    };
+    let hosts: Vec<&str> = hosts.split(',').collect();
+    if hosts.iter().any(|h| h.is_empty()) {
+        return Err(bad("expected host:port[,host:port…] after ://"));
+    }
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let (master, db) = match (group, segments.as_slice()) {
+        (Group::Sentinel, [master]) => (Some(*master), "0"),
+        (Group::Sentinel, [master, db]) => (Some(*master), *db),
+        (Group::Sentinel, _) => {
+            return Err(bad(
+                "expected the master's name after the sentinels, as in \
+                 redis+sentinel://host:26379/mymaster[/db]",
+            ));
+        }
+        (Group::Cluster, []) => (None, "0"),
+        (Group::Cluster, _) => {
+            return Err(bad(
+                "a Redis Cluster has no databases or path: redis+cluster://host:7000,host:7001",
+            ));
+        }
+    };
+    let mut parsed = Vec::new();
+    for host in &hosts {
+        let default_port = if group == Group::Sentinel {
+            26379
+        } else {
+            6379
+        };
+        let host = if host.rsplit_once(':').is_some_and(|(_, p)| !p.contains(']')) {
+            host.to_string()
+        } else {
+            format!("{host}:{default_port}")
+        };
+        parsed.push(parse_url(&format!("redis://{userinfo}{host}/{db}{query}"))?);
+    }
+    let first = &parsed[0];
+    let host_list: Vec<String> = parsed
+        .iter()
+        .map(|p| {
+            format!(
+                "{}:{}",
+                p.url.host_str().unwrap_or("?"),
+                p.url.port().unwrap_or(0)
+            )
+        })
+        .collect();
+    let cred = match (first.url.username(), first.url.password()) {
+        ("", None) => String::new(),
+        (user, None) => format!("{user}@"),
+        (user, Some(_)) => format!("{user}:***@"),
+    };
+    let shown_query = first
+        .display
+        .split_once('?')
+        .map(|(_, q)| format!("?{q}"))
+        .unwrap_or_default();
+    let (endpoint, path) = match master {
+        Some(master) => {
+            let sentinels = parsed
+                .iter()
+                .map(|p| {
+                    p.info.clone().set_redis_settings(
+                        redis::RedisConnectionInfo::default().set_skip_set_lib_name(),
+                    )
+                })
+                .collect();
+            let endpoint = Endpoint::Sentinel {
+                sentinels,
+                master: master.to_string(),
+                node: first.info.redis_settings().clone(),
+            };
+            (endpoint, format!("/{master}/{db}"))
+        }
+        None => {
+            let nodes = parsed.iter().map(|p| p.info.clone()).collect();
+            (Endpoint::Cluster { nodes }, String::new())
+        }
+    };
+    Ok(Target {
+        endpoint,
+        display: format!(
+            "{scheme}://{cred}{}{path}{shown_query}",
+            host_list.join(",")
+        ),
+        namespace: first.namespace.clone(),
+        tls: None,
+        min_replicas: 0,
+    })
+}
+
+/// The `redis://host:port` URLs `raws`, taken as the sentinels of `master`.
+fn sentinel_of(raws: &[String], master: &str) -> Result<Target> {
+    if master.is_empty() || master.contains(['/', '?', ',']) {
+        return Err(Error::Usage(format!(
+            "--sentinel {master:?}: give the master's name as the sentinels know it"
+        )));
+    }
+    let mut hosts = Vec::new();
+    let mut first: Option<Parsed> = None;
+    for raw in raws {
+        let parsed = parse_url(raw.trim())?;
+        let redis::ConnectionAddr::Tcp(host, port) = parsed.info.addr() else {
+            return Err(Error::Usage(format!(
+                "--sentinel needs redis://host:port URLs of the sentinels, not '{}'",
+                parsed.display
+            )));
+        };
+        hosts.push(format!("{host}:{port}"));
+        first.get_or_insert(parsed);
+    }
+    let first = first.ok_or_else(|| Error::Usage("no Redis server given (--redis URL)".into()))?;
+    let cred = match (first.url.username(), first.url.password()) {
+        ("", None) => String::new(),
+        (user, None) => format!("{user}@"),
+        (user, Some(_)) => format!("{user}:{}@", first.url.password().unwrap_or("")),
+    };
+    let query = first
+        .url
+        .query()
+        .map(|q| format!("?{q}"))
+        .unwrap_or_default();
+    let ns = first
+        .namespace
+        .as_ref()
+        .map(|ns| {
+            let sep = if query.is_empty() { '?' } else { '&' };
+            format!(
+                "{sep}ns={}",
+                url::form_urlencoded::byte_serialize(ns.as_bytes()).collect::<String>()
+            )
+        })
+        .unwrap_or_default();
+    parse_group(
+        &format!(
+            "{SENTINEL_SCHEME}://{cred}{}/{master}/{}{query}{ns}",
+            hosts.join(","),
+            first.info.redis_settings().db()
+        ),
+        Group::Sentinel,
+    )
 }
 
 /// Hides the password of a parsed URL, in the userinfo and in `pass=`.
@@ -166,6 +505,93 @@ mod tests {
                 "{bad} accepted"
             );
         }
+    }
+
+    #[test]
+    fn sentinel_and_cluster_urls_keep_their_host_lists() {
+        let raw = "redis+sentinel://u:s3cret@h1:26379,h2/mymaster/2?ns=pool";
+        let t = Target::parse(raw).unwrap();
+        assert_eq!(t.namespace(), Some("pool"));
+        assert_eq!(
+            t.display(),
+            "redis+sentinel://u:***@h1:26379,h2:26379/mymaster/2"
+        );
+        let Endpoint::Sentinel {
+            sentinels,
+            master,
+            node,
+        } = t.endpoint()
+        else {
+            panic!("{t:?}")
+        };
+        assert_eq!(master, "mymaster");
+        assert_eq!(sentinels.len(), 2);
+        assert_eq!(node.db(), 2);
+        assert_eq!(node.password(), Some("s3cret"));
+        // The sentinels are asked without the master's credentials.
+        assert_eq!(sentinels[0].redis_settings().password(), None);
+
+        let t = Target::parse("redis+cluster://:pw@127.0.0.1:7000,127.0.0.1:7001?ns=x").unwrap();
+        assert!(t.is_cluster());
+        assert_eq!(
+            t.display(),
+            "redis+cluster://:***@127.0.0.1:7000,127.0.0.1:7001"
+        );
+        assert_eq!(t.namespace(), Some("x"));
+
+        let options = ConnectOptions {
+            sentinel: Some("main".into()),
+            ..Default::default()
+        };
+        let t = Target::sentinels(
+            &["redis://:pw@a:1/3?ns=q".into(), "redis://b:2".into()],
+            &options,
+        )
+        .unwrap();
+        assert_eq!(t.display(), "redis+sentinel://:***@a:1,b:2/main/3");
+        assert_eq!(t.namespace(), Some("q"));
+    }
+
+    #[test]
+    fn lists_split_on_commas_between_urls_only() {
+        let split = |s: &str| split_urls(&[s.to_string()]);
+        assert_eq!(
+            split("redis://a:1,redis://b:2"),
+            ["redis://a:1", "redis://b:2"]
+        );
+        assert_eq!(
+            split("redis+sentinel://a:1,b:2/m,redis://c:3"),
+            ["redis+sentinel://a:1,b:2/m", "redis://c:3"]
+        );
+        assert_eq!(
+            split_urls(&["redis+cluster://a:1,b:2".into(), "unix:///s".into()]),
+            ["redis+cluster://a:1,b:2", "unix:///s"]
+        );
+    }
+
+    #[test]
+    fn group_urls_refuse_nonsense() {
+        for bad in [
+            "redis+sentinel://h1:26379",
+            "redis+sentinel://h1:26379,/m",
+            "redis+sentinel://h1:26379/m/notadb",
+            "redis+cluster://h:7000/3",
+            "redis+cluster://h:notaport",
+        ] {
+            assert!(
+                matches!(Target::parse(bad), Err(Error::Usage(_))),
+                "{bad} accepted"
+            );
+        }
+        let tls = ConnectOptions {
+            tls: Some(Tls::default()),
+            ..Default::default()
+        };
+        assert!(matches!(
+            Target::parse_with("redis://h:1", &tls),
+            Err(Error::Usage(_))
+        ));
+        assert!(Target::parse_with("rediss://h:1", &tls).is_ok());
     }
 
     #[test]

@@ -79,19 +79,22 @@ fn with_a_stopped_replica_the_acquisition_is_released_and_retried() {
     let scratch = Scratch::new();
     replica.sigstop();
 
-    // Within --wait: every attempt is released again, and the last failure
-    // is reported as it is: Redis not available as required (69), not as a
-    // full pool (75).
+    // With --min-replicas 1, within --wait: every attempt is released
+    // again, and the last failure is reported as it is: Redis not available
+    // as required (69), not as a full pool (75).
     let (code, run) = run_to_end(
         &url,
         &scratch,
-        &with(FAST, &["--timeout", "300ms", "--wait", "1s"]),
+        &with(
+            FAST,
+            &["--timeout", "300ms", "--wait", "1s", "--min-replicas", "1"],
+        ),
         &["touch", &scratch.arg("ran")],
     );
     assert_eq!(code, 69, "{}", run.log());
     let log = run.log();
     assert!(
-        log.matches("of the 1 replicas needed confirmed it; released it")
+        log.matches("of the 1 replicas needed confirmed it (--min-replicas 1); released it")
             .count()
             >= 2,
         "{log}"
@@ -111,7 +114,7 @@ fn with_a_stopped_replica_the_acquisition_is_released_and_retried() {
     let mut run = Run::start(
         &url,
         &scratch,
-        &with(FAST, &["--timeout", "300ms"]),
+        &with(FAST, &["--timeout", "300ms", "--min-replicas", "1"]),
         &["sh", "-c", r#"echo "$YARAUS_WORKER_ID" > "$D/id""#],
     );
     run.wait_log("released it; retrying in");
@@ -135,7 +138,7 @@ while :; do sleep 0.05; done
     let mut run = Run::start(
         &master.url_ns(NS),
         &scratch,
-        &with(FAST, &["--timeout", "300ms"]),
+        &with(FAST, &["--timeout", "300ms", "--min-replicas", "1"]),
         &["sh", &child],
     );
     let pid = read_pid(&scratch, "pid");
@@ -144,9 +147,60 @@ while :; do sleep 0.05; done
     assert!(!alive(pid));
     let log = run.log();
     assert!(
-        log.contains("renewed, but only 0 of the 1 replicas needed confirmed it"),
+        log.contains(
+            "renewed, but only 0 of the 1 replicas needed confirmed it (--min-replicas 1)"
+        ),
         "{log}"
     );
     assert!(log.contains("no renewal succeeded"), "{log}");
     replica.sigcont();
+}
+
+#[test]
+fn without_min_replicas_a_shortfall_is_logged_and_counted_not_fatal() {
+    let (master, replica) = master_and_replica();
+    let scratch = Scratch::new();
+    replica.sigstop();
+    let (code, run) = run_to_end(
+        &master.url_ns(NS),
+        &scratch,
+        &with(FAST, &["--timeout", "300ms"]),
+        &["touch", &scratch.arg("ran")],
+    );
+    assert_eq!(code, 0, "{}", run.log());
+    assert!(scratch.exists("ran"));
+    let log = run.log();
+    assert!(
+        log.contains("leased id 1, but only 0 of the 1 replicas needed confirmed it"),
+        "{log}"
+    );
+    assert!(log.contains("wait_shortfall"), "{log}");
+    assert!(stat(&master, "wait_shortfall") >= 1, "not counted");
+    replica.sigcont();
+}
+
+#[test]
+fn min_replicas_above_the_connected_count_fails_and_leaves_no_id_leased() {
+    let master = RedisServer::start_with(ServerOptions {
+        tcp: true,
+        ..Default::default()
+    });
+    init_pool(&master, 1, 2);
+    let scratch = Scratch::new();
+    let (code, run) = run_to_end(
+        &master.url_ns(NS),
+        &scratch,
+        &with(FAST, &["--wait", "300ms", "--min-replicas", "1"]),
+        &["touch", &scratch.arg("ran")],
+    );
+    assert_eq!(code, 69, "{}", run.log());
+    assert!(!scratch.exists("ran"));
+    assert!(
+        run.log()
+            .contains("only 0 of the 1 replicas needed confirmed it (--min-replicas 1)"),
+        "{}",
+        run.log()
+    );
+    // Each attempt leased an id and released it again.
+    assert!(leased_ids(&master).is_empty());
 }

@@ -1,0 +1,206 @@
+//! Dialing the three deployments a [`Target`] names, and the one connection
+//! type the rest of yaraus talks through.
+//!
+//! * **One server**: a redis-rs multiplexed connection (TLS material from
+//!   `--tls-*` when given).
+//! * **Sentinel**: the master is looked up through the sentinels on *every*
+//!   dial (redis-rs's `SentinelClient` asks them in turn and checks the node
+//!   it names), and the new connection must answer `ROLE` with `master`
+//!   before anything is written through it. A connection never follows a
+//!   failover by itself: [`super::Store`] drops it after an I/O error or a
+//!   `READONLY`/`MASTERDOWN` reply, and the next request dials again, which
+//!   asks the sentinels again. That is how a keeper renewing every second
+//!   finds the promoted replica.
+//! * **Cluster**: redis-rs's cluster connection, which follows `MOVED`/`ASK`
+//!   and refreshes its slot map on failover. Commands without keys are
+//!   routed explicitly where it matters: `WAIT` to the master of the key
+//!   just written ([`Connection::wait`]), the durability check to every master.
+
+use super::Target;
+use super::target::Endpoint;
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::{
+    MultipleNodeRoutingInfo, Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr,
+};
+use redis::{Cmd, Pipeline, RedisFuture, RedisResult, Value};
+use std::time::Duration;
+
+/// How to open a new connection to a target.
+pub(super) enum Dialer {
+    Server(redis::Client),
+    Sentinel(tokio::sync::Mutex<redis::sentinel::SentinelClient>),
+    Cluster(redis::cluster::ClusterClient),
+}
+
+/// A live connection: to one server (possibly found through Sentinel), or
+/// to a Cluster. Cheap to clone; clones share it.
+#[derive(Clone)]
+pub enum Connection {
+    Server(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+impl Dialer {
+    /// A dialer for `target`; nothing is dialed yet.
+    pub(super) fn new(
+        target: &Target,
+        connect: Duration,
+        response: Duration,
+    ) -> RedisResult<Dialer> {
+        Ok(match target.endpoint() {
+            Endpoint::Server(info) => match target.tls() {
+                Some(tls) if tls.ca.is_some() || tls.client.is_some() => {
+                    let certs = redis::TlsCertificates {
+                        client_tls: tls
+                            .client
+                            .as_ref()
+                            .map(|(cert, key)| redis::ClientTlsConfig {
+                                client_cert: cert.clone(),
+                                client_key: key.clone(),
+                            }),
+                        root_cert: tls.ca.clone(),
+                    };
+                    Dialer::Server(redis::Client::build_with_tls(info.clone(), certs)?)
+                }
+                _ => Dialer::Server(redis::Client::open(info.clone())?),
+            },
+            Endpoint::Sentinel {
+                sentinels,
+                master,
+                node,
+            } => {
+                let node = redis::sentinel::SentinelNodeConnectionInfo::default()
+                    .set_redis_connection_info(node.clone());
+                Dialer::Sentinel(tokio::sync::Mutex::new(
+                    redis::sentinel::SentinelClient::build(
+                        sentinels.clone(),
+                        master.clone(),
+                        Some(node),
+                        redis::sentinel::SentinelServerType::Master,
+                    )?,
+                ))
+            }
+            Endpoint::Cluster { nodes } => {
+                let settings = nodes[0].redis_settings();
+                let mut builder = redis::cluster::ClusterClientBuilder::new(nodes.clone())
+                    .connection_timeout(connect)
+                    .response_timeout(response)
+                    // A request is bounded by our own timeouts; redis-rs's
+                    // default of 16 retries with back-off would outlast them.
+                    .retries(2);
+                if let Some(user) = settings.username() {
+                    builder = builder.username(user);
+                }
+                if let Some(pass) = settings.password() {
+                    builder = builder.password(pass);
+                }
+                Dialer::Cluster(builder.build()?)
+            }
+        })
+    }
+
+    /// Opens a connection (without an overall deadline: the caller adds it).
+    pub(super) async fn dial(
+        &self,
+        config: &redis::AsyncConnectionConfig,
+    ) -> RedisResult<Connection> {
+        match self {
+            Dialer::Server(client) => Ok(Connection::Server(
+                client
+                    .get_multiplexed_async_connection_with_config(config)
+                    .await?,
+            )),
+            Dialer::Sentinel(client) => {
+                let mut conn = client
+                    .lock()
+                    .await
+                    .get_async_connection_with_config(config)
+                    .await?;
+                // The sentinels' answer may be stale by the time we are
+                // connected: write only to a node that says it is the master.
+                let role: Vec<Value> = redis::cmd("ROLE").query_async(&mut conn).await?;
+                match role.first() {
+                    Some(Value::BulkString(r)) if r.as_slice() == b"master" => {
+                        Ok(Connection::Server(conn))
+                    }
+                    other => Err(redis::RedisError::from((
+                        redis::ErrorKind::Server(redis::ServerErrorKind::ReadOnly),
+                        "the node Sentinel named is not a master (ROLE)",
+                        format!("{other:?}"),
+                    ))),
+                }
+            }
+            Dialer::Cluster(client) => {
+                Ok(Connection::Cluster(client.get_async_connection().await?))
+            }
+        }
+    }
+}
+
+impl Connection {
+    /// `WAIT replicas timeout` on the master that holds `key`: on one server
+    /// that is the server; in a Cluster, the master of the key's slot (redis-rs
+    /// would otherwise ask every master and report the smallest count).
+    pub async fn wait(&mut self, key: &str, replicas: i64, timeout_ms: u64) -> RedisResult<i64> {
+        let mut cmd = redis::cmd("WAIT");
+        cmd.arg(replicas).arg(timeout_ms);
+        match self {
+            Connection::Server(conn) => cmd.query_async(conn).await,
+            Connection::Cluster(conn) => {
+                let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(
+                    Route::with_key(key, SlotAddr::Master),
+                ));
+                Ok(redis::from_redis_value(
+                    conn.route_command(cmd, route).await?,
+                )?)
+            }
+        }
+    }
+
+    /// Runs `cmd` on every master and returns each one's reply with its
+    /// address; on one server, that server's reply alone.
+    pub async fn on_every_master(&mut self, cmd: Cmd) -> RedisResult<Vec<(String, Value)>> {
+        match self {
+            Connection::Server(conn) => Ok(vec![(String::new(), cmd.query_async(conn).await?)]),
+            Connection::Cluster(conn) => {
+                let route = RoutingInfo::MultiNode((MultipleNodeRoutingInfo::AllMasters, None));
+                match conn.route_command(cmd, route).await? {
+                    Value::Map(pairs) => Ok(pairs
+                        .into_iter()
+                        .map(|(addr, v)| (redis::from_redis_value(addr).unwrap_or_default(), v))
+                        .collect()),
+                    other => Ok(vec![(String::new(), other)]),
+                }
+            }
+        }
+    }
+}
+
+impl ConnectionLike for Connection {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Connection::Server(c) => c.req_packed_command(cmd),
+            Connection::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Connection::Server(c) => c.req_packed_commands(pipeline, offset, count),
+            Connection::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Connection::Server(c) => c.get_db(),
+            Connection::Cluster(c) => c.get_db(),
+        }
+    }
+}
