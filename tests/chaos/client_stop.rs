@@ -45,7 +45,10 @@ fn a_frozen_client_loses_its_child_to_the_watchdog_by_the_deadline() {
         let holders = fleet.wait_all_held();
         // One id holder and one lock holder, a different one each trial.
         let pick = |prefix: &str| {
-            let all: Vec<_> = holders.values().filter(|l| l.res.starts_with(prefix)).collect();
+            let all: Vec<_> = holders
+                .values()
+                .filter(|l| l.res.starts_with(prefix))
+                .collect();
             all[report.trials % all.len()].clone()
         };
         let victims = [pick("id:"), pick("lock:")];
@@ -93,7 +96,10 @@ fn a_frozen_client_loses_its_child_to_the_watchdog_by_the_deadline() {
         }
         for &(k, _, before) in &frozen {
             let code = fleet.wait_exit(k, before);
-            assert_eq!(code, 124, "client {k}'s yaraus, continued after its deadline");
+            assert_eq!(
+                code, 124,
+                "client {k}'s yaraus, continued after its deadline"
+            );
         }
         report.trials += 1;
     }

@@ -78,6 +78,8 @@ pub struct Fleet {
     pub tail: Tail,
     clients: Vec<Client>,
     resources: Vec<String>,
+    /// How long [`Fleet::wait_recovered`] may take.
+    settle: Duration,
     finished: bool,
 }
 
@@ -94,6 +96,7 @@ impl Fleet {
             log,
             clients: Vec::new(),
             resources: resources.to_vec(),
+            settle: SETTLE,
             finished: false,
             scratch,
         };
@@ -167,6 +170,11 @@ impl Fleet {
         });
     }
 
+    /// Gives [`Fleet::wait_recovered`] `settle` instead of [`SETTLE`].
+    pub fn set_settle(&mut self, settle: Duration) {
+        self.settle = settle;
+    }
+
     /// The children's log.
     pub fn log_path(&self) -> PathBuf {
         self.log.clone()
@@ -233,10 +241,14 @@ impl Fleet {
     /// Waits until every resource is held by a live child; returns the holders.
     pub fn wait_all_held(&mut self) -> BTreeMap<String, Life> {
         let mut holders = BTreeMap::new();
-        self.wait("every id and lock to be held by a live child", SETTLE, |f| {
-            holders = f.holders();
-            f.resources.iter().all(|r| holders.contains_key(r))
-        });
+        self.wait(
+            "every id and lock to be held by a live child",
+            SETTLE,
+            |f| {
+                holders = f.holders();
+                f.resources.iter().all(|r| holders.contains_key(r))
+            },
+        );
         holders
     }
 
@@ -254,9 +266,10 @@ impl Fleet {
     pub fn wait_recovered(&mut self, fault: u64, victims: &[i32]) -> Duration {
         let victims: HashSet<i32> = victims.iter().copied().collect();
         let mut recovered = fault;
+        let settle = self.settle;
         self.wait(
             "every id and lock to be held again after the fault",
-            SETTLE,
+            settle,
             |f| {
                 if victims.iter().any(|&p| alive(p)) {
                     return false;
@@ -278,7 +291,12 @@ impl Fleet {
 
     /// Polls `cond` every 10 ms; on timeout, panics naming `what` (the
     /// fleet's logs are printed by its drop).
-    pub fn wait(&mut self, what: &str, timeout: Duration, mut cond: impl FnMut(&mut Fleet) -> bool) {
+    pub fn wait(
+        &mut self,
+        what: &str,
+        timeout: Duration,
+        mut cond: impl FnMut(&mut Fleet) -> bool,
+    ) {
         let deadline = Instant::now() + timeout;
         while !cond(self) {
             if Instant::now() >= deadline {
@@ -292,6 +310,9 @@ impl Fleet {
     /// child, which writes `stop`), then reads the whole log.
     pub fn finish(mut self) -> Outcome {
         self.stop_clients();
+        if std::env::var_os("CHAOS_DUMP").is_some() {
+            eprintln!("{}", self.dump());
+        }
         let text = fs::read_to_string(&self.log).expect("read the children's log");
         let lives = Lives::parse(&text);
         let found = overlaps(&lives);
@@ -327,7 +348,12 @@ impl Fleet {
                     let _ = kill(pid, sig);
                 }
             }
-            if running == 0 && self.clients.iter().all(|c| c.thread.as_ref().is_none_or(|t| t.is_finished())) {
+            if running == 0
+                && self
+                    .clients
+                    .iter()
+                    .all(|c| c.thread.as_ref().is_none_or(|t| t.is_finished()))
+            {
                 break;
             }
             thread::sleep(Duration::from_millis(50));
@@ -341,6 +367,10 @@ impl Fleet {
 
     /// The last lines of every client's log and of the children's log.
     pub fn dump(&self) -> String {
+        let keep: usize = std::env::var("CHAOS_DUMP")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(12);
         let mut out = String::new();
         for (k, c) in self.clients.iter().enumerate() {
             let text = fs::read_to_string(&c.log).unwrap_or_default();
@@ -348,14 +378,14 @@ impl Fleet {
             out.push_str(&format!(
                 "--- client {k} (exits {:?}), last lines of its yaraus logs:\n{}\n",
                 self.exits(k),
-                lines[lines.len().saturating_sub(12)..].join("\n")
+                lines[lines.len().saturating_sub(keep)..].join("\n")
             ));
         }
         let text = fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("beat")).collect();
         out.push_str(&format!(
             "--- children's log, last start/stop lines:\n{}\n",
-            lines[lines.len().saturating_sub(30)..].join("\n")
+            lines[lines.len().saturating_sub(keep.max(30))..].join("\n")
         ));
         out
     }
@@ -371,6 +401,7 @@ impl Drop for Fleet {
 }
 
 /// What the children's log says once the fleet has finished.
+#[derive(Default)]
 pub struct Outcome {
     pub lives: Vec<Life>,
     pub overlaps: Vec<Overlap>,
@@ -381,6 +412,14 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// Adds another fleet's outcome (a test with a fleet per trial).
+    pub fn add(&mut self, other: Outcome) {
+        self.lives.extend(other.lives);
+        self.overlaps.extend(other.overlaps);
+        self.killed += other.killed;
+        self.sigkilled += other.sigkilled;
+    }
+
     /// Every overlap, printed with both lives.
     pub fn describe_overlaps(&self) -> String {
         self.overlaps
@@ -419,6 +458,11 @@ impl Budget {
             trials,
             share,
         }
+    }
+
+    /// Whether this is the soak (`CHAOS_MINUTES`).
+    pub fn soak(&self) -> bool {
+        self.share.is_some()
     }
 
     /// Whether to run another trial after `done` of them.

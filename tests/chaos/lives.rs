@@ -268,11 +268,15 @@ mod tests {
 
     #[test]
     fn an_overlap_is_found_and_both_lives_are_shown() {
-        let log = life_lines("id:1", 100, 1000, 2000, true) + &life_lines("id:1", 200, 1990, 3000, true);
+        let log =
+            life_lines("id:1", 100, 1000, 2000, true) + &life_lines("id:1", 200, 1990, 3000, true);
         let found = overlaps(&Lives::parse(&log));
         assert_eq!(found.len(), 1, "{found:?}");
         let text = found[0].to_string();
-        assert!(text.contains("pid 100") && text.contains("pid 200"), "{text}");
+        assert!(
+            text.contains("pid 100") && text.contains("pid 200"),
+            "{text}"
+        );
         assert!(text.contains("OVERLAP of 0.0 ms on id:1"), "{text}");
     }
 
@@ -299,7 +303,8 @@ mod tests {
     fn a_killed_life_ends_at_its_last_beat() {
         // pid 100 was SIGKILLed after its beat at 1500; pid 200 starts at
         // 1600: no overlap. Had 100 beaten at 1700, there would be one.
-        let log = life_lines("id:1", 100, 1000, 1500, false) + &life_lines("id:1", 200, 1600, 3000, true);
+        let log =
+            life_lines("id:1", 100, 1000, 1500, false) + &life_lines("id:1", 200, 1600, 3000, true);
         let lives = Lives::parse(&log);
         assert!(!lives[0].stopped);
         assert_eq!(lives[0].end, 1500);

@@ -104,7 +104,11 @@ pub fn run_specs(url: impl Fn(usize) -> String, extra: &[&str]) -> Vec<ClientSpe
 
 /// `lock NAME --redis URL... LOCK_OPTS EXTRA` for clients `first..`, with
 /// `urls(k)` (several masters: several URLs).
-pub fn lock_specs(first: usize, urls: impl Fn(usize) -> Vec<String>, extra: &[&str]) -> Vec<ClientSpec> {
+pub fn lock_specs(
+    first: usize,
+    urls: impl Fn(usize) -> Vec<String>,
+    extra: &[&str],
+) -> Vec<ClientSpec> {
     let mut specs = Vec::new();
     for name in LOCKS {
         for _ in 0..LOCK_CLIENTS_EACH {

@@ -57,13 +57,13 @@ fn a_master_frozen_longer_than_expire_gets_every_child_killed_by_its_deadline() 
         let resume = limit + BEYOND.as_nanos() as u64;
         std::thread::sleep(Duration::from_nanos(resume.saturating_sub(now_ns())));
         master.sigcont();
-        report.recoveries.push(fleet.wait_recovered(fault, &victims));
+        report
+            .recoveries
+            .push(fleet.wait_recovered(fault, &victims));
         // Every holder's yaraus said so: exit 124.
-        fleet.wait(
-            "every holder's yaraus to exit 124",
-            common::EVENT,
-            |f| f.killed() >= killed_before + victims.len(),
-        );
+        fleet.wait("every holder's yaraus to exit 124", common::EVENT, |f| {
+            f.killed() >= killed_before + victims.len()
+        });
         report.trials += 1;
     }
     let outcome = fleet.finish();

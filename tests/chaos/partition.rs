@@ -29,7 +29,11 @@ fn partitioned_holders_lose_their_children_by_the_deadline_and_others_take_over(
     let clients = RUN_CLIENTS + LOCKS.len() * LOCK_CLIENTS_EACH;
     let proxies: Vec<Proxy> = (0..clients).map(|_| Proxy::start(port)).collect();
     let mut specs = run_specs(|k| proxies[k].url_ns(POOL_NS), &[]);
-    specs.extend(lock_specs(specs.len(), |k| vec![proxies[k].url_ns(POOL_NS)], &[]));
+    specs.extend(lock_specs(
+        specs.len(),
+        |k| vec![proxies[k].url_ns(POOL_NS)],
+        &[],
+    ));
     let mut fleet = Fleet::start(&specs, &resources(true), GRACE);
 
     let budget = Budget::new(2);
@@ -38,7 +42,10 @@ fn partitioned_holders_lose_their_children_by_the_deadline_and_others_take_over(
         let holders = fleet.wait_all_held();
         // Two of the three id holders and one lock holder lose the network;
         // three run clients and a contender of each lock keep it.
-        let ids: Vec<_> = holders.values().filter(|l| l.res.starts_with("id:")).collect();
+        let ids: Vec<_> = holders
+            .values()
+            .filter(|l| l.res.starts_with("id:"))
+            .collect();
         let lock = holders
             .values()
             .find(|l| l.res.starts_with("lock:"))
