@@ -60,7 +60,7 @@ step "soaking for about $minutes minute(s): cargo test --release --test chaos"
 started=$(date +%s)
 status=0
 CHAOS_MINUTES=$minutes CHAOS_REPORT=$report \
-    cargo test --release --test chaos -- --test-threads=1 || status=$?
+    cargo test --release --test chaos -- --test-threads=1 --nocapture || status=$?
 elapsed=$(($(date +%s) - started))
 
 step "aggregated report ($elapsed s)"

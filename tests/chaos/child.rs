@@ -10,6 +10,11 @@
 //! forwards) it takes [`GRACE_ENV`] ms to shut down, still beating — a
 //! child that needs some of its `--kill-after` — then writes `stop` and
 //! exits 0. SIGKILLed, it writes nothing more: its life ends at its last beat.
+//!
+//! A *stubborn* child ([`STUBBORN_ENV`]) ignores SIGTERM, so that only the
+//! SIGKILL that comes `--kill-after` later ends it: the path where the
+//! watchdog's SIGKILL, not the child's good will, keeps the deadline. It
+//! still stops at once on SIGINT, which is how the fleet is stopped.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -26,6 +31,8 @@ pub const LOG_ENV: &str = "CHAOS_CHILD_LOG";
 pub const CLIENT_ENV: &str = "CHAOS_CLIENT";
 /// How long the child takes to stop after SIGTERM, in ms.
 pub const GRACE_ENV: &str = "CHAOS_GRACE_MS";
+/// Set to `1`: the child ignores SIGTERM.
+pub const STUBBORN_ENV: &str = "CHAOS_STUBBORN";
 /// Time between two beats.
 pub const BEAT: Duration = Duration::from_millis(5);
 
@@ -69,9 +76,16 @@ pub fn act_if_asked() {
         SaFlags::empty(),
         SigSet::empty(),
     );
+    let ignore = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
+    let stubborn = std::env::var(STUBBORN_ENV).is_ok_and(|v| v == "1");
     for sig in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        let action = if stubborn && sig == Signal::SIGTERM {
+            &ignore
+        } else {
+            &handler
+        };
         // SAFETY: the handler only stores to an atomic.
-        unsafe { sigaction(sig, &handler) }.expect("sigaction");
+        unsafe { sigaction(sig, action) }.expect("sigaction");
     }
     let mut file = OpenOptions::new()
         .append(true)

@@ -62,23 +62,25 @@ impl Group {
     fn specs(&self) -> Vec<ClientSpec> {
         let url = sentinel_url(&self.sentinels, POOL_NS);
         let expire = format!("{}ms", FAILOVER_EXPIRE.as_millis());
-        let mut specs: Vec<ClientSpec> = (0..RUN_CLIENTS)
-            .map(|_| {
-                ClientSpec::new(&[
-                    "run",
-                    "--redis",
-                    &url,
-                    "--interval",
-                    "200ms",
-                    "--expire",
-                    &expire,
-                    "--kill-after",
-                    "300ms",
-                    "--timeout",
-                    "300ms",
-                ])
-            })
-            .collect();
+        let mut specs: Vec<ClientSpec> = stubborn(
+            (0..RUN_CLIENTS)
+                .map(|_| {
+                    ClientSpec::new(&[
+                        "run",
+                        "--redis",
+                        &url,
+                        "--interval",
+                        "200ms",
+                        "--expire",
+                        &expire,
+                        "--kill-after",
+                        "300ms",
+                        "--timeout",
+                        "300ms",
+                    ])
+                })
+                .collect(),
+        );
         for name in LOCKS {
             for _ in 0..LOCK_CLIENTS_EACH {
                 specs.push(ClientSpec::new(&[
@@ -97,7 +99,7 @@ impl Group {
                 ]));
             }
         }
-        specs
+        stubborn(specs)
     }
 
     /// Every sentinel's log, for a failing test.

@@ -47,13 +47,22 @@ pub fn serial() -> MutexGuard<'static, ()> {
 #[derive(Clone)]
 pub struct ClientSpec {
     pub args: Vec<String>,
+    /// Its children ignore SIGTERM ([`child::STUBBORN_ENV`]).
+    pub stubborn: bool,
 }
 
 impl ClientSpec {
     pub fn new<S: AsRef<str>>(args: &[S]) -> ClientSpec {
         ClientSpec {
             args: args.iter().map(|a| a.as_ref().to_string()).collect(),
+            stubborn: false,
         }
+    }
+
+    /// The same, with children that ignore SIGTERM.
+    pub fn stubborn(mut self) -> ClientSpec {
+        self.stubborn = true;
+        self
     }
 }
 
@@ -136,6 +145,7 @@ impl Fleet {
                             .env(child::LOG_ENV, &log)
                             .env(child::CLIENT_ENV, index.to_string())
                             .env(child::GRACE_ENV, grace.as_millis().to_string())
+                            .env(child::STUBBORN_ENV, if spec.stubborn { "1" } else { "0" })
                             .stdin(Stdio::null())
                             .stdout(Stdio::null())
                             .stderr(err);
@@ -306,8 +316,9 @@ impl Fleet {
         }
     }
 
-    /// Stops every client (SIGTERM to its yaraus, which forwards it to the
-    /// child, which writes `stop`), then reads the whole log.
+    /// Stops every client (SIGINT to its yaraus, which forwards it to the
+    /// child, which writes `stop`; SIGINT, as stubborn children ignore
+    /// SIGTERM), then reads the whole log.
     pub fn finish(mut self) -> Outcome {
         self.stop_clients();
         if std::env::var_os("CHAOS_DUMP").is_some() {
@@ -341,7 +352,7 @@ impl Fleet {
                     let pid = Pid::from_raw(pid);
                     let _ = kill(pid, Signal::SIGCONT);
                     let sig = if Instant::now() < deadline {
-                        Signal::SIGTERM
+                        Signal::SIGINT
                     } else {
                         Signal::SIGKILL
                     };

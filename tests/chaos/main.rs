@@ -89,9 +89,10 @@ pub const RUN_CLIENTS: usize = 5;
 pub const LOCKS: &[&str] = &["L0", "L1"];
 pub const LOCK_CLIENTS_EACH: usize = 2;
 
-/// `run --redis URL RUN_OPTS EXTRA` for client k, with `url(k)`.
+/// `run --redis URL RUN_OPTS EXTRA` for client k, with `url(k)`. The last
+/// client's children ignore SIGTERM (see [`stubborn`]).
 pub fn run_specs(url: impl Fn(usize) -> String, extra: &[&str]) -> Vec<ClientSpec> {
-    (0..RUN_CLIENTS)
+    let specs = (0..RUN_CLIENTS)
         .map(|k| {
             let url = url(k);
             let mut args = vec!["run", "--redis", &url];
@@ -99,7 +100,18 @@ pub fn run_specs(url: impl Fn(usize) -> String, extra: &[&str]) -> Vec<ClientSpe
             args.extend(extra);
             ClientSpec::new(&args)
         })
-        .collect()
+        .collect();
+    stubborn(specs)
+}
+
+/// Makes the last client of `specs` stubborn: its children ignore SIGTERM,
+/// so that when it loses its claim only the SIGKILL at `--kill-after` (at
+/// the deadline, for a claim that could not be renewed) ends its child.
+pub fn stubborn(mut specs: Vec<ClientSpec>) -> Vec<ClientSpec> {
+    if let Some(last) = specs.pop() {
+        specs.push(last.stubborn());
+    }
+    specs
 }
 
 /// `lock NAME --redis URL... LOCK_OPTS EXTRA` for clients `first..`, with
@@ -121,7 +133,7 @@ pub fn lock_specs(
             specs.push(ClientSpec::new(&args));
         }
     }
-    specs
+    stubborn(specs)
 }
 
 /// The resources of the fleet: `id:1..=IDS`, and `lock:NAME` when `locks`.
