@@ -230,8 +230,13 @@ impl Fleet {
 
     /// How many yaraus exited 124 (their child killed: claim lost) so far.
     pub fn killed(&self) -> usize {
+        self.count_exits(124)
+    }
+
+    /// How many yaraus exited with `code` so far.
+    pub fn count_exits(&self, code: i32) -> usize {
         (0..self.clients.len())
-            .map(|k| self.exits(k).iter().filter(|&&c| c == 124).count())
+            .map(|k| self.exits(k).iter().filter(|&&c| c == code).count())
             .sum()
     }
 
@@ -330,6 +335,7 @@ impl Fleet {
         Outcome {
             sigkilled: lives.iter().filter(|l| !l.stopped).count(),
             killed: self.killed(),
+            failed: self.count_exits(125),
             lives,
             overlaps: found,
         }
@@ -420,6 +426,9 @@ pub struct Outcome {
     pub killed: usize,
     /// Lives with no `stop` line: children SIGKILLed (by the watchdog).
     pub sigkilled: usize,
+    /// yaraus exits with 125 ("another failure of yaraus"): not a safety
+    /// matter, but a client that gives up where it should wait or retry.
+    pub failed: usize,
 }
 
 impl Outcome {
@@ -429,6 +438,7 @@ impl Outcome {
         self.overlaps.extend(other.overlaps);
         self.killed += other.killed;
         self.sigkilled += other.sigkilled;
+        self.failed += other.failed;
     }
 
     /// Every overlap, printed with both lives.
@@ -511,7 +521,7 @@ impl Report {
         let p50 = ms.get(ms.len().saturating_sub(1) / 2).copied();
         let show = |v: Option<u128>| v.map_or("-".to_string(), |v| format!("{v}ms"));
         eprintln!(
-            "chaos: fault={} trials={} faults={} overlaps={} killed={} (sigkilled={}) lives={} recovery p50={} max={}",
+            "chaos: fault={} trials={} faults={} overlaps={} killed={} (sigkilled={}) lives={} exit125={} recovery p50={} max={}",
             self.fault,
             self.trials,
             self.faults,
@@ -519,13 +529,14 @@ impl Report {
             outcome.killed,
             outcome.sigkilled,
             outcome.lives.len(),
+            outcome.failed,
             show(p50),
             show(ms.last().copied()),
         );
         if let Some(path) = std::env::var_os("CHAOS_REPORT") {
             let samples: Vec<String> = ms.iter().map(|v| v.to_string()).collect();
             let line = format!(
-                "fault={} trials={} faults={} overlaps={} killed={} sigkilled={} lives={} recovery_ms={}\n",
+                "fault={} trials={} faults={} overlaps={} killed={} sigkilled={} lives={} exit125={} recovery_ms={}\n",
                 self.fault,
                 self.trials,
                 self.faults,
@@ -533,6 +544,7 @@ impl Report {
                 outcome.killed,
                 outcome.sigkilled,
                 outcome.lives.len(),
+                outcome.failed,
                 samples.join(",")
             );
             let mut f = OpenOptions::new()

@@ -82,7 +82,7 @@ fn without_the_delay_a_master_restarted_empty_gives_an_id_twice() {
     // counting them.
     const MAX_TRIALS: usize = 10;
     let budget = Budget::new(MAX_TRIALS);
-    let mut report = Report::new("master-restart-empty --delay 0 (must overlap)");
+    let mut report = Report::new("master-restart-empty-delay-0(must-overlap)");
     let mut found = 0;
     while (found == 0 && report.trials < MAX_TRIALS)
         || (budget.soak() && budget.more(report.trials))
