@@ -567,7 +567,8 @@ pub fn assert_no_overlap(fault: &str, outcome: &Outcome) {
     );
 }
 
-/// Holds `wait_until` in scope for the fault modules.
+/// Waits up to [`EVENT`] for `cond` ([`wait_until`]): for events outside the
+/// fleet (a process stopping).
 pub fn await_event(what: &str, cond: impl FnMut() -> bool) {
     wait_until(what, EVENT, cond)
 }
