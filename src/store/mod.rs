@@ -346,6 +346,12 @@ pub fn classify(target: &Target, e: redis::RedisError) -> Error {
     if e.is_timeout() {
         return Error::Unavailable(format!("Redis at {d} did not answer in time"));
     }
+    if e.kind() == redis::ErrorKind::MasterNameNotFoundBySentinel {
+        return Error::Unavailable(format!(
+            "no sentinel of {d} names a master that answers as one now: a failover in \
+             progress, or a master name the sentinels do not know (SENTINEL MASTERS lists them)"
+        ));
+    }
     if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
         return Error::Unavailable(format!("cannot reach Redis at {d}: {e}"));
     }

@@ -8,6 +8,7 @@
 //! allowance.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod lock;
 pub mod pool;
 pub mod process;
