@@ -194,7 +194,10 @@ impl Store {
                 min,
             });
         }
-        let ms = self.timeouts.connect.as_millis().max(1) as u64;
+        // Below the response timeout, so that a shortfall is reported as one
+        // rather than as a server that did not answer.
+        let bound = self.timeouts.connect.min(self.timeouts.response * 3 / 4);
+        let ms = bound.as_millis().max(1) as u64;
         let mut conn = self.connection().await?;
         let acked = match conn.wait(key, wanted, ms).await {
             Ok(acked) => acked,
