@@ -7,9 +7,11 @@
 
 mod hilo;
 mod index;
+mod seq;
 
 pub use hilo::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs, HiloStatusArgs};
 pub use index::IndexArgs;
+pub use seq::{SeqArgs, SeqCommand, SeqNameArgs, SeqNextArgs, SeqServeArgs, SeqSetFloorArgs};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::time::Duration;
@@ -177,7 +179,7 @@ pub enum Command {
     #[command(after_long_help = LOCK_EXIT_STATUS)]
     Lock(LockArgs),
     /// Globally monotonic ids from a majority of Redis nodes: next, get, set-floor, serve.
-    #[command(long_about = SEQ_ABOUT, after_long_help = SEQ_EXIT_STATUS)]
+    #[command(long_about = seq::SEQ_ABOUT, after_long_help = seq::SEQ_EXIT_STATUS)]
     Seq(SeqArgs),
     /// Learn (index, replicas) of a fleet each interval, and run COMMAND with it.
     #[command(long_about = index::INDEX_ABOUT, after_long_help = index::INDEX_EXIT_STATUS)]
@@ -187,136 +189,6 @@ pub enum Command {
     Hilo(HiloArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
-}
-
-const SEQ_ABOUT: &str = "A named sequence of 64-bit ids kept by N independent Redis masters \
-(--redis, given N times; 3 or 5 for tolerating 1 or 2 lost nodes): every id is greater than \
-every id whose generation completed before it began, and no id is handed out twice, across \
-crashes, restarts, a node that lost its data, and partitions of a minority. Without a majority \
-the sequence is unavailable, never wrong. The counter of NAME is the key NAMESPACE:seq:NAME on \
-every node. Every node must run with appendonly yes, appendfsync always and a maxmemory-policy \
-of noeviction or volatile-* (checked; --allow-volatile accepts the risk).";
-
-/// Exit statuses of `yaraus seq`.
-const SEQ_EXIT_STATUS: &str = "\
-Exit status:
-  0    success
-  1    get: no node holds the sequence (it was never used)
-  2    usage error: bad flag, malformed URL, nonsense number or duration
-  69   no majority of the nodes holding the sequence answered within --timeout (set-floor: a
-       node did not answer); never a guessed id
-  125  another failure: a node not durable (see --allow-volatile), a key of another type, the
-       sequence at 2^64-1
-
-Examples:
-  yaraus seq next orders --redis redis://a --redis redis://b --redis redis://c
-  yaraus seq next orders --count 100 --redis ...   # 100 consecutive ids, one per line
-  yaraus seq get orders --redis ...
-  yaraus seq set-floor orders 5000000 --redis ...  # after a disaster: never lowers a node
-  yaraus seq serve --listen 127.0.0.1:7480 --redis ...; redis-cli -p 7480 INCR orders";
-
-#[derive(Args, Debug)]
-pub struct SeqArgs {
-    /// Accept nodes that may lose a write: without appendfsync always, or with an allkeys-*
-    /// maxmemory-policy (ids could then repeat after a node crashes or evicts).
-    #[arg(long, global = true, visible_alias = "no-fsync-check")]
-    pub allow_volatile: bool,
-
-    #[command(subcommand)]
-    pub command: SeqCommand,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum SeqCommand {
-    /// Print the next id of NAME (or --count consecutive ids, one per line).
-    #[command(after_long_help = SEQ_EXIT_STATUS)]
-    Next(SeqNextArgs),
-    /// Print the current value of NAME: at least every id handed out so far. Read-only.
-    #[command(after_long_help = SEQ_EXIT_STATUS)]
-    Get(SeqNameArgs),
-    /// Raise NAME to at least VALUE on every node (recovery after a disaster). Never lowers.
-    #[command(long_about = SET_FLOOR_ABOUT, after_long_help = SEQ_EXIT_STATUS)]
-    SetFloor(SeqSetFloorArgs),
-    /// Serve every sequence over the Redis protocol: INCR name, INCRBY name k, GET name.
-    #[command(long_about = SERVE_ABOUT, after_long_help = SEQ_EXIT_STATUS)]
-    Serve(SeqServeArgs),
-}
-
-const SET_FLOOR_ABOUT: &str = "Raise the counter of NAME to at least VALUE on every node: the way \
-out when a node lost its data (it cannot vote until it holds the counter again) or when more \
-than a minority of the nodes lost it. VALUE must be above every id ever handed out (take it \
-from your logs or your database, with a margin); nothing can check that, which is why this \
-is a command for people. It never lowers a node, so running it again is harmless. Every node \
-must answer: one that does not is named, and the exit status is 69 until a rerun reaches it.";
-
-const SERVE_ABOUT: &str = "Serve every sequence of the nodes over RESP2, the Redis protocol, so \
-that redis-cli, redis-benchmark and every Redis client library are clients: INCR name gives \
-the next id, INCRBY name k the last id of a fresh block of k, GET name the current value; \
-PING, ECHO, QUIT, SELECT 0, AUTH, HELLO 2, CLIENT SETNAME/SETINFO, COMMAND and INFO work as \
-clients expect, anything else is an error. Concurrent requests for the same name are batched \
-into one majority round (group commit), so throughput grows with clients while each node \
-still persists every round. Several serve processes may run against the same nodes. SIGTERM \
-or SIGINT stops accepting, finishes the rounds in flight, answers, and exits 0.";
-
-#[derive(Args, Debug)]
-pub struct SeqNameArgs {
-    /// The sequence's name; its counter is the key NAMESPACE:seq:NAME on every node.
-    #[arg(value_name = "NAME")]
-    pub name: String,
-}
-
-#[derive(Args, Debug)]
-pub struct SeqNextArgs {
-    /// The sequence's name; its counter is the key NAMESPACE:seq:NAME on every node.
-    #[arg(value_name = "NAME")]
-    pub name: String,
-
-    /// Take K consecutive ids in one round, printed one per line.
-    #[arg(long, short = 'c', default_value_t = 1, value_name = "K",
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub count: u64,
-}
-
-#[derive(Args, Debug)]
-pub struct SeqSetFloorArgs {
-    /// The sequence's name; its counter is the key NAMESPACE:seq:NAME on every node.
-    #[arg(value_name = "NAME")]
-    pub name: String,
-
-    /// The value every node's counter is raised to, at least (a 64-bit unsigned number).
-    #[arg(value_name = "VALUE", allow_negative_numbers = true)]
-    pub value: u64,
-}
-
-#[derive(Args, Debug)]
-pub struct SeqServeArgs {
-    /// Address to listen on (host:port; port 0 picks a free one, printed on stderr).
-    #[arg(long, default_value = "127.0.0.1:7480", value_name = "ADDR")]
-    pub listen: String,
-
-    /// Require clients to AUTH with this password first (also YARAUS_SEQ_PASSWORD).
-    #[arg(
-        long,
-        env = "YARAUS_SEQ_PASSWORD",
-        hide_env_values = true,
-        value_name = "PASSWORD"
-    )]
-    pub requirepass: Option<String>,
-
-    /// Refuse connections beyond this many, with an error reply.
-    #[arg(long, default_value_t = 1000, value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_clients: u32,
-
-    /// Close a connection that has sent nothing for this long (0: never). A half-sent
-    /// request counts as nothing.
-    #[arg(long, default_value = "5m", value_name = "DURATION", value_parser = duration)]
-    pub idle_timeout: Duration,
-
-    /// Most ids one round hands out: a bigger batch waits for the next round.
-    #[arg(long, default_value_t = 10_000, value_name = "N",
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_batch: u64,
 }
 
 #[derive(Args, Debug)]
