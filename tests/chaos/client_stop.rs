@@ -18,9 +18,8 @@
 
 use super::child::now_ns;
 use super::common::RedisServer;
-use super::common::pool::init_pool;
 use super::common::process::proc_stat;
-use super::harness::{Budget, Fleet, Report, assert_no_overlap, serial};
+use super::harness::{Budget, Report, assert_no_overlap, serial};
 use super::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -32,12 +31,7 @@ const BEYOND: Duration = Duration::from_millis(300);
 fn a_frozen_client_loses_its_child_to_the_watchdog_by_the_deadline() {
     let _serial = serial();
     let master = RedisServer::start();
-    init_pool(&master, 1, IDS);
-    let url = master.url_ns(POOL_NS);
-    let mut specs = run_specs(|_| url.clone(), &[]);
-    let lock_url = master.url();
-    specs.extend(lock_specs(specs.len(), |_| vec![lock_url.clone()], &[]));
-    let mut fleet = Fleet::start(&specs, &resources(true), GRACE);
+    let mut fleet = fleet_on(&master);
 
     let budget = Budget::new(2);
     let mut report = Report::new("client-sigstop");

@@ -137,6 +137,17 @@ pub fn lock_specs(
 }
 
 /// The resources of the fleet: `id:1..=IDS`, and `lock:NAME` when `locks`.
+/// The usual fleet: [`RUN_CLIENTS`] run clients on the pool of `master`
+/// (initialised here) and the lock clients on it too, every resource watched.
+pub fn fleet_on(master: &common::RedisServer) -> harness::Fleet {
+    common::pool::init_pool(master, 1, IDS);
+    let url = master.url_ns(POOL_NS);
+    let mut specs = run_specs(|_| url.clone(), &[]);
+    let lock_url = master.url();
+    specs.extend(lock_specs(specs.len(), |_| vec![lock_url.clone()], &[]));
+    harness::Fleet::start(&specs, &resources(true), GRACE)
+}
+
 pub fn resources(locks: bool) -> Vec<String> {
     let mut r: Vec<String> = (1..=IDS).map(|i| format!("id:{i}")).collect();
     if locks {
