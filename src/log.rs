@@ -44,6 +44,12 @@ pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, Ordering::Relaxed);
 }
 
+/// Whether `--quiet` was given: for a warning that `--quiet` also hides
+/// (advice rather than a change in what the tool does).
+pub fn is_quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
 /// An event of normal operation; silenced by `--quiet`.
 pub fn info(msg: std::fmt::Arguments<'_>) {
     if !QUIET.load(Ordering::Relaxed) {

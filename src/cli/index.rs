@@ -72,6 +72,9 @@ pub struct IndexArgs {
     #[arg(long)]
     pub status: bool,
 
+    #[command(flatten)]
+    pub child_env: super::ChildEnvArgs,
+
     /// The command to run, and its arguments: <index>, <replicas> and <rank> are replaced.
     #[arg(
         trailing_var_arg = true,

@@ -88,6 +88,23 @@ pub struct GlobalArgs {
     )]
     pub redis: Vec<String>,
 
+    /// ACL user to log in as, where the URL names none.
+    #[arg(long, env = "YARAUS_REDIS_USER", global = true, value_name = "NAME")]
+    pub redis_user: Option<String>,
+
+    /// Read the Redis password from the first line of PATH, which only its
+    /// owner may read (chmod 600), where the URL has none. Without it, the
+    /// password comes from YARAUS_REDIS_PASSWORD, else REDISCLI_AUTH. These
+    /// keep it out of the process list, where a password in --redis is
+    /// visible to every local user.
+    #[arg(
+        long,
+        env = "YARAUS_REDIS_PASSWORD_FILE",
+        global = true,
+        value_name = "PATH"
+    )]
+    pub redis_password_file: Option<std::path::PathBuf>,
+
     /// The --redis URLs are the sentinels (redis://host:26379) of the group
     /// whose master is called MASTER; same as one redis+sentinel:// URL.
     #[arg(long, env = "YARAUS_SENTINEL", global = true, value_name = "MASTER")]
@@ -105,6 +122,12 @@ pub struct GlobalArgs {
         default_value_t = 0
     )]
     pub min_replicas: u32,
+
+    /// How many replicas the master has, instead of asking it (INFO, which
+    /// a restricted ACL user may not run): run then waits for a majority of
+    /// N. 0 for a server without replicas.
+    #[arg(long, env = "YARAUS_REDIS_REPLICAS", global = true, value_name = "N")]
+    pub redis_replicas: Option<u32>,
 
     /// PEM file of the certificate authorities that sign the server's
     /// certificate (rediss:// only), instead of the system's.
@@ -191,6 +214,41 @@ pub enum Command {
     Completions(CompletionsArgs),
 }
 
+/// What a command that yaraus runs inherits.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ChildEnvArgs {
+    /// Let COMMAND inherit the variable NAME. Otherwise the variables that
+    /// carry yaraus's credentials (YARAUS_REDIS, YARAUS_REDIS_PASSWORD,
+    /// YARAUS_REDIS_PASSWORD_FILE, REDISCLI_AUTH, YARAUS_SEQ_PASSWORD) are
+    /// removed from its environment. Repeatable.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
+}
+
+impl ChildEnvArgs {
+    /// The variables to remove from the command's environment; a `--pass-env`
+    /// NAME that would not be removed anyway is a usage error (a typo would
+    /// otherwise pass unnoticed).
+    pub fn removed(&self) -> crate::error::Result<Vec<String>> {
+        use crate::store::credentials::SECRET_VARS;
+        if let Some(unknown) = self
+            .pass_env
+            .iter()
+            .find(|n| !SECRET_VARS.contains(&n.as_str()))
+        {
+            return Err(crate::error::Error::Usage(format!(
+                "--pass-env {unknown}: COMMAND inherits it anyway; only {} are removed",
+                SECRET_VARS.join(", ")
+            )));
+        }
+        Ok(SECRET_VARS
+            .iter()
+            .filter(|n| !self.pass_env.iter().any(|p| p == *n))
+            .map(|n| n.to_string())
+            .collect())
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct InitArgs {
     /// Smallest worker id.
@@ -232,6 +290,9 @@ pub struct RunArgs {
     /// Accept --expire, --interval and --delay as given, even when unsafe.
     #[arg(long, visible_alias = "i-am-a-database-removable-specialist")]
     pub no_safeguards: bool,
+
+    #[command(flatten)]
+    pub child_env: ChildEnvArgs,
 
     /// The command to run, and its arguments.
     #[arg(
@@ -371,6 +432,9 @@ pub struct LockArgs {
     /// How --acquire prints what it took.
     #[arg(long, value_enum, default_value_t = AcquireFormat::Shell)]
     pub format: AcquireFormat,
+
+    #[command(flatten)]
+    pub child_env: ChildEnvArgs,
 
     /// The command to run while holding the lock, and its arguments.
     #[arg(

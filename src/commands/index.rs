@@ -35,6 +35,7 @@ pub async fn index(
             "no COMMAND to run: give `yaraus index NAME -- COMMAND ...`, or --print".into(),
         ));
     }
+    let env_remove = args.child_env.removed()?;
     let timing = Timing::new(args.interval, args.skew, args.kill_after)?;
     // Caught from now on, so that a signal before the command starts ends
     // the wait cleanly.
@@ -63,7 +64,7 @@ pub async fn index(
     let watchdog = watchdog.ok_or_else(no_watchdog)?;
     supervise(
         &mut replica,
-        &args.command,
+        (&args.command, &env_remove),
         watchdog,
         &mut signals,
         timeouts,
@@ -72,7 +73,7 @@ pub async fn index(
 }
 
 /// The command with this pair: its placeholders replaced, its environment.
-fn spec(command: &[String], pair: Pair) -> ChildSpec {
+fn spec((command, env_remove): (&[String], &[String]), pair: Pair) -> ChildSpec {
     let index = pair.index.to_string();
     let replicas = pair.replicas.to_string();
     let rank = (pair.index + 1).to_string();
@@ -86,13 +87,14 @@ fn spec(command: &[String], pair: Pair) -> ChildSpec {
             ("YARAUS_REPLICAS".into(), replicas),
             ("YARAUS_RANK".into(), rank),
         ],
+        env_remove: env_remove.to_vec(),
     }
 }
 
 /// Starts the command under each pair in turn, for as long as it runs.
 async fn supervise(
     replica: &mut Replica,
-    command: &[String],
+    command: (&[String], &[String]),
     mut watchdog: Watchdog,
     signals: &mut Signals,
     timeouts: Timeouts,

@@ -34,6 +34,7 @@ enum Mode {
 
 pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog>) -> Result<i32> {
     let mode = mode(&args)?;
+    let env_remove = args.child_env.removed()?;
     let targets = super::targets(global)?;
     let namespace = super::quorum_namespace(global, &targets)?;
     let request_timeout = match mode {
@@ -90,6 +91,7 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog
                 wait,
                 kill_after,
                 watchdog,
+                env_remove,
             };
             wrap(&mut locker, held, &args, argv).await
         }
@@ -168,6 +170,7 @@ struct Held {
     wait: Option<Duration>,
     kill_after: Duration,
     watchdog: Watchdog,
+    env_remove: Vec<String>,
 }
 
 /// The wrapping form: run the command while the lock holds.
@@ -194,6 +197,7 @@ async fn wrap(locker: &mut Locker, how: Held, args: &LockArgs, argv: Vec<String>
             ("YARAUS_LOCK_NAME".into(), args.name.clone()),
             ("YARAUS_FENCING_TOKEN".into(), fence),
         ],
+        env_remove: how.env_remove,
     };
     let deadline = held.deadline();
     let keeper = Keeper::start(held, extend_every(locker.ttl()), deadline, how.kill_after);

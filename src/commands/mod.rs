@@ -12,6 +12,7 @@ mod seq_serve;
 use crate::cli::{Cli, Command, GlobalArgs};
 use crate::error::{Error, Result};
 use crate::lease::PoolKeys;
+use crate::store::credentials::Password;
 use crate::store::{ConnectOptions, Store, Target, Timeouts, Tls, split_urls};
 use crate::supervise::Watchdog;
 use clap::CommandFactory;
@@ -80,15 +81,55 @@ fn stdout_error(e: std::io::Error) -> Error {
 
 /// The parsed `--redis` URLs, in order, with the connection options
 /// (`--sentinel`, `--tls-*`, `--min-replicas`).
+/// The password and user of `--redis-password-file`, `YARAUS_REDIS_PASSWORD`,
+/// `REDISCLI_AUTH` and `--redis-user` are filled in where a URL has none.
 pub fn targets(global: &GlobalArgs) -> Result<Vec<Target>> {
     let options = connect_options(global)?;
     let urls = split_urls(&global.redis);
-    if options.sentinel.is_some() {
-        return Ok(vec![Target::sentinels(&urls, &options)?]);
+    let mut targets = if options.sentinel.is_some() {
+        vec![Target::sentinels(&urls, &options)?]
+    } else {
+        urls.iter()
+            .map(|u| Target::parse_with(u, &options))
+            .collect::<Result<Vec<_>>>()?
+    };
+    warn_of_password_in_argv(&targets);
+    let password = Password::find(global.redis_password_file.as_deref(), |name| {
+        std::env::var(name).ok()
+    })?;
+    for target in &mut targets {
+        target.set_credentials(global.redis_user.as_deref(), password.as_ref())?;
     }
-    urls.iter()
-        .map(|u| Target::parse_with(u, &options))
-        .collect()
+    Ok(targets)
+}
+
+/// A password written in a `--redis` URL on the command line can be read by
+/// every local user: say so once (not with `--quiet`), and name the ways
+/// that keep it private. A URL from `YARAUS_REDIS` is not in the process
+/// list, so it is not warned of.
+fn warn_of_password_in_argv(targets: &[Target]) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    let in_argv = |secret: &str| {
+        std::env::args_os()
+            .skip(1)
+            .any(|a| a.to_string_lossy().contains(secret))
+    };
+    if crate::log::is_quiet() {
+        return;
+    }
+    if let Some(t) = targets
+        .iter()
+        .find(|t| t.url_password().is_some_and(in_argv))
+    {
+        WARNED.call_once(|| {
+            crate::warn!(
+                "WARNING: the password of --redis {} is on the command line, where every local user can \
+                 read it (ps, /proc/PID/cmdline); use --redis-password-file, \
+                 YARAUS_REDIS_PASSWORD or REDISCLI_AUTH instead (--quiet hides this)",
+                t.display()
+            );
+        });
+    }
 }
 
 fn connect_options(global: &GlobalArgs) -> Result<ConnectOptions> {
@@ -119,6 +160,7 @@ fn connect_options(global: &GlobalArgs) -> Result<ConnectOptions> {
         sentinel: global.sentinel.clone(),
         tls,
         min_replicas: global.min_replicas,
+        replicas: global.redis_replicas,
     })
 }
 

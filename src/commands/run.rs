@@ -8,6 +8,7 @@ use crate::lease::{Leaser, Requested, Timing};
 use crate::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
 
 pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result<i32> {
+    let env_remove = args.child_env.removed()?;
     let (timing, warnings) = Timing::safeguarded(Requested {
         interval: args.interval,
         delay: args.delay,
@@ -37,6 +38,7 @@ pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result
             ("YARAUS_WORKER_ID".into(), id),
             ("YARAUS_CLIENT_ID".into(), lease.client_id().to_string()),
         ],
+        env_remove,
     };
     let deadline = lease.deadline();
     let keeper = Keeper::start(lease, timing.interval(), deadline, timing.kill_after());

@@ -23,6 +23,7 @@
 //! once by [`gather`]; [`reply`] reads what our scripts return.
 
 mod connection;
+pub mod credentials;
 pub mod quorum;
 pub mod reply;
 mod target;

@@ -28,6 +28,8 @@
 
 mod group;
 
+use super::credentials::Password;
+
 pub use group::split_urls;
 
 use crate::error::{Error, Result};
@@ -36,13 +38,15 @@ use redis::IntoConnectionInfo;
 use std::sync::Arc;
 
 /// A parsed `--redis` URL, with the connection options that apply to it.
-#[derive(Clone, Debug)]
+/// Its `Debug` is its [`display`](Target::display): no password.
+#[derive(Clone)]
 pub struct Target {
     endpoint: Endpoint,
     display: String,
     namespace: Option<String>,
     tls: Option<Arc<Tls>>,
     min_replicas: u32,
+    replicas: Option<u32>,
 }
 
 /// How to reach the data: one server, the master a Sentinel group names, or
@@ -81,6 +85,8 @@ pub struct ConnectOptions {
     pub tls: Option<Tls>,
     /// `--min-replicas N`: writes count only once N replicas have them.
     pub min_replicas: u32,
+    /// `--redis-replicas N`: the master has N replicas (not asked with INFO).
+    pub replicas: Option<u32>,
 }
 
 const SCHEMES: &[&str] = &["redis", "rediss", "unix", "redis+unix", "valkey", "valkeys"];
@@ -116,6 +122,7 @@ impl Target {
 
     fn apply(&mut self, options: &ConnectOptions) -> Result<()> {
         self.min_replicas = options.min_replicas;
+        self.replicas = options.replicas;
         if let Some(tls) = &options.tls {
             let uses_tls = match &self.endpoint {
                 Endpoint::Server(info) => {
@@ -166,12 +173,77 @@ impl Target {
         self.min_replicas
     }
 
+    /// `--redis-replicas`: how many replicas the master has, as the
+    /// operator declared it; `None` to ask the server (`INFO replication`).
+    pub fn declared_replicas(&self) -> Option<u32> {
+        self.replicas
+    }
+
+    /// The password written in the URL (`user:password@`, or `?pass=`), if any.
+    pub fn url_password(&self) -> Option<&str> {
+        match &self.endpoint {
+            Endpoint::Server(info) => info.redis_settings().password(),
+            Endpoint::Sentinel { node, .. } => node.password(),
+            Endpoint::Cluster { nodes } => nodes.first()?.redis_settings().password(),
+        }
+    }
+
+    /// Logs in as `user` with `password` wherever the URL names no user or
+    /// password of its own (the Sentinel form: the master; a Cluster: every
+    /// node). A URL password beside an explicit one (`--redis-password-file`)
+    /// is refused: one of the two is a mistake.
+    pub fn set_credentials(
+        &mut self,
+        user: Option<&str>,
+        password: Option<&Password>,
+    ) -> Result<()> {
+        if let (Some(_), Some(p)) = (self.url_password(), password)
+            && p.is_explicit()
+        {
+            return Err(Error::Usage(format!(
+                "two passwords for '{}': one in the URL and one from {}; keep one (the file \
+                 keeps it out of the process list)",
+                self.display,
+                p.source()
+            )));
+        }
+        let fill = |settings: &redis::RedisConnectionInfo| {
+            let mut settings = settings.clone();
+            if let Some(user) = user.filter(|_| settings.username().is_none()) {
+                settings = settings.set_username(user);
+            }
+            if let Some(p) = password.filter(|_| settings.password().is_none()) {
+                settings = settings.set_password(p.secret());
+            }
+            settings
+        };
+        let fill_info = |info: &redis::ConnectionInfo| {
+            info.clone().set_redis_settings(fill(info.redis_settings()))
+        };
+        match &mut self.endpoint {
+            Endpoint::Server(info) => *info = fill_info(info),
+            Endpoint::Sentinel { node, .. } => *node = fill(node),
+            Endpoint::Cluster { nodes } => {
+                for info in nodes.iter_mut() {
+                    *info = fill_info(info);
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn endpoint(&self) -> &Endpoint {
         &self.endpoint
     }
 
     pub(crate) fn tls(&self) -> Option<&Tls> {
         self.tls.as_deref()
+    }
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Target({})", self.display)
     }
 }
 
@@ -252,6 +324,7 @@ fn parse_server(raw: &str) -> Result<Target> {
         namespace: parsed.namespace,
         tls: None,
         min_replicas: 0,
+        replicas: None,
     })
 }
 

@@ -49,7 +49,11 @@ pub fn exit_code(status: ExitStatus) -> i32 {
 #[derive(Clone, Debug)]
 pub struct ChildSpec {
     pub argv: Vec<String>,
+    /// Variables set for the command (its id, its token).
     pub env: Vec<(String, String)>,
+    /// Variables of yaraus's environment it must not inherit
+    /// ([`crate::store::credentials::SECRET_VARS`] but for `--pass-env`).
+    pub env_remove: Vec<String>,
 }
 
 /// What happens to the command, as [`Child::event`] reports it.
@@ -101,6 +105,7 @@ impl Child {
         let order = Order::Spawn {
             argv: spec.argv.clone(),
             env: spec.env.clone(),
+            env_remove: spec.env_remove.clone(),
             take_terminal: terminal.as_ref().is_some_and(Terminal::is_foreground),
             deadline: deadline.as_nanos(),
             kill_after_ns: u64::try_from(kill_after.as_nanos()).unwrap_or(u64::MAX),

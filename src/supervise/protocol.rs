@@ -21,6 +21,9 @@ pub enum Order {
     Spawn {
         argv: Vec<String>,
         env: Vec<(String, String)>,
+        /// Variables of the watchdog's own environment the command must not
+        /// inherit (yaraus's credentials).
+        env_remove: Vec<String>,
         take_terminal: bool,
         deadline: u64,
         kill_after_ns: u64,
@@ -126,6 +129,7 @@ mod tests {
             Order::Spawn {
                 argv: vec!["sh".into(), "-c".into(), "echo ü".into()],
                 env: vec![("YARAUS_WORKER_ID".into(), "7".into())],
+                env_remove: vec!["REDISCLI_AUTH".into()],
                 take_terminal: true,
                 deadline: u64::MAX,
                 kill_after_ns: 5_000_000_000,

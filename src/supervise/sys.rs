@@ -60,6 +60,8 @@ pub fn block(set: &SigSet) -> nix::Result<()> {
 pub struct CommandStart<'a> {
     pub argv: &'a [String],
     pub env: &'a [(String, String)],
+    /// Inherited variables to leave out.
+    pub env_remove: &'a [String],
     /// Make the command's new group the terminal's foreground group.
     pub take_terminal: bool,
     /// The process starting it, whose death must take the command along.
@@ -75,6 +77,9 @@ pub fn spawn_command(start: CommandStart<'_>) -> io::Result<Pid> {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "no command"));
     };
     let mut cmd = Command::new(program);
+    for name in start.env_remove {
+        cmd.env_remove(name);
+    }
     cmd.args(args)
         .envs(start.env.iter().map(|(k, v)| (k, v)))
         .process_group(0);

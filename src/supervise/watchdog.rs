@@ -370,6 +370,7 @@ impl Watch {
             Order::Spawn {
                 argv,
                 env,
+                env_remove,
                 take_terminal,
                 deadline,
                 kill_after_ns,
@@ -393,6 +394,7 @@ impl Watch {
                 let start = CommandStart {
                     argv: &argv,
                     env: &env,
+                    env_remove: &env_remove,
                     take_terminal,
                     parent: self.me,
                 };

@@ -140,6 +140,7 @@ pub(super) fn parse_group(raw: &str, group: Group) -> Result<Target> {
         namespace: first.namespace.clone(),
         tls: None,
         min_replicas: 0,
+        replicas: None,
     })
 }
 
