@@ -40,8 +40,10 @@ Examples:
 #[derive(Args, Debug)]
 pub struct HiloArgs {
     /// Accept shards that may lose a write (without appendfsync always): safe only for shards
-    /// with no persistence at all, which restart empty.
-    #[arg(long, global = true)]
+    /// with no persistence at all, which restart empty. Skips the check (CONFIG GET); as
+    /// --assume-durable, for a user the ACL denies CONFIG, once the settings have been checked
+    /// by hand.
+    #[arg(long, global = true, visible_alias = "assume-durable")]
     pub allow_volatile: bool,
 
     #[command(subcommand)]

@@ -405,8 +405,9 @@ pub struct LockArgs {
 
     /// With several masters, accept nodes that may lose a write: without appendfsync always, or
     /// with an allkeys-* maxmemory-policy (fencing tokens could then repeat after a node crashes
-    /// or evicts).
-    #[arg(long, visible_alias = "no-fsync-check")]
+    /// or evicts). Skips the check (CONFIG GET); as --assume-durable, for a user the ACL denies
+    /// CONFIG, once the settings have been checked by hand.
+    #[arg(long, visible_aliases = ["no-fsync-check", "assume-durable"])]
     pub allow_volatile: bool,
 
     /// Take the lock, print its token and fencing token, and exit; the lock stays held for --ttl.

@@ -33,8 +33,10 @@ Examples:
 #[derive(Args, Debug)]
 pub struct SeqArgs {
     /// Accept nodes that may lose a write: without appendfsync always, or with an allkeys-*
-    /// maxmemory-policy (ids could then repeat after a node crashes or evicts).
-    #[arg(long, global = true, visible_alias = "no-fsync-check")]
+    /// maxmemory-policy (ids could then repeat after a node crashes or evicts). Skips the check
+    /// (CONFIG GET); as --assume-durable, for a user the ACL denies CONFIG, once the settings
+    /// have been checked by hand.
+    #[arg(long, global = true, visible_aliases = ["no-fsync-check", "assume-durable"])]
     pub allow_volatile: bool,
 
     #[command(subcommand)]

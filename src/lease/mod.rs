@@ -16,9 +16,9 @@
 //! sort by number, so the smallest id wins ties.
 //!
 //! Acquire, renew and release are each one Lua script, timed by the server's
-//! clock, and each reports how many replicas the server has, so that the
-//! caller can `WAIT` for a majority of them without another round trip when
-//! there are none.
+//! clock. A lease or renewal then waits for the replicas
+//! ([`Store::confirm`], which learns their number once per connection,
+//! outside the scripts, so that they need no `INFO`).
 
 mod init;
 mod report;
@@ -168,12 +168,11 @@ impl Leaser {
             .arg(host)
             .arg(self.expire.as_millis() as u64);
         let sent = BootInstant::now();
-        let reply: (i64, String, String, i64, i64, i64) =
-            match self.store.script(&invocation).await? {
-                Ok(reply) => reply,
-                Err(e) => return Err(pool_error(&self.store, &e)),
-            };
-        let (ok, client, member, expiry_ms, now_ms, replicas) = reply;
+        let reply: (i64, String, String, i64, i64) = match self.store.script(&invocation).await? {
+            Ok(reply) => reply,
+            Err(e) => return Err(pool_error(&self.store, &e)),
+        };
+        let (ok, client, member, expiry_ms, now_ms) = reply;
         self.client_id = client;
         if ok == 0 {
             let next_free = Duration::from_millis(expiry_ms.saturating_sub(now_ms).max(0) as u64);
@@ -193,7 +192,7 @@ impl Leaser {
             expire: self.expire,
             deadline: sent + validity(self.expire),
         };
-        let why = match lease.confirm(replicas, "leased").await {
+        let why = match lease.confirm("leased").await {
             Ok(Ok(())) => return Ok(Acquired::Leased(Box::new(lease))),
             Ok(Err(why)) => why,
             Err(e) => e.to_string(),
@@ -257,8 +256,8 @@ impl Lease {
     /// `Ok(Err(why))` below `--min-replicas`: the write does not count. A
     /// shortfall against the majority of the connected replicas is logged
     /// and counted in the pool's `wait_shortfall`.
-    async fn confirm(&mut self, connected: i64, done: &str) -> Result<Result<(), String>> {
-        let r = self.store.confirm(&self.keys.ids, Some(connected)).await?;
+    async fn confirm(&mut self, done: &str) -> Result<Result<(), String>> {
+        let r = self.store.confirm(&self.keys.ids).await?;
         if !r.ok() {
             return Ok(Err(format!("{} (--min-replicas {})", r.describe(), r.min)));
         }
@@ -311,9 +310,8 @@ impl Claim for Lease {
             Ok(Err(e)) => return Err(RenewError::Failed(pool_error(&self.store, &e))),
             Err(e) => return Err(RenewError::Failed(e)),
         };
-        let (ok, owner_or_expiry, _now, replicas): (i64, redis::Value, i64, i64) =
-            redis::from_redis_value(reply)
-                .map_err(|e| RenewError::Failed(Error::Redis(e.to_string())))?;
+        let (ok, owner_or_expiry, _now): (i64, redis::Value, i64) = redis::from_redis_value(reply)
+            .map_err(|e| RenewError::Failed(Error::Redis(e.to_string())))?;
         if ok == 0 {
             let owner: String = redis::from_redis_value(owner_or_expiry).unwrap_or_default();
             return Err(RenewError::Lost(if owner.is_empty() {
@@ -322,7 +320,7 @@ impl Claim for Lease {
                 format!("id {} now belongs to {owner}", self.id)
             }));
         }
-        match self.confirm(replicas, "renewed").await {
+        match self.confirm("renewed").await {
             Ok(Ok(())) => Ok(validity(self.expire)),
             Ok(Err(why)) => Err(RenewError::Failed(Error::Unavailable(format!(
                 "renewed, but {why}"

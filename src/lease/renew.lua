@@ -1,20 +1,19 @@
 -- Extend our lease on an id, if it is still ours.
 -- KEYS[1] ns:ids, KEYS[2] ns:clients, KEYS[3] ns:stats
 -- ARGV[1] our client id, ARGV[2] encoded id, ARGV[3] lease length in milliseconds
--- Returns {1, expiry_ms, now_ms, replicas} when extended,
---         {0, owner_or_empty, now_ms, replicas} when the id is not ours any more
+-- Returns {1, expiry_ms, now_ms} when extended,
+--         {0, owner_or_empty, now_ms} when the id is not ours any more
 --         (another client owns it, or the pool or the id is gone).
 local ids, clients, stats = KEYS[1], KEYS[2], KEYS[3]
 local client, id = ARGV[1], ARGV[2]
 
 local time = redis.call('TIME')
 local now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local replicas = tonumber(string.match(redis.call('INFO', 'replication'), 'connected_slaves:(%d+)') or '0')
 
 -- A pool that vanished (server restarted empty, key deleted) is not recreated
 -- here: nothing is written, and the caller learns that the id is gone.
 if redis.call('TYPE', ids)['ok'] ~= 'zset' or redis.call('TYPE', clients)['ok'] ~= 'hash' then
-  return {0, '', now_ms, replicas}
+  return {0, '', now_ms}
 end
 local st = redis.call('TYPE', stats)['ok']
 local count = st == 'none' or st == 'hash'
@@ -25,7 +24,7 @@ local owner = redis.call('HGET', clients, id)
 local score = redis.call('ZSCORE', ids, id)
 if owner ~= client or not score then
   bump('extend_ttl_ownership_error')
-  return {0, owner or '', now_ms, replicas}
+  return {0, owner or '', now_ms}
 end
 if tonumber(score) * 1000 <= now_ms then
   -- Expired, but nobody took it yet: we keep it, and say so in the stats.
@@ -34,4 +33,4 @@ end
 local expiry_ms = now_ms + tonumber(ARGV[3])
 redis.call('ZADD', ids, 'XX', expiry_ms / 1000, id)
 bump('extend_ttl_success')
-return {1, expiry_ms, now_ms, replicas}
+return {1, expiry_ms, now_ms}

@@ -158,6 +158,27 @@ impl Connection {
         }
     }
 
+    /// How many replicas the master that holds `key` has connected
+    /// (`connected_slaves` of `INFO replication`, routed like [`wait`](Self::wait)).
+    pub async fn connected_replicas(&mut self, key: &str) -> RedisResult<i64> {
+        let mut cmd = redis::cmd("INFO");
+        cmd.arg("replication");
+        let text: String = match self {
+            Connection::Server(conn) => cmd.query_async(conn).await?,
+            Connection::Cluster(conn) => {
+                let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(
+                    Route::with_key(key, SlotAddr::Master),
+                ));
+                redis::from_redis_value(conn.route_command(cmd, route).await?)?
+            }
+        };
+        Ok(text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("connected_slaves:"))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0))
+    }
+
     /// Runs `cmd` on every master and returns each one's reply with its
     /// address; on one server, that server's reply alone.
     pub async fn on_every_master(&mut self, cmd: Cmd) -> RedisResult<Vec<(String, Value)>> {

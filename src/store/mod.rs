@@ -17,7 +17,13 @@
 //! A write counts only once the replicas confirm it ([`Store::confirm`]):
 //! `WAIT` for `--min-replicas` of them, failing below that; without the
 //! option, for a majority of those connected, where a shortfall is only
-//! reported (the caller logs and counts it), as the Go yaraus did.
+//! reported (the caller logs and counts it), as the Go yaraus did. How many
+//! are connected is `--redis-replicas`, or `INFO replication` asked once per
+//! connection, outside our scripts: a restricted ACL user denied `INFO` then
+//! needs only one of the two options, not a wider grant.
+//!
+//! A command the server's ACL denies (`NOPERM`) is refused with its name and
+//! the way out (`yaraus acl-rules`), never retried as an outage.
 //!
 //! Several independent masters are a [`Quorum`] of [`Node`]s, asked all at
 //! once by [`gather`]; [`reply`] reads what our scripts return.
@@ -67,6 +73,8 @@ pub struct Store {
     dialer: Arc<Dialer>,
     timeouts: Timeouts,
     conn: Option<Connection>,
+    /// The replicas `INFO` reported on `conn` (asked again on a new one).
+    replicas: Option<i64>,
 }
 
 impl Store {
@@ -79,6 +87,7 @@ impl Store {
             dialer: Arc::new(dialer),
             timeouts,
             conn: None,
+            replicas: None,
         })
     }
 
@@ -127,6 +136,7 @@ impl Store {
             }
         };
         self.conn = Some(conn.clone());
+        self.replicas = None;
         Ok(conn)
     }
 
@@ -168,29 +178,26 @@ impl Store {
 
     /// Waits until the replicas have every write made so far through this
     /// connection, `key` being one of the keys written (in a Cluster, the
-    /// `WAIT` goes to its slot's master). `connected` is the replica count
-    /// the server reported (a script returns it with its result), or `None`
-    /// when unknown.
+    /// `WAIT` goes to its slot's master).
     ///
-    /// With `--min-replicas N`, waits for N (or for the majority of the
-    /// connected ones, if more) and the write counts only if N confirmed; a
-    /// master that reports fewer than N connected fails at once, without a
-    /// `WAIT` that could not succeed. Without it, waits for a majority of
-    /// the connected ones; fewer is a [`Replicated::shortfall`], not a failure.
-    pub async fn confirm(&mut self, key: &str, connected: Option<i64>) -> Result<Replicated> {
+    /// With `--min-replicas N`, waits for N, and the write counts only if N
+    /// confirmed. Without it, waits for a majority of the master's replicas
+    /// ([`replica_count`](Self::replica_count)); fewer is a
+    /// [`Replicated::shortfall`], not a failure.
+    pub async fn confirm(&mut self, key: &str) -> Result<Replicated> {
         let min = i64::from(self.target.min_replicas());
-        let majority = connected.map_or(0, |c| if c > 0 { c / 2 + 1 } else { 0 });
+        let majority = if min > 0 {
+            0
+        } else {
+            match self.replica_count(key).await? {
+                0 => 0,
+                n => n / 2 + 1,
+            }
+        };
         let wanted = majority.max(min);
         if wanted == 0 {
             return Ok(Replicated {
                 acked: 0,
-                majority,
-                min,
-            });
-        }
-        if connected.is_some_and(|c| c < min) {
-            return Ok(Replicated {
-                acked: connected.unwrap_or(0),
                 majority,
                 min,
             });
@@ -211,12 +218,41 @@ impl Store {
         })
     }
 
+    /// How many replicas the master of `key` has: `--redis-replicas`, else
+    /// what `INFO replication` says, asked once per connection. A user the
+    /// ACL denies `INFO` is refused with the options that do without it.
+    pub async fn replica_count(&mut self, key: &str) -> Result<i64> {
+        if let Some(n) = self.target.declared_replicas() {
+            return Ok(i64::from(n));
+        }
+        if let Some(n) = self.replicas {
+            return Ok(n);
+        }
+        let mut conn = self.connection().await?;
+        let n = match conn.connected_replicas(key).await {
+            Ok(n) => n,
+            Err(e) if e.code() == Some("NOPERM") => {
+                return Err(Error::Refused(format!(
+                    "Redis at {} denies this user INFO, so yaraus cannot learn how many \
+                     replicas must confirm a lease (a majority of them); grant it \
+                     `+info|replication`, or say it with --redis-replicas N (0 for none) or \
+                     --min-replicas N",
+                    self.target.display()
+                )));
+            }
+            Err(e) => return Err(self.fail(e)),
+        };
+        self.replicas = Some(n);
+        Ok(n)
+    }
+
     /// Maps an error, dropping the connection when the error says it is dead
     /// or no longer a master's (the next request dials again, and finds the
     /// new master through Sentinel).
     pub fn fail(&mut self, e: redis::RedisError) -> Error {
         if is_stale(&e) {
             self.conn = None;
+            self.replicas = None;
         }
         classify(&self.target, e)
     }
@@ -324,6 +360,14 @@ impl Replicated {
     }
 }
 
+/// Whether the server's ACL refused a command or key: `NOPERM` from a
+/// command, or the `ERR` a script gets when a command or key in it is denied.
+pub(crate) fn is_denied(e: &redis::RedisError) -> bool {
+    e.code() == Some("NOPERM")
+        || e.detail()
+            .is_some_and(|d| d.contains("The user executing the script can't"))
+}
+
 /// Whether an error means the connection is no use any more: dead, timed
 /// out, or to a node that is no longer (or not yet) a writable master.
 fn is_stale(e: &redis::RedisError) -> bool {
@@ -369,6 +413,13 @@ pub fn classify(target: &Target, e: redis::RedisError) -> Error {
     }
     if e.code() == Some("WRONGTYPE") {
         return Error::State(format!("Redis at {d}: {}", detail(&e)));
+    }
+    if is_denied(&e) {
+        return Error::Refused(format!(
+            "Redis at {d} denies this user something yaraus needs ({}); give the user the \
+             rules that `yaraus acl-rules` prints for this command line",
+            detail(&e)
+        ));
     }
     if matches!(
         e.code(),

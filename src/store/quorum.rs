@@ -152,12 +152,21 @@ impl Node {
             return self.store.fail(e);
         }
         let detail = e.detail().unwrap_or(&e.to_string()).to_string();
+        if check && super::is_denied(&e) {
+            return Error::Refused(format!(
+                "Redis at {} denies this user CONFIG GET, so yaraus cannot verify that it keeps \
+                 every write (appendonly yes, appendfsync always, maxmemory-policy noeviction); \
+                 grant it `+config|get`, or, once you have checked those settings on every \
+                 node yourself, pass --assume-durable",
+                self.label
+            ));
+        }
         Error::State(if check {
             format!(
                 "cannot check that Redis at {} keeps every write: CONFIG GET failed \
                  ({detail}); make sure every node runs with appendonly yes, \
                  appendfsync always and maxmemory-policy noeviction, then pass \
-                 --allow-volatile",
+                 --assume-durable",
                 self.label
             )
         } else {
@@ -205,7 +214,7 @@ impl Node {
         if self.store.target().min_replicas() == 0 {
             return Ok(());
         }
-        let r = self.store.confirm(key, None).await?;
+        let r = self.store.confirm(key).await?;
         if r.ok() {
             Ok(())
         } else {
