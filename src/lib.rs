@@ -23,6 +23,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod acl;
 pub mod claim;
 pub mod cli;
 pub mod commands;

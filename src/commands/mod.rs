@@ -1,6 +1,7 @@
 //! One function per subcommand: turn parsed arguments into library calls and
 //! output. Each returns the exit status on success; errors carry their own.
 
+mod acl;
 mod hilo;
 mod index;
 mod lock;
@@ -35,6 +36,7 @@ pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
         Command::Seq(args) => seq::seq(&cli.global, args).await,
         Command::Index(args) => index::index(&cli.global, args, watchdog).await,
         Command::Hilo(args) => hilo::hilo(&cli.global, args).await,
+        Command::AclRules(args) => acl::acl_rules(&cli.global, args),
         Command::Completions(args) => {
             let mut cmd = Cli::command();
             clap_complete::generate(args.shell, &mut cmd, "yaraus", &mut std::io::stdout());

@@ -168,6 +168,20 @@ impl Target {
         matches!(self.endpoint, Endpoint::Cluster { .. })
     }
 
+    /// Whether the master is found through Sentinel.
+    pub fn is_sentinel(&self) -> bool {
+        matches!(self.endpoint, Endpoint::Sentinel { .. })
+    }
+
+    /// The database number (0 in a Cluster).
+    pub fn db(&self) -> i64 {
+        match &self.endpoint {
+            Endpoint::Server(info) => info.redis_settings().db(),
+            Endpoint::Sentinel { node, .. } => node.db(),
+            Endpoint::Cluster { .. } => 0,
+        }
+    }
+
     /// `--min-replicas`: how many replicas must confirm a write for it to count.
     pub fn min_replicas(&self) -> u32 {
         self.min_replicas

@@ -1,0 +1,439 @@
+//! The least a Redis ACL user must be allowed for yaraus to work:
+//! `yaraus acl-rules` prints it as one `ACL SETUSER` line.
+//!
+//! Three parts, each taken from the code rather than written down twice:
+//!
+//! * **keys**: the patterns of the keys each subcommand touches, under its
+//!   namespace (and the lock prefix, since a lock's key is its name);
+//!   read-only (`%R~`) where the chosen subcommands only read them;
+//! * **commands in scripts**: read out of the very Lua sources the
+//!   subcommands run ([`script_commands`]), so that a script that starts to
+//!   call a new command gets it into the rules without anyone remembering;
+//! * **commands sent directly**: a table per subcommand ([`Part::direct`]),
+//!   checked by the tests that run every subcommand as a user made from
+//!   these rules. What the deployment adds: `ROLE` (Sentinel),
+//!   `CLUSTER SLOTS` (Cluster), `SELECT` (a db other than 0), `WAIT` and
+//!   `INFO replication` (replicas), `CONFIG GET` (the durability check).
+//!
+//! The two commands of the `@dangerous` category yaraus can use are optional,
+//! and each has a flag that does without it: `INFO` (the replica count,
+//! replaced by `--redis-replicas N` or `--min-replicas N`) and `CONFIG GET`
+//! (which can read every setting, `requirepass` included: replaced by
+//! `--assume-durable` once the operator has checked the settings by hand).
+//! `acl-rules` takes the same flags, and leaves them out.
+
+use crate::error::{Error, Result};
+use clap::ValueEnum;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A subcommand, as far as Redis permissions go.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Part {
+    Init,
+    Run,
+    Stats,
+    List,
+    Lock,
+    Seq,
+    Index,
+    Hilo,
+}
+
+/// Where and how the subcommands will run: what the command line of
+/// `acl-rules` says about the deployment, besides the namespace.
+#[derive(Clone, Debug, Default)]
+pub struct Deployment {
+    /// `redis+cluster://`: pool keys carry `{ns}`, `CLUSTER SLOTS` is asked.
+    pub cluster: bool,
+    /// Through Sentinel: the master is checked with `ROLE`.
+    pub sentinel: bool,
+    /// A database other than 0: `SELECT` on every connection.
+    pub select: bool,
+    /// Several independent masters (lock): their durability is checked.
+    pub several_masters: bool,
+    /// `--min-replicas N`.
+    pub min_replicas: u32,
+    /// `--redis-replicas N`.
+    pub replicas: Option<u32>,
+    /// `--assume-durable`: no `CONFIG GET`.
+    pub assume_durable: bool,
+}
+
+/// Read-only or read-write access to a key pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Access {
+    Read,
+    ReadWrite,
+}
+
+/// The rules for a set of subcommands.
+#[derive(Clone, Debug)]
+pub struct Rules {
+    keys: BTreeMap<String, Access>,
+    commands: BTreeSet<String>,
+}
+
+const POOL_SCRIPTS: &[&str] = &[
+    include_str!("lease/acquire.lua"),
+    include_str!("lease/renew.lua"),
+    include_str!("lease/release.lua"),
+];
+const INIT_SCRIPTS: &[&str] = &[
+    include_str!("lease/finalize_init.lua"),
+    include_str!("lease/shrink.lua"),
+];
+const STATS_SCRIPTS: &[&str] = &[include_str!("lease/stats.lua")];
+const LOCK_SCRIPTS: &[&str] = &[
+    include_str!("seq/counter.lua"),
+    include_str!("lock/acquire.lua"),
+    include_str!("lock/extend.lua"),
+    include_str!("lock/release.lua"),
+    include_str!("lock/withdraw.lua"),
+    include_str!("lock/inspect.lua"),
+    include_str!("lock/semaphore_acquire.lua"),
+    include_str!("lock/semaphore_extend.lua"),
+    include_str!("lock/semaphore_release.lua"),
+];
+const SEQ_SCRIPTS: &[&str] = &[
+    include_str!("seq/counter.lua"),
+    include_str!("seq/propose.lua"),
+    include_str!("seq/read.lua"),
+    include_str!("seq/transition.lua"),
+    include_str!("seq/set_floor.lua"),
+];
+const INDEX_SCRIPTS: &[&str] = &[include_str!("index/tick.lua"), include_str!("index/confirm.lua")];
+const HILO_SCRIPTS: &[&str] = &[
+    include_str!("hilo/keys.lua"),
+    include_str!("hilo/reserve.lua"),
+    include_str!("hilo/fence.lua"),
+    include_str!("hilo/raise.lua"),
+    include_str!("hilo/create.lua"),
+    include_str!("hilo/status.lua"),
+];
+
+/// What every connection may send: `PING` (the first request, which
+/// reports a wrong password at once), and running our scripts (`EVALSHA`,
+/// with `SCRIPT LOAD` when the server does not know one yet).
+const EVERYWHERE: &[&str] = &["ping", "evalsha", "script|load"];
+
+impl Part {
+    /// Every subcommand, in the order of `yaraus --help`.
+    pub fn all() -> &'static [Part] {
+        &[
+            Part::Init,
+            Part::Run,
+            Part::Stats,
+            Part::List,
+            Part::Lock,
+            Part::Seq,
+            Part::Index,
+            Part::Hilo,
+        ]
+    }
+
+    fn scripts(self) -> Vec<&'static str> {
+        match self {
+            Part::Init => INIT_SCRIPTS.to_vec(),
+            Part::Run => POOL_SCRIPTS.to_vec(),
+            Part::Stats => STATS_SCRIPTS.to_vec(),
+            Part::List => Vec::new(),
+            Part::Lock => LOCK_SCRIPTS.to_vec(),
+            Part::Seq => SEQ_SCRIPTS.to_vec(),
+            Part::Index => INDEX_SCRIPTS.to_vec(),
+            // The agent holds a lock while it stocks windows.
+            Part::Hilo => [HILO_SCRIPTS, LOCK_SCRIPTS].concat(),
+        }
+    }
+
+    /// The commands the Rust code sends itself (besides [`EVERYWHERE`]).
+    fn direct(self) -> &'static [&'static str] {
+        match self {
+            Part::Init => &[
+                "type",
+                "time",
+                "hset",
+                "hmget",
+                "zadd",
+                "zscan",
+                "zrangebyscore",
+                "pexpire",
+            ],
+            // wait_shortfall
+            Part::Run => &["hincrby"],
+            Part::Stats => &["hmget"],
+            Part::List => &["type", "time", "zmscore", "hmget"],
+            Part::Lock | Part::Seq | Part::Hilo => &[],
+            Part::Index => &[
+                "type", "get", "hget", "hmget", "hgetall", "scard", "smembers",
+            ],
+        }
+    }
+
+    /// `CONFIG GET` of the durability check, unless `--assume-durable`.
+    fn checks_durability(self, d: &Deployment) -> bool {
+        match self {
+            Part::Lock => d.several_masters,
+            Part::Seq | Part::Hilo => true,
+            _ => false,
+        }
+    }
+
+    /// The key patterns, before escaping: `(literal prefix, wildcard?)`.
+    fn keys(self, ns: &str, lock_prefix: Option<&str>, cluster: bool) -> Result<Vec<(String, bool, Access)>> {
+        let pool = if cluster { format!("{{{ns}}}") } else { ns.to_string() };
+        let rw = Access::ReadWrite;
+        let pool_keys = |access| {
+            ["ids", "clients", "stats"]
+                .iter()
+                .map(|k| (format!("{pool}:{k}"), false, access))
+                .collect::<Vec<_>>()
+        };
+        Ok(match self {
+            Part::Init => {
+                let mut keys = pool_keys(rw);
+                keys.push((format!("{pool}:ids:building:"), true, rw));
+                keys
+            }
+            Part::Run => pool_keys(rw),
+            Part::Stats | Part::List => pool_keys(Access::Read),
+            Part::Lock => {
+                let prefix = lock_prefix.ok_or_else(|| {
+                    Error::Usage(
+                        "the keys of `lock` are the lock names themselves: give --lock-prefix P \
+                         (and run `yaraus lock --prefix P`), so that the rules can name them"
+                            .into(),
+                    )
+                })?;
+                if prefix.is_empty() {
+                    return Err(Error::Usage(
+                        "--lock-prefix '' would allow every key; give the prefix your locks use"
+                            .into(),
+                    ));
+                }
+                let mut keys = vec![
+                    (prefix.to_string(), true, rw),
+                    (format!("{ns}:fencing:{prefix}"), true, rw),
+                ];
+                if cluster {
+                    keys.push((format!("{ns}:fencing:{{{prefix}"), true, rw));
+                }
+                keys
+            }
+            Part::Seq => vec![(format!("{ns}:seq:"), true, rw)],
+            Part::Index => vec![(format!("{ns}:index:"), true, rw)],
+            Part::Hilo => vec![
+                (format!("{ns}:hilo:"), true, rw),
+                (format!("{ns}:fencing:{ns}:hilo:"), true, rw),
+            ],
+        })
+    }
+}
+
+/// The commands a Lua script calls (`redis.call('X', …)`, `redis.pcall`),
+/// lowercased.
+pub fn script_commands(source: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for piece in source.split("redis.").skip(1) {
+        let Some(rest) = piece
+            .strip_prefix("call(")
+            .or_else(|| piece.strip_prefix("pcall("))
+        else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let Some(quote) = rest.chars().next().filter(|c| *c == '\'' || *c == '"') else {
+            continue;
+        };
+        if let Some(name) = rest[1..].split(quote).next() {
+            found.insert(name.to_ascii_lowercase());
+        }
+    }
+    found
+}
+
+/// A namespace or prefix goes into a glob pattern: its own glob characters
+/// are escaped, and whitespace (which would split the rule) is refused.
+fn glob_escape(what: &str, text: &str) -> Result<String> {
+    if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(Error::Usage(format!(
+            "the {what} {text:?} contains whitespace, which an ACL rule cannot hold; use one without"
+        )));
+    }
+    Ok(text
+        .chars()
+        .flat_map(|c| match c {
+            '*' | '?' | '[' | ']' | '\\' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect())
+}
+
+impl Rules {
+    /// The rules for `parts`, in namespace `ns`, for `deployment`.
+    pub fn new(parts: &[Part], ns: &str, lock_prefix: Option<&str>, d: &Deployment) -> Result<Rules> {
+        let mut keys: BTreeMap<String, Access> = BTreeMap::new();
+        let mut commands: BTreeSet<String> = EVERYWHERE.iter().map(|c| c.to_string()).collect();
+        for &part in parts {
+            for (literal, wildcard, access) in part.keys(ns, lock_prefix, d.cluster)? {
+                let what = if part == Part::Lock && !literal.starts_with(ns) {
+                    "lock prefix"
+                } else {
+                    "namespace"
+                };
+                let mut pattern = glob_escape(what, &literal)?;
+                if wildcard {
+                    pattern.push('*');
+                }
+                let entry = keys.entry(pattern).or_insert(access);
+                *entry = (*entry).max(access);
+            }
+            for script in part.scripts() {
+                commands.extend(script_commands(script));
+            }
+            commands.extend(part.direct().iter().map(|c| c.to_string()));
+            if part.checks_durability(d) && !d.assume_durable {
+                commands.insert("config|get".into());
+            }
+            let waits = match part {
+                Part::Run => d.min_replicas > 0 || d.replicas != Some(0),
+                Part::Lock | Part::Hilo => d.min_replicas > 0,
+                _ => false,
+            };
+            if waits {
+                commands.insert("wait".into());
+            }
+            if part == Part::Run && d.min_replicas == 0 && d.replicas.is_none() {
+                commands.insert("info|replication".into());
+            }
+        }
+        if d.sentinel {
+            commands.insert("role".into());
+        }
+        if d.cluster {
+            commands.insert("cluster|slots".into());
+        }
+        if d.select {
+            commands.insert("select".into());
+        }
+        Ok(Rules { keys, commands })
+    }
+
+    /// The commands allowed, lowercased (`config|get` for a subcommand).
+    pub fn commands(&self) -> impl Iterator<Item = &str> {
+        self.commands.iter().map(String::as_str)
+    }
+
+    /// The rules after the user name: `reset on` (no password: the operator
+    /// adds `>PASSWORD`), the key patterns, the commands.
+    pub fn to_rules(&self) -> String {
+        let mut out = vec!["reset".to_string(), "on".to_string()];
+        for (pattern, access) in &self.keys {
+            out.push(match access {
+                Access::Read => format!("%R~{pattern}"),
+                Access::ReadWrite => format!("~{pattern}"),
+            });
+        }
+        out.push("-@all".into());
+        out.extend(self.commands.iter().map(|c| format!("+{c}")));
+        out.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_commands_out_of_a_script() {
+        let lua = "local t = redis.call('TYPE', KEYS[1])['ok']\n\
+                   redis.pcall(\"get\", k) redis.call( 'ZADD', k, 1, m)\n\
+                   -- redis.status_reply('x')";
+        let found: Vec<String> = script_commands(lua).into_iter().collect();
+        assert_eq!(found, ["get", "type", "zadd"]);
+    }
+
+    #[test]
+    fn every_script_command_is_granted_to_its_subcommand() {
+        let d = Deployment::default();
+        for &part in Part::all() {
+            let rules = Rules::new(&[part], "ns", Some("locks:"), &d).unwrap();
+            let granted: BTreeSet<&str> = rules.commands().collect();
+            for script in part.scripts() {
+                for c in script_commands(script) {
+                    assert!(granted.contains(c.as_str()), "{part:?} lacks {c}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_pool_rules_are_exact() {
+        let rules = Rules::new(&[Part::Run], "pool", None, &Deployment::default()).unwrap();
+        assert_eq!(
+            rules.to_rules(),
+            "reset on ~pool:clients ~pool:ids ~pool:stats -@all +evalsha +hget +hincrby \
+             +hset +info|replication +ping +script|load +time +type +wait +zadd +zrange +zscore"
+        );
+        let d = Deployment {
+            min_replicas: 1,
+            ..Default::default()
+        };
+        let rules = Rules::new(&[Part::Run], "pool", None, &d).unwrap();
+        assert!(!rules.to_rules().contains("info"), "{}", rules.to_rules());
+        let d = Deployment {
+            replicas: Some(0),
+            ..Default::default()
+        };
+        let rules = Rules::new(&[Part::Run], "pool", None, &d).unwrap().to_rules();
+        assert!(!rules.contains("info") && !rules.contains("+wait"), "{rules}");
+    }
+
+    #[test]
+    fn read_only_subcommands_get_read_only_keys() {
+        let d = Deployment::default();
+        let r = Rules::new(&[Part::Stats, Part::List], "p", None, &d).unwrap().to_rules();
+        assert!(r.contains("%R~p:ids") && !r.contains(" ~p:ids"), "{r}");
+        let r = Rules::new(&[Part::Stats, Part::Run], "p", None, &d).unwrap().to_rules();
+        assert!(r.contains(" ~p:ids") && !r.contains("%R~p:ids"), "{r}");
+    }
+
+    #[test]
+    fn lock_needs_a_prefix_and_globs_are_escaped() {
+        let d = Deployment::default();
+        assert!(matches!(
+            Rules::new(&[Part::Lock], "ns", None, &d),
+            Err(Error::Usage(_))
+        ));
+        assert!(Rules::new(&[Part::Lock], "ns", Some(""), &d).is_err());
+        assert!(Rules::new(&[Part::Lock], "n s", Some("l:"), &d).is_err());
+        let r = Rules::new(&[Part::Lock], "a*b", Some("l?["), &d).unwrap().to_rules();
+        assert!(r.contains(r"~l\?\[*") && r.contains(r"~a\*b:fencing:l\?\[*"), "{r}");
+        assert!(!r.contains("config"), "one master needs no durability check: {r}");
+        let several = Deployment {
+            several_masters: true,
+            ..Default::default()
+        };
+        let r = Rules::new(&[Part::Lock], "ns", Some("l:"), &several).unwrap().to_rules();
+        assert!(r.contains("+config|get"), "{r}");
+        let trusted = Deployment {
+            assume_durable: true,
+            ..several
+        };
+        let r = Rules::new(&[Part::Lock], "ns", Some("l:"), &trusted).unwrap().to_rules();
+        assert!(!r.contains("config"), "{r}");
+    }
+
+    #[test]
+    fn the_deployment_adds_its_commands() {
+        let d = Deployment {
+            cluster: true,
+            sentinel: true,
+            select: true,
+            ..Default::default()
+        };
+        let r = Rules::new(&[Part::Init], "ns", None, &d).unwrap().to_rules();
+        for c in ["+cluster|slots", "+role", "+select", "~{ns}:ids"] {
+            assert!(r.contains(c), "{c} missing: {r}");
+        }
+    }
+}
