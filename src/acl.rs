@@ -4,8 +4,9 @@
 //! Three parts, each taken from the code rather than written down twice:
 //!
 //! * **keys**: the patterns of the keys each subcommand touches, under its
-//!   namespace (and the lock prefix, since a lock's key is its name);
-//!   read-only (`%R~`) where the chosen subcommands only read them;
+//!   namespace (and the lock prefix, since a lock's key is its name). Not
+//!   read-only (`%R~`) even for `stats`: Redis counts every key of `EVALSHA`
+//!   as written, whatever the script does;
 //! * **commands in scripts**: read out of the very Lua sources the
 //!   subcommands run ([`script_commands`]), so that a script that starts to
 //!   call a new command gets it into the rules without anyone remembering;
@@ -24,7 +25,7 @@
 
 use crate::error::{Error, Result};
 use clap::ValueEnum;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// A subcommand, as far as Redis permissions go.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -59,17 +60,10 @@ pub struct Deployment {
     pub assume_durable: bool,
 }
 
-/// Read-only or read-write access to a key pattern.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Access {
-    Read,
-    ReadWrite,
-}
-
 /// The rules for a set of subcommands.
 #[derive(Clone, Debug)]
 pub struct Rules {
-    keys: BTreeMap<String, Access>,
+    keys: BTreeSet<String>,
     commands: BTreeSet<String>,
 }
 
@@ -101,7 +95,10 @@ const SEQ_SCRIPTS: &[&str] = &[
     include_str!("seq/transition.lua"),
     include_str!("seq/set_floor.lua"),
 ];
-const INDEX_SCRIPTS: &[&str] = &[include_str!("index/tick.lua"), include_str!("index/confirm.lua")];
+const INDEX_SCRIPTS: &[&str] = &[
+    include_str!("index/tick.lua"),
+    include_str!("index/confirm.lua"),
+];
 const HILO_SCRIPTS: &[&str] = &[
     include_str!("hilo/keys.lua"),
     include_str!("hilo/reserve.lua"),
@@ -179,23 +176,30 @@ impl Part {
     }
 
     /// The key patterns, before escaping: `(literal prefix, wildcard?)`.
-    fn keys(self, ns: &str, lock_prefix: Option<&str>, cluster: bool) -> Result<Vec<(String, bool, Access)>> {
-        let pool = if cluster { format!("{{{ns}}}") } else { ns.to_string() };
-        let rw = Access::ReadWrite;
-        let pool_keys = |access| {
+    fn keys(
+        self,
+        ns: &str,
+        lock_prefix: Option<&str>,
+        cluster: bool,
+    ) -> Result<Vec<(String, bool)>> {
+        let pool = if cluster {
+            format!("{{{ns}}}")
+        } else {
+            ns.to_string()
+        };
+        let pool_keys = || {
             ["ids", "clients", "stats"]
                 .iter()
-                .map(|k| (format!("{pool}:{k}"), false, access))
+                .map(|k| (format!("{pool}:{k}"), false))
                 .collect::<Vec<_>>()
         };
         Ok(match self {
             Part::Init => {
-                let mut keys = pool_keys(rw);
-                keys.push((format!("{pool}:ids:building:"), true, rw));
+                let mut keys = pool_keys();
+                keys.push((format!("{pool}:ids:building:"), true));
                 keys
             }
-            Part::Run => pool_keys(rw),
-            Part::Stats | Part::List => pool_keys(Access::Read),
+            Part::Run | Part::Stats | Part::List => pool_keys(),
             Part::Lock => {
                 let prefix = lock_prefix.ok_or_else(|| {
                     Error::Usage(
@@ -211,19 +215,19 @@ impl Part {
                     ));
                 }
                 let mut keys = vec![
-                    (prefix.to_string(), true, rw),
-                    (format!("{ns}:fencing:{prefix}"), true, rw),
+                    (prefix.to_string(), true),
+                    (format!("{ns}:fencing:{prefix}"), true),
                 ];
                 if cluster {
-                    keys.push((format!("{ns}:fencing:{{{prefix}"), true, rw));
+                    keys.push((format!("{ns}:fencing:{{{prefix}"), true));
                 }
                 keys
             }
-            Part::Seq => vec![(format!("{ns}:seq:"), true, rw)],
-            Part::Index => vec![(format!("{ns}:index:"), true, rw)],
+            Part::Seq => vec![(format!("{ns}:seq:"), true)],
+            Part::Index => vec![(format!("{ns}:index:"), true)],
             Part::Hilo => vec![
-                (format!("{ns}:hilo:"), true, rw),
-                (format!("{ns}:fencing:{ns}:hilo:"), true, rw),
+                (format!("{ns}:hilo:"), true),
+                (format!("{ns}:fencing:{ns}:hilo:"), true),
             ],
         })
     }
@@ -270,11 +274,16 @@ fn glob_escape(what: &str, text: &str) -> Result<String> {
 
 impl Rules {
     /// The rules for `parts`, in namespace `ns`, for `deployment`.
-    pub fn new(parts: &[Part], ns: &str, lock_prefix: Option<&str>, d: &Deployment) -> Result<Rules> {
-        let mut keys: BTreeMap<String, Access> = BTreeMap::new();
+    pub fn new(
+        parts: &[Part],
+        ns: &str,
+        lock_prefix: Option<&str>,
+        d: &Deployment,
+    ) -> Result<Rules> {
+        let mut keys = BTreeSet::new();
         let mut commands: BTreeSet<String> = EVERYWHERE.iter().map(|c| c.to_string()).collect();
         for &part in parts {
-            for (literal, wildcard, access) in part.keys(ns, lock_prefix, d.cluster)? {
+            for (literal, wildcard) in part.keys(ns, lock_prefix, d.cluster)? {
                 let what = if part == Part::Lock && !literal.starts_with(ns) {
                     "lock prefix"
                 } else {
@@ -284,8 +293,7 @@ impl Rules {
                 if wildcard {
                     pattern.push('*');
                 }
-                let entry = keys.entry(pattern).or_insert(access);
-                *entry = (*entry).max(access);
+                keys.insert(pattern);
             }
             for script in part.scripts() {
                 commands.extend(script_commands(script));
@@ -327,12 +335,7 @@ impl Rules {
     /// adds `>PASSWORD`), the key patterns, the commands.
     pub fn to_rules(&self) -> String {
         let mut out = vec!["reset".to_string(), "on".to_string()];
-        for (pattern, access) in &self.keys {
-            out.push(match access {
-                Access::Read => format!("%R~{pattern}"),
-                Access::ReadWrite => format!("~{pattern}"),
-            });
-        }
+        out.extend(self.keys.iter().map(|pattern| format!("~{pattern}")));
         out.push("-@all".into());
         out.extend(self.commands.iter().map(|c| format!("+{c}")));
         out.join(" ")
@@ -384,17 +387,13 @@ mod tests {
             replicas: Some(0),
             ..Default::default()
         };
-        let rules = Rules::new(&[Part::Run], "pool", None, &d).unwrap().to_rules();
-        assert!(!rules.contains("info") && !rules.contains("+wait"), "{rules}");
-    }
-
-    #[test]
-    fn read_only_subcommands_get_read_only_keys() {
-        let d = Deployment::default();
-        let r = Rules::new(&[Part::Stats, Part::List], "p", None, &d).unwrap().to_rules();
-        assert!(r.contains("%R~p:ids") && !r.contains(" ~p:ids"), "{r}");
-        let r = Rules::new(&[Part::Stats, Part::Run], "p", None, &d).unwrap().to_rules();
-        assert!(r.contains(" ~p:ids") && !r.contains("%R~p:ids"), "{r}");
+        let rules = Rules::new(&[Part::Run], "pool", None, &d)
+            .unwrap()
+            .to_rules();
+        assert!(
+            !rules.contains("info") && !rules.contains("+wait"),
+            "{rules}"
+        );
     }
 
     #[test]
@@ -406,20 +405,32 @@ mod tests {
         ));
         assert!(Rules::new(&[Part::Lock], "ns", Some(""), &d).is_err());
         assert!(Rules::new(&[Part::Lock], "n s", Some("l:"), &d).is_err());
-        let r = Rules::new(&[Part::Lock], "a*b", Some("l?["), &d).unwrap().to_rules();
-        assert!(r.contains(r"~l\?\[*") && r.contains(r"~a\*b:fencing:l\?\[*"), "{r}");
-        assert!(!r.contains("config"), "one master needs no durability check: {r}");
+        let r = Rules::new(&[Part::Lock], "a*b", Some("l?["), &d)
+            .unwrap()
+            .to_rules();
+        assert!(
+            r.contains(r"~l\?\[*") && r.contains(r"~a\*b:fencing:l\?\[*"),
+            "{r}"
+        );
+        assert!(
+            !r.contains("config"),
+            "one master needs no durability check: {r}"
+        );
         let several = Deployment {
             several_masters: true,
             ..Default::default()
         };
-        let r = Rules::new(&[Part::Lock], "ns", Some("l:"), &several).unwrap().to_rules();
+        let r = Rules::new(&[Part::Lock], "ns", Some("l:"), &several)
+            .unwrap()
+            .to_rules();
         assert!(r.contains("+config|get"), "{r}");
         let trusted = Deployment {
             assume_durable: true,
             ..several
         };
-        let r = Rules::new(&[Part::Lock], "ns", Some("l:"), &trusted).unwrap().to_rules();
+        let r = Rules::new(&[Part::Lock], "ns", Some("l:"), &trusted)
+            .unwrap()
+            .to_rules();
         assert!(!r.contains("config"), "{r}");
     }
 
@@ -431,7 +442,9 @@ mod tests {
             select: true,
             ..Default::default()
         };
-        let r = Rules::new(&[Part::Init], "ns", None, &d).unwrap().to_rules();
+        let r = Rules::new(&[Part::Init], "ns", None, &d)
+            .unwrap()
+            .to_rules();
         for c in ["+cluster|slots", "+role", "+select", "~{ns}:ids"] {
             assert!(r.contains(c), "{c} missing: {r}");
         }

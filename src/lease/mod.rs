@@ -156,6 +156,11 @@ impl Leaser {
     /// [`Acquired::NotReplicated`]: an id held only by a master that may fail
     /// over is not held.
     pub async fn try_lease(&mut self) -> Result<Acquired> {
+        // Asked before anything is written (and only once per connection):
+        // a user the ACL denies INFO is refused with nothing leased.
+        if self.store.target().min_replicas() == 0 {
+            self.store.replica_count(&self.keys.ids).await?;
+        }
         let host = hostname::get()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_else(|_| "localhost".into());
@@ -195,6 +200,10 @@ impl Leaser {
         let why = match lease.confirm("leased").await {
             Ok(Ok(())) => return Ok(Acquired::Leased(Box::new(lease))),
             Ok(Err(why)) => why,
+            Err(e) if e.is_fatal() => {
+                let _ = lease.release().await;
+                return Err(e);
+            }
             Err(e) => e.to_string(),
         };
         let _ = lease.release().await;

@@ -1,0 +1,319 @@
+//! A Redis user made from `yaraus acl-rules` output: every subcommand it was
+//! made for works as that user, Redis refuses it everything else, and a
+//! command the operator chose not to grant (`INFO`, `CONFIG GET`) gives the
+//! documented message and exit status, with nothing changed in Redis.
+
+use super::common::RedisServer;
+use super::{ADMIN_PASSWORD, FAST, USER_PASSWORD, bare_url, fails, ok, server};
+
+const USER: &str = "app";
+
+/// The environment that gives yaraus the user's password.
+const AS_USER: [(&str, &str); 1] = [("YARAUS_REDIS_PASSWORD", USER_PASSWORD)];
+
+/// Prints the rules with `rules_args` (global options, then `acl-rules …`),
+/// creates the user from them on every server, and returns the rules line.
+fn create_user(servers: &[&RedisServer], rules_args: &[&str]) -> String {
+    let out = ok(rules_args, &[]);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("ACL SETUSER "))
+        .unwrap_or_else(|| panic!("no ACL SETUSER line in:\n{}", out.stdout))
+        .to_string();
+    let password = format!(">{USER_PASSWORD}");
+    for s in servers {
+        let mut args: Vec<&str> = line.split_whitespace().collect();
+        args.push(&password);
+        let reply: String = s.query(&args);
+        assert_eq!(reply, "OK");
+    }
+    line
+}
+
+/// A connection of the user, to try what yaraus never does.
+fn as_user(server: &RedisServer) -> redis::Connection {
+    let info = server.connection_info();
+    let settings = info
+        .redis_settings()
+        .clone()
+        .set_username(USER)
+        .set_password(USER_PASSWORD);
+    redis::Client::open(info.set_redis_settings(settings))
+        .and_then(|c| c.get_connection())
+        .expect("connect as the ACL user")
+}
+
+fn denied(conn: &mut redis::Connection, args: &[&str]) -> bool {
+    let (name, rest) = args.split_first().unwrap();
+    match redis::cmd(name).arg(rest).query::<redis::Value>(conn) {
+        Err(e) => e.code() == Some("NOPERM") || e.to_string().contains("can't"),
+        Ok(_) => false,
+    }
+}
+
+/// `--redis URL… -N NS --redis-user app`, then `rest`.
+fn global<'a>(urls: &'a [String], ns: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = Vec::new();
+    for u in urls {
+        args.extend(["--redis", u.as_str()]);
+    }
+    args.extend(["-N", ns, "--redis-user", USER]);
+    args.extend(rest);
+    args
+}
+
+#[test]
+fn a_user_from_acl_rules_runs_the_pool_subcommands_and_can_touch_nothing_else() {
+    let s = server(false);
+    let urls = [bare_url(&s)];
+    let rules = create_user(
+        &[&s],
+        &global(
+            &urls,
+            "pool",
+            &["acl-rules", "init", "run", "stats", "list"],
+        ),
+    );
+    assert!(
+        rules.contains("~pool:ids") && rules.contains("+info|replication"),
+        "{rules}"
+    );
+
+    ok(&global(&urls, "pool", &["init", "--max", "3"]), &AS_USER);
+    let run = [
+        &["run"][..],
+        &FAST,
+        &["--", "sh", "-c", "echo $YARAUS_WORKER_ID"],
+    ]
+    .concat();
+    let out = ok(&global(&urls, "pool", &run), &AS_USER);
+    assert_eq!(out.stdout.trim(), "1");
+    let stats = ok(&global(&urls, "pool", &["stats"]), &AS_USER);
+    let stats: serde_json::Value = serde_json::from_str(&stats.stdout).expect("stats JSON");
+    assert_eq!(stats["client_get_id_success"], 1, "{stats}");
+    let prom = ok(
+        &global(&urls, "pool", &["stats", "--format", "prometheus"]),
+        &AS_USER,
+    );
+    assert!(
+        prom.stdout
+            .contains(r#"yaraus_client_get_id_success_total{pool="pool:ids"} 1"#),
+        "{}",
+        prom.stdout
+    );
+    let list = ok(&global(&urls, "pool", &["list"]), &AS_USER);
+    let list: serde_json::Value = serde_json::from_str(&list.stdout).expect("list JSON");
+    assert_eq!(list.as_array().map(Vec::len), Some(3), "{list}");
+
+    // Without the user's credentials the same command is refused: what
+    // worked above worked as the ACL user.
+    fails(&global(&urls, "pool", &["stats"]), &[], 69);
+
+    // Redis enforces the rules: nothing outside the pool's keys and the
+    // commands yaraus sends.
+    let mut conn = as_user(&s);
+    let _: redis::Value = redis::cmd("HGETALL")
+        .arg("pool:clients")
+        .query(&mut conn)
+        .expect("a pool key is readable");
+    for forbidden in [
+        &["SET", "other", "x"][..],
+        &["GET", "pool:other"],
+        &["GET", "yaraus:ids"],
+        &["DEL", "pool:other"],
+        &["KEYS", "*"],
+        &["CONFIG", "GET", "requirepass"],
+        &["INFO"],
+        &["FLUSHALL"],
+        &["EVAL", "return 1", "0"],
+        &["ACL", "LIST"],
+    ] {
+        assert!(denied(&mut conn, forbidden), "{forbidden:?} was allowed");
+    }
+    // A script the user loads runs with the user's rights, no more.
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg("return redis.call('SET', 'other', 'x')")
+        .query(&mut conn)
+        .expect("SCRIPT LOAD is allowed");
+    assert!(denied(&mut conn, &["EVALSHA", &sha, "0"]));
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg("return redis.call('FLUSHALL')")
+        .query(&mut conn)
+        .unwrap();
+    assert!(denied(&mut conn, &["EVALSHA", &sha, "0"]));
+    assert_eq!(s.query::<Option<String>>(&["GET", "other"]), None);
+}
+
+#[test]
+fn the_rules_of_stats_and_list_let_them_read_and_a_run_is_refused_changing_nothing() {
+    let s = server(false);
+    let urls = [bare_url(&s)];
+    let rules = create_user(
+        &[&s],
+        &global(&urls, "pool", &["acl-rules", "stats", "list"]),
+    );
+    assert!(
+        !rules.contains("+zadd") && !rules.contains("+hincrby"),
+        "{rules}"
+    );
+    // The pool is made by an administrator.
+    ok(
+        &["--redis", &urls[0], "-N", "pool", "init", "--max", "2"],
+        &[("REDISCLI_AUTH", ADMIN_PASSWORD)],
+    );
+    ok(&global(&urls, "pool", &["stats"]), &AS_USER);
+    ok(
+        &global(&urls, "pool", &["list", "--format", "table"]),
+        &AS_USER,
+    );
+    let before = s.snapshot();
+    // (--redis-replicas: past the replica count, to the script itself.)
+    let run = ["run", "--redis-replicas", "0", "--", "true"];
+    let err = fails(&global(&urls, "pool", &run), &AS_USER, 69);
+    assert!(
+        err.contains("denies this user") && err.contains("acl-rules"),
+        "{err}"
+    );
+    assert_eq!(s.snapshot(), before, "a refused run changed the pool");
+}
+
+#[test]
+fn lock_works_as_the_acl_user_on_one_master_and_on_three() {
+    let one = server(false);
+    let urls = [bare_url(&one)];
+    let rules = create_user(
+        &[&one],
+        &global(
+            &urls,
+            "ns",
+            &["acl-rules", "--lock-prefix", "locks:", "lock"],
+        ),
+    );
+    assert!(!rules.contains("config"), "{rules}");
+    let lock = |urls: &[String], more: &[&str]| {
+        let args = [
+            &["lock", "--prefix", "locks:", "job"][..],
+            more,
+            &["--", "sh", "-c", "echo $YARAUS_FENCING_TOKEN"],
+        ]
+        .concat();
+        ok(&global(urls, "ns", &args), &AS_USER)
+    };
+    // Fencing tokens grow from one holder to the next.
+    let token = |out: super::common::Output| out.stdout.trim().parse::<u64>().unwrap();
+    let first = token(lock(&urls, &[]));
+    assert!(token(lock(&urls, &[])) > first);
+    let info = ok(
+        &global(
+            &urls,
+            "ns",
+            &["lock", "--prefix", "locks:", "--info", "job"],
+        ),
+        &AS_USER,
+    );
+    assert!(
+        info.stdout.contains(r#""key": "locks:job""#),
+        "{}",
+        info.stdout
+    );
+    let mut conn = as_user(&one);
+    assert!(
+        denied(&mut conn, &["SET", "job", "x"]),
+        "a key outside the prefix"
+    );
+    assert!(denied(&mut conn, &["GET", "ns:fencing:other"]));
+
+    let three = [server(true), server(true), server(true)];
+    let urls: Vec<String> = three.iter().map(bare_url).collect();
+    let rules = create_user(
+        &three.iter().collect::<Vec<_>>(),
+        &global(
+            &urls,
+            "ns",
+            &["acl-rules", "--lock-prefix", "locks:", "lock"],
+        ),
+    );
+    assert!(
+        rules.contains("+config|get"),
+        "several masters are checked: {rules}"
+    );
+    let fence = token(lock(&urls, &[])).to_string();
+    for s in &three {
+        assert_eq!(
+            s.query::<Option<String>>(&["GET", "ns:fencing:locks:job"]),
+            Some(fence.clone())
+        );
+    }
+}
+
+#[test]
+fn a_denied_config_get_is_named_and_assume_durable_does_without_it() {
+    let three = [server(true), server(true), server(true)];
+    let urls: Vec<String> = three.iter().map(bare_url).collect();
+    let rules = create_user(
+        &three.iter().collect::<Vec<_>>(),
+        &global(
+            &urls,
+            "ns",
+            &[
+                "acl-rules",
+                "--lock-prefix",
+                "locks:",
+                "--assume-durable",
+                "lock",
+            ],
+        ),
+    );
+    assert!(!rules.contains("config"), "{rules}");
+    let args = |more: &[&'static str]| {
+        [
+            &["lock", "--prefix", "locks:", "job"][..],
+            more,
+            &["--", "true"],
+        ]
+        .concat()
+    };
+    let err = fails(&global(&urls, "ns", &args(&["--quiet"])), &AS_USER, 69);
+    assert!(
+        err.contains("denies this user CONFIG GET") && err.contains("--assume-durable"),
+        "{err}"
+    );
+    assert!(!err.contains("NOPERM"), "{err}");
+    for s in &three {
+        assert!(s.snapshot().is_empty(), "a refused lock wrote something");
+    }
+    ok(&global(&urls, "ns", &args(&["--assume-durable"])), &AS_USER);
+}
+
+#[test]
+fn a_denied_info_is_named_and_redis_replicas_does_without_it() {
+    let s = server(false);
+    let urls = [bare_url(&s)];
+    let rules = create_user(
+        &[&s],
+        &global(
+            &urls,
+            "pool",
+            &["--redis-replicas", "0", "acl-rules", "init", "run"],
+        ),
+    );
+    assert!(
+        !rules.contains("info") && !rules.contains("+wait"),
+        "{rules}"
+    );
+    ok(&global(&urls, "pool", &["init", "--max", "2"]), &AS_USER);
+    let before = s.snapshot();
+    let err = fails(&global(&urls, "pool", &["run", "--", "true"]), &AS_USER, 69);
+    assert!(
+        err.contains("denies this user INFO") && err.contains("--redis-replicas"),
+        "{err}"
+    );
+    assert_eq!(s.snapshot(), before, "nothing may stay leased");
+    let run = [&["run"][..], &FAST, &["--", "sh", "-c", "echo ran"]].concat();
+    let with = [&["--redis-replicas", "0"][..], &run].concat();
+    let out = ok(&global(&urls, "pool", &with), &AS_USER);
+    assert_eq!(out.stdout.trim(), "ran");
+}
