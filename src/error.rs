@@ -8,7 +8,7 @@
 //! | --- | --- |
 //! | 0..=123 | the child's own exit status |
 //! | 2 | usage error: bad flag, malformed URL, nonsense duration, bad range |
-//! | 69 | Redis unreachable, connection timed out, authentication refused |
+//! | 69 | Redis unreachable, connection timed out, authentication or a command refused (ACL) |
 //! | 75 | nothing available within `--wait` (no free id, lock busy) |
 //! | 124 | the claim was lost while the child ran; the child was killed |
 //! | 125 | yaraus failed for another reason (pool not initialised, key of the wrong type, …) |

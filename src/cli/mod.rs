@@ -21,7 +21,7 @@ const EXIT_STATUS: &str = "\
 Exit status:
   0..123  the command's own exit status (run)
   2       usage error: bad flag, malformed URL, nonsense duration or range
-  69      Redis unreachable, timed out, refused authentication, or no such db
+  69      Redis unreachable, timed out, refused authentication or a command (ACL), or no such db
   75      nothing available within --wait (no free id)
   124     the claim was lost while the command ran; the command was killed
   125     another failure of yaraus (pool not initialised, key of the wrong type, ...)
@@ -347,7 +347,8 @@ const LOCK_EXIT_STATUS: &str = "\
 Exit status:
   0..123  COMMAND's own exit status; 0 for --acquire, --extend, --release, --info
   2       usage error: no command, bad duration, --limit with several masters, ...
-  69      a majority of the Redis masters could not be reached (or --info: fewer than a majority answered)
+  69      a majority of the Redis masters could not be reached (or --info: fewer than a majority
+          answered); a master refused authentication or a command (ACL: see acl-rules)
   75      the lock is busy (-n, or --wait ran out); -E/--conflict-exit-code changes it
   124     the lock was lost while COMMAND ran, and COMMAND was killed;
           --extend/--release: the token does not hold the lock (any more)

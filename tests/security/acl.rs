@@ -317,3 +317,81 @@ fn a_denied_info_is_named_and_redis_replicas_does_without_it() {
     let out = ok(&global(&urls, "pool", &with), &AS_USER);
     assert_eq!(out.stdout.trim(), "ran");
 }
+
+#[test]
+fn seq_hilo_and_index_work_as_a_user_from_acl_rules() {
+    let three = [server(true), server(true), server(true)];
+    let urls: Vec<String> = three.iter().map(bare_url).collect();
+    let rules = create_user(
+        &three.iter().collect::<Vec<_>>(),
+        &global(&urls, "ns", &["acl-rules", "seq", "hilo", "index"]),
+    );
+    assert!(
+        rules.contains("~ns:seq:*") && rules.contains("+config|get"),
+        "{rules}"
+    );
+    let first: u64 = ok(&global(&urls, "ns", &["seq", "next", "s1"]), &AS_USER)
+        .stdout
+        .trim()
+        .parse()
+        .unwrap();
+    ok(
+        &global(&urls, "ns", &["seq", "set-floor", "s1", "1000"]),
+        &AS_USER,
+    );
+    let now: u64 = ok(&global(&urls, "ns", &["seq", "get", "s1"]), &AS_USER)
+        .stdout
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(now >= 1000 && now > first, "{first} then {now}");
+
+    ok(&global(&urls, "ns", &["hilo", "agent", "h1"]), &AS_USER);
+    let ids = ok(&global(&urls, "ns", &["hilo", "next", "h1"]), &AS_USER);
+    assert!(!ids.stdout.trim().is_empty());
+    let status = ok(&global(&urls, "ns", &["hilo", "status", "h1"]), &AS_USER);
+    assert!(status.stdout.contains("\"ok\":true"), "{}", status.stdout);
+
+    // An index lives on one server.
+    let one = &urls[..1];
+    let out = ok(
+        &global(
+            one,
+            "ns",
+            &[
+                "index",
+                "web",
+                "--interval",
+                "200ms",
+                "--",
+                "sh",
+                "-c",
+                "echo $YARAUS_INDEX",
+            ],
+        ),
+        &AS_USER,
+    );
+    assert_eq!(out.stdout.trim(), "0");
+    ok(&global(one, "ns", &["index", "web", "--status"]), &AS_USER);
+}
+
+#[test]
+fn acl_rules_refuses_what_no_rule_can_name() {
+    let err = fails(&["acl-rules", "lock"], &[], 2);
+    assert!(err.contains("--lock-prefix"), "{err}");
+    let err = fails(&["acl-rules", "--lock-prefix", "", "lock"], &[], 2);
+    assert!(err.contains("every key"), "{err}");
+    let err = fails(&["-N", "my pool", "acl-rules", "run"], &[], 2);
+    assert!(err.contains("whitespace"), "{err}");
+    let err = fails(&["--redis-user", "a b", "acl-rules"], &[], 2);
+    assert!(err.contains("user name"), "{err}");
+    fails(&["acl-rules", "nonsense"], &[], 2);
+    // All subcommands but lock, which needs its prefix.
+    let out = ok(&["acl-rules"], &[]);
+    assert!(out.stdout.contains("# lock is left out"), "{}", out.stdout);
+    let line = out.stdout.lines().last().unwrap();
+    assert!(
+        line.starts_with("ACL SETUSER yaraus reset on ~yaraus:"),
+        "{line}"
+    );
+}

@@ -92,9 +92,12 @@ fn no_way_of_giving_the_password_lets_it_reach_the_child() {
 
         let run = run_dumping(&scratch, &way, &[&["run"][..], &FAST].concat(), "run.env");
         let lock = run_dumping(&scratch, &way, &["lock", "job"], "lock.env");
+        let index = ["index", "web", "--interval", "200ms"];
+        run_dumping(&scratch, &way, &index, "index.env");
         for (dump, wanted) in [
             ("run.env", "YARAUS_WORKER_ID="),
             ("lock.env", "YARAUS_FENCING_TOKEN="),
+            ("index.env", "YARAUS_INDEX="),
         ] {
             let env = scratch.read(dump).expect("the child wrote its environment");
             assert!(env.contains(wanted), "{}: {dump}:\n{env}", way.name);
