@@ -127,3 +127,59 @@ fn a_namespace_or_lock_name_that_would_split_the_slot_is_refused() {
     assert!(out.stderr.contains("hash tag"), "{}", out.stderr);
     assert!(cluster.keys().is_empty(), "{:?}", cluster.keys());
 }
+
+#[test]
+fn a_user_from_acl_rules_runs_the_pool_and_a_lock_on_the_cluster() {
+    let cluster = Cluster::start(3);
+    let url = cluster.url("app");
+    let rules = create_user(
+        &cluster.nodes.iter().collect::<Vec<_>>(),
+        &[
+            "--redis",
+            &url,
+            "--redis-user",
+            "app",
+            "acl-rules",
+            "--lock-prefix",
+            "locks:",
+            "init",
+            "run",
+            "stats",
+            "list",
+            "lock",
+        ],
+    );
+    for wanted in ["+cluster|slots", "~{app}:ids", "~app:fencing:{locks:*"] {
+        assert!(rules.contains(wanted), "{wanted} missing: {rules}");
+    }
+    ok_as_user(&["--redis", &url, "init", "--max", "2"]);
+    let out = ok_as_user(&[
+        "--redis",
+        &url,
+        "run",
+        "--",
+        "sh",
+        "-c",
+        "echo $YARAUS_WORKER_ID",
+    ]);
+    assert_eq!(out.stdout.trim(), "1");
+    ok_as_user(&["--redis", &url, "stats"]);
+    ok_as_user(&["--redis", &url, "list"]);
+    let out = ok_as_user(&[
+        "--redis",
+        &url,
+        "lock",
+        "--prefix",
+        "locks:",
+        "deploy",
+        "--",
+        "sh",
+        "-c",
+        "echo $YARAUS_FENCING_TOKEN",
+    ]);
+    assert!(out.stdout.trim().parse::<u64>().is_ok(), "{}", out.stdout);
+    let token: Option<String> = cluster
+        .node_of("locks:deploy")
+        .query(&["GET", "app:fencing:{locks:deploy}"]);
+    assert_eq!(token.as_deref(), Some(out.stdout.trim()));
+}

@@ -137,3 +137,42 @@ fn an_unknown_master_name_is_one_line_naming_it() {
     assert!(out.stderr.contains("nosuchmaster"), "{}", out.stderr);
     assert_eq!(master.snapshot(), before);
 }
+
+#[test]
+fn a_user_from_acl_rules_finds_the_master_through_sentinel() {
+    let (master, replicas, sentinels) = group(1);
+    let url = sentinel_url(&sentinels, NS);
+    let rules = create_user(
+        &[&master, &replicas[0]],
+        &[
+            "--redis",
+            &url,
+            "--min-replicas",
+            "1",
+            "--redis-user",
+            "app",
+            "acl-rules",
+            "init",
+            "run",
+        ],
+    );
+    // ROLE checks the master; --min-replicas needs WAIT but no INFO.
+    assert!(
+        rules.contains("+role") && rules.contains("+wait"),
+        "{rules}"
+    );
+    assert!(!rules.contains("info"), "{rules}");
+    ok_as_user(&["--redis", &url, "init", "--max", "2"]);
+    let out = ok_as_user(&[
+        "--redis",
+        &url,
+        "--min-replicas",
+        "1",
+        "run",
+        "--",
+        "sh",
+        "-c",
+        "echo $YARAUS_WORKER_ID",
+    ]);
+    assert_eq!(out.stdout.trim(), "1");
+}
