@@ -119,6 +119,17 @@ fn commands_answer_as_redis_does() {
 }
 
 #[test]
+fn a_password_on_the_command_line_is_warned_of_and_one_from_the_environment_is_not() {
+    let servers = masters(3, true);
+    let argv = Serve::start_env(&servers, &["--requirepass", "s3cret"], &[]);
+    let env = Serve::start_env(&servers, &[], &[("YARAUS_SEQ_PASSWORD", "s3cret")]);
+    let warning = "--requirepass is on the command line";
+    assert!(argv.run.log().contains(warning), "{}", argv.run.log());
+    assert!(!env.run.log().contains(warning), "{}", env.run.log());
+    assert!(!argv.run.log().contains("s3cret") && !env.run.log().contains("s3cret"));
+}
+
+#[test]
 fn a_password_is_required_before_anything_else() {
     let servers = masters(3, true);
     let serve = Serve::start_env(&servers, &[], &[("YARAUS_SEQ_PASSWORD", "s3cret")]);

@@ -13,7 +13,7 @@ mod seq_serve;
 use crate::cli::{Cli, Command, GlobalArgs};
 use crate::error::{Error, Result};
 use crate::lease::PoolKeys;
-use crate::store::credentials::Password;
+use crate::store::credentials::{self, Password};
 use crate::store::{ConnectOptions, Store, Target, Timeouts, Tls, split_urls};
 use crate::supervise::Watchdog;
 use clap::CommandFactory;
@@ -111,17 +111,12 @@ pub fn targets(global: &GlobalArgs) -> Result<Vec<Target>> {
 /// list, so it is not warned of.
 fn warn_of_password_in_argv(targets: &[Target]) {
     static WARNED: std::sync::Once = std::sync::Once::new();
-    let in_argv = |secret: &str| {
-        std::env::args_os()
-            .skip(1)
-            .any(|a| a.to_string_lossy().contains(secret))
-    };
     if crate::log::is_quiet() {
         return;
     }
     if let Some(t) = targets
         .iter()
-        .find(|t| t.url_password().is_some_and(in_argv))
+        .find(|t| t.url_password().is_some_and(credentials::in_argv))
     {
         WARNED.call_once(|| {
             crate::warn!(

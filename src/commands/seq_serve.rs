@@ -62,6 +62,16 @@ pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Re
             let _ = count_tx.send(n);
         }
     });
+    let password = args.requirepass.filter(|p| !p.is_empty());
+    if let Some(p) = &password
+        && !crate::log::is_quiet()
+        && crate::store::credentials::in_argv(p)
+    {
+        crate::warn!(
+            "WARNING: --requirepass is on the command line, where every local user can read it \
+             (ps, /proc/PID/cmdline); set YARAUS_SEQ_PASSWORD instead (--quiet hides this)"
+        );
+    }
     let owned = global.clone();
     let config = Config {
         quorum,
@@ -70,7 +80,7 @@ pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Re
         max_clients: u64::from(args.max_clients),
         idle_timeout: (args.idle_timeout > Duration::ZERO).then_some(args.idle_timeout),
         max_batch: args.max_batch,
-        password: args.requirepass.filter(|p| !p.is_empty()),
+        password,
         durable,
     };
     let mut first = count.clone();

@@ -101,6 +101,14 @@ impl Password {
     }
 }
 
+/// Whether `secret` is in this process's arguments, which every local user
+/// can read (`ps`, `/proc/PID/cmdline`).
+pub fn in_argv(secret: &str) -> bool {
+    std::env::args_os()
+        .skip(1)
+        .any(|a| a.to_string_lossy().contains(secret))
+}
+
 /// The first line of a password file that only its owner may read.
 pub fn read_password_file(path: &Path) -> Result<String> {
     let flag = "--redis-password-file";
