@@ -13,7 +13,7 @@
 //! * **commands sent directly**: a table per subcommand ([`Part::direct`]),
 //!   checked by the tests that run every subcommand as a user made from
 //!   these rules. What the deployment adds: `ROLE` (Sentinel),
-//!   `CLUSTER SLOTS` (Cluster), `SELECT` (a db other than 0), `WAIT` and
+//!   `CLUSTER SLOTS` and `ASKING` (Cluster), `SELECT` (a db other than 0), `WAIT` and
 //!   `INFO replication` (replicas), `CONFIG GET` (the durability check).
 //!
 //! The two commands of the `@dangerous` category yaraus can use are optional,
@@ -318,7 +318,9 @@ impl Rules {
             commands.insert("role".into());
         }
         if d.cluster {
+            // The slot map, and the redirection of a slot being migrated.
             commands.insert("cluster|slots".into());
+            commands.insert("asking".into());
         }
         if d.select {
             commands.insert("select".into());

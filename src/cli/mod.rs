@@ -88,7 +88,9 @@ pub struct GlobalArgs {
     )]
     pub redis: Vec<String>,
 
-    /// ACL user to log in as, where the URL names none.
+    /// ACL user to log in as, where the URL names none. Without a password
+    /// from any source, yaraus logs in with an empty one (which only a
+    /// nopass user accepts), never silently as the default user.
     #[arg(long, env = "YARAUS_REDIS_USER", global = true, value_name = "NAME")]
     pub redis_user: Option<String>,
 

@@ -95,7 +95,7 @@ pub fn targets(global: &GlobalArgs) -> Result<Vec<Target>> {
             .map(|u| Target::parse_with(u, &options))
             .collect::<Result<Vec<_>>>()?
     };
-    warn_of_password_in_argv(&targets);
+    warn_of_password_in_argv(&targets, &urls);
     let password = Password::find(global.redis_password_file.as_deref(), |name| {
         std::env::var(name).ok()
     })?;
@@ -108,15 +108,17 @@ pub fn targets(global: &GlobalArgs) -> Result<Vec<Target>> {
 /// A password written in a `--redis` URL on the command line can be read by
 /// every local user: say so once (not with `--quiet`), and name the ways
 /// that keep it private. A URL from `YARAUS_REDIS` is not in the process
-/// list, so it is not warned of.
-fn warn_of_password_in_argv(targets: &[Target]) {
+/// list, so it is not warned of. The URLs are looked for as written, so a
+/// percent-encoded password is found too.
+fn warn_of_password_in_argv(targets: &[Target], urls: &[String]) {
     static WARNED: std::sync::Once = std::sync::Once::new();
     if crate::log::is_quiet() {
         return;
     }
+    let on_command_line = urls.iter().any(|u| credentials::in_argv(u));
     if let Some(t) = targets
         .iter()
-        .find(|t| t.url_password().is_some_and(credentials::in_argv))
+        .find(|t| on_command_line && t.url_password().is_some())
     {
         WARNED.call_once(|| {
             crate::warn!(

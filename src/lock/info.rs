@@ -46,7 +46,8 @@ pub struct LockInfo {
 pub struct NodeInfo {
     /// The URL, password hidden.
     pub redis: String,
-    /// `free`, `held` (a lock), `semaphore`, `other_type` or `unreachable`.
+    /// `free`, `held` (a lock), `semaphore`, `other_type`, `unreachable`, or
+    /// `refused` (a wrong password, or a command the ACL denies).
     pub state: &'static str,
     /// The holder's token (a lock).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,13 +102,20 @@ pub(super) async fn inspect(locker: &mut Locker) -> LockInfo {
         .zip(replies)
         .map(|(label, reply)| match reply {
             Some(Ok(node)) => node,
+            Some(Err(e @ crate::error::Error::Refused(_))) => NodeInfo {
+                state: "refused",
+                ..unreachable_node(label, e.to_string())
+            },
             Some(Err(e)) => unreachable_node(label, e.to_string()),
             None => unreachable_node(label, "no answer".into()),
         })
         .collect();
 
     let majority = locker.quorum.majority();
-    let answered = nodes.iter().filter(|n| n.state != "unreachable").count();
+    let answered = nodes
+        .iter()
+        .filter(|n| !matches!(n.state, "unreachable" | "refused"))
+        .count();
     let mut token = None;
     for candidate in nodes.iter().filter_map(|n| n.token.as_ref()) {
         let count = nodes

@@ -66,8 +66,9 @@ pub(crate) enum Endpoint {
 }
 
 /// Client-side TLS material for `rediss://` (`--tls-ca`, `--tls-cert`,
-/// `--tls-key`, `--tls-insecure`), read once at start-up.
-#[derive(Clone, Debug, Default)]
+/// `--tls-key`, `--tls-insecure`), read once at start-up. Its `Debug` shows
+/// what is there, never the bytes (the client key is a secret).
+#[derive(Clone, Default)]
 pub struct Tls {
     /// PEM certificates of the authorities to trust instead of the system's.
     pub ca: Option<Vec<u8>>,
@@ -226,8 +227,16 @@ impl Target {
             if let Some(user) = user.filter(|_| settings.username().is_none()) {
                 settings = settings.set_username(user);
             }
-            if let Some(p) = password.filter(|_| settings.password().is_none()) {
-                settings = settings.set_password(p.secret());
+            match password {
+                _ if settings.password().is_some() => {}
+                Some(p) => settings = settings.set_password(p.secret()),
+                // A user named without a password logs in with an empty one:
+                // what a `nopass` user accepts, and a refusal (not a silent
+                // login as `default`) for any other.
+                None if settings.username().is_some() => {
+                    settings = settings.set_password("");
+                }
+                None => {}
             }
             settings
         };
@@ -252,6 +261,16 @@ impl Target {
 
     pub(crate) fn tls(&self) -> Option<&Tls> {
         self.tls.as_deref()
+    }
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tls")
+            .field("ca", &self.ca.as_ref().map(|_| "<pem>"))
+            .field("client", &self.client.as_ref().map(|_| "<pem, key>"))
+            .field("insecure", &self.insecure)
+            .finish()
     }
 }
 
@@ -395,6 +414,23 @@ mod tests {
         assert!(!e.to_string().contains("s3cret"), "{e}");
         let e = Target::parse("redis://user:s3cret@host:1/notadb").unwrap_err();
         assert!(!e.to_string().contains("s3cret"), "{e}");
+    }
+
+    #[test]
+    fn debug_shows_no_secret() {
+        let options = ConnectOptions {
+            tls: Some(Tls {
+                ca: Some(b"CA-PEM".to_vec()),
+                client: Some((b"CERT-PEM".to_vec(), b"KEY-PEM".to_vec())),
+                insecure: false,
+            }),
+            ..Default::default()
+        };
+        let t = Target::parse_with("rediss://u:s3cret@host:1/0", &options).unwrap();
+        let shown = format!("{t:?} {options:?}");
+        for secret in ["s3cret", "KEY-PEM", "CERT-PEM", "CA-PEM"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
     }
 
     #[test]

@@ -149,7 +149,12 @@ fn a_user_from_acl_rules_runs_the_pool_and_a_lock_on_the_cluster() {
             "lock",
         ],
     );
-    for wanted in ["+cluster|slots", "~{app}:ids", "~app:fencing:{locks:*"] {
+    for wanted in [
+        "+cluster|slots",
+        "+asking",
+        "~{app}:ids",
+        "~app:fencing:{locks:*",
+    ] {
         assert!(rules.contains(wanted), "{wanted} missing: {rules}");
     }
     ok_as_user(&["--redis", &url, "init", "--max", "2"]);

@@ -169,6 +169,18 @@ fn the_rules_of_stats_and_list_let_them_read_and_a_run_is_refused_changing_nothi
         &global(&urls, "pool", &["list", "--format", "table"]),
         &AS_USER,
     );
+    // lock --info names a node that denies the user as refused, not as down.
+    let info = super::common::run_yaraus(
+        &global(&urls, "pool", &["lock", "--info", "job"]),
+        &AS_USER,
+        super::LIMIT,
+    );
+    assert_eq!(info.code, Some(69), "{}", info.stderr);
+    assert!(
+        info.stdout.contains(r#""state": "refused""#),
+        "{}",
+        info.stdout
+    );
     let before = s.snapshot();
     // (--redis-replicas: past the replica count, to the script itself.)
     let run = ["run", "--redis-replicas", "0", "--", "true"];

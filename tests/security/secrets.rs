@@ -320,3 +320,40 @@ fn no_output_shows_the_password() {
         "the password was shown:\n{seen}"
     );
 }
+
+#[test]
+fn a_user_named_without_a_password_is_never_logged_in_as_the_default_user() {
+    // The default user here may do anything without a password.
+    let s = RedisServer::start();
+    let url = s.url();
+    let _: String = s.query(&["ACL", "SETUSER", "np", "on", "nopass", "~*", "+@all"]);
+    let err = fails(
+        &["--redis", &url, "--redis-user", "nobody", "init"],
+        &[],
+        69,
+    );
+    assert!(err.contains("refused authentication"), "{err}");
+    assert!(s.snapshot().is_empty(), "logged in as someone");
+    ok(&["--redis", &url, "--redis-user", "np", "init"], &[]);
+}
+
+#[test]
+fn a_percent_encoded_password_on_the_command_line_is_warned_of() {
+    let s = RedisServer::start_with(super::common::ServerOptions {
+        requirepass: Some("pw@with%signs".into()),
+        ..Default::default()
+    });
+    let url = s.url();
+    assert!(url.contains("%40"), "{url}");
+    let out = ok(&["--redis", &url, "init"], &[]);
+    assert!(
+        out.stderr.contains("is on the command line"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("pw@with") && !out.stderr.contains("%40"),
+        "{}",
+        out.stderr
+    );
+}
