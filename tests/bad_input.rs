@@ -190,7 +190,9 @@ fn a_wrong_password_is_refused_and_never_printed() {
         format!("unix://{socket}?db=2&ns=t"),
     ] {
         for cmd in pool_commands(false) {
-            let args = with_url(&url, &cmd);
+            // --quiet: without it, the warning that the password is on the
+            // command line comes first.
+            let args = [&["--quiet"][..], &with_url(&url, &cmd)].concat();
             let line = expect_error(&args, UNAVAILABLE, &["authentication"]);
             assert!(!line.contains(wrong), "the password was printed: {line}");
         }
@@ -219,8 +221,11 @@ fn a_password_in_the_url_is_never_printed_whatever_fails() {
 
     let mut cases: Vec<(Vec<String>, i32)> = Vec::new();
     let mut add = |url: String, cmd: &[&str], code: i32| {
+        // --quiet: without it, the warning that the password is on the
+        // command line comes first.
         let mut args = vec![
-            "--timeout".to_string(),
+            "--quiet".to_string(),
+            "--timeout".into(),
             "500ms".into(),
             "--redis".into(),
             url,
@@ -228,10 +233,10 @@ fn a_password_in_the_url_is_never_printed_whatever_fails() {
         args.extend(cmd.iter().map(|s| s.to_string()));
         cases.push((args, code));
     };
-    for cmd in [vec!["stats"], vec!["list"], vec!["-q", "run", "--", "true"]] {
+    for cmd in [vec!["stats"], vec!["list"], vec!["run", "--", "true"]] {
         add(with_pass("/0?ns=nopool"), &cmd, SOFTWARE); // uninitialised
     }
-    for cmd in pool_commands(true) {
+    for cmd in pool_commands(false) {
         add(with_pass("/0?ns=wt"), &cmd, SOFTWARE); // wrong type
         add(with_pass("/99?ns=t"), &cmd, UNAVAILABLE); // no such db
         add(with_pass("/abc"), &cmd, USAGE); // malformed
@@ -260,7 +265,7 @@ fn a_password_in_the_url_is_never_printed_whatever_fails() {
         ..Default::default()
     });
     let socket = unix.socket_path().unwrap().display().to_string();
-    for cmd in pool_commands(true) {
+    for cmd in pool_commands(false) {
         if cmd != ["init"] {
             add(
                 format!("unix://{socket}?pass={enc}&ns=nopool"),

@@ -787,6 +787,39 @@ pub struct Output {
     pub stderr: String,
 }
 
+/// [`run_yaraus`], expecting exit 0 (the failure shows both outputs).
+pub fn run_ok(args: &[&str], env: &[(&str, &str)], timeout: Duration) -> Output {
+    let out = run_yaraus(args, env, timeout);
+    assert_eq!(
+        out.code,
+        Some(0),
+        "yaraus {args:?}\nstdout: {}\nstderr: {}",
+        out.stdout,
+        out.stderr
+    );
+    out
+}
+
+/// Prints the rules of `rules_args` (global options, `acl-rules`, its
+/// arguments), creates that user on every server of `servers` with
+/// `password` added, and returns the `ACL SETUSER` line.
+pub fn create_acl_user(servers: &[&RedisServer], rules_args: &[&str], password: &str) -> String {
+    let out = run_ok(rules_args, &[], Duration::from_secs(60));
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("ACL SETUSER "))
+        .unwrap_or_else(|| panic!("no ACL SETUSER line in:\n{}", out.stdout))
+        .to_string();
+    let password = format!(">{password}");
+    for s in servers {
+        let mut args: Vec<&str> = line.split_whitespace().collect();
+        args.push(&password);
+        assert_eq!(s.query::<String>(&args), "OK");
+    }
+    line
+}
+
 /// Runs yaraus with `args` and `env` to completion; SIGKILLs it and panics
 /// if it has not finished within `timeout`.
 pub fn run_yaraus(args: &[&str], env: &[(&str, &str)], timeout: Duration) -> Output {

@@ -20,49 +20,19 @@ pub const LIMIT: Duration = Duration::from_secs(60);
 /// The password of the ACL user the tests make from `yaraus acl-rules`.
 pub const USER_PASSWORD: &str = "app-s3cret";
 
-/// Prints the rules of `rules_args` (global options, `acl-rules`, …) and
-/// creates the user `app` from them on every server of `servers`.
+/// Creates the user `app` from the rules of `rules_args` on every server.
 pub fn create_user(servers: &[&common::RedisServer], rules_args: &[&str]) -> String {
-    let out = ok(rules_args);
-    let line = out
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("ACL SETUSER "))
-        .unwrap_or_else(|| panic!("no ACL SETUSER line in:\n{}", out.stdout))
-        .to_string();
-    let password = format!(">{USER_PASSWORD}");
-    for s in servers {
-        let mut args: Vec<&str> = line.split_whitespace().collect();
-        args.push(&password);
-        assert_eq!(s.query::<String>(&args), "OK");
-    }
-    line
+    common::create_acl_user(servers, rules_args, USER_PASSWORD)
 }
 
 /// `yaraus --redis-user app ARGS` with the user's password in the
 /// environment, expecting exit 0.
 pub fn ok_as_user(args: &[&str]) -> Output {
     let args = [&["--redis-user", "app"][..], args].concat();
-    let out = run_yaraus(&args, &[("YARAUS_REDIS_PASSWORD", USER_PASSWORD)], LIMIT);
-    assert_eq!(
-        out.code,
-        Some(0),
-        "yaraus {args:?}\nstdout: {}\nstderr: {}",
-        out.stdout,
-        out.stderr
-    );
-    out
+    common::run_ok(&args, &[("YARAUS_REDIS_PASSWORD", USER_PASSWORD)], LIMIT)
 }
 
 /// `yaraus ARGS`, expecting exit 0.
 pub fn ok(args: &[&str]) -> Output {
-    let out = run_yaraus(args, &[], LIMIT);
-    assert_eq!(
-        out.code,
-        Some(0),
-        "yaraus {args:?}\nstdout: {}\nstderr: {}",
-        out.stdout,
-        out.stderr
-    );
-    out
+    common::run_ok(args, &[], LIMIT)
 }

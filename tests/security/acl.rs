@@ -11,24 +11,9 @@ const USER: &str = "app";
 /// The environment that gives yaraus the user's password.
 const AS_USER: [(&str, &str); 1] = [("YARAUS_REDIS_PASSWORD", USER_PASSWORD)];
 
-/// Prints the rules with `rules_args` (global options, then `acl-rules …`),
-/// creates the user from them on every server, and returns the rules line.
+/// Creates the user from the rules of `rules_args` on every server.
 fn create_user(servers: &[&RedisServer], rules_args: &[&str]) -> String {
-    let out = ok(rules_args, &[]);
-    let line = out
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("ACL SETUSER "))
-        .unwrap_or_else(|| panic!("no ACL SETUSER line in:\n{}", out.stdout))
-        .to_string();
-    let password = format!(">{USER_PASSWORD}");
-    for s in servers {
-        let mut args: Vec<&str> = line.split_whitespace().collect();
-        args.push(&password);
-        let reply: String = s.query(&args);
-        assert_eq!(reply, "OK");
-    }
-    line
+    super::common::create_acl_user(servers, rules_args, USER_PASSWORD)
 }
 
 /// A connection of the user, to try what yaraus never does.

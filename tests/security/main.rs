@@ -28,15 +28,7 @@ pub const FAST: [&str; 9] = common::process::timings("5s", "1s");
 
 /// `yaraus ARGS` with `env`, expecting exit 0.
 pub fn ok(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let out = run_yaraus(args, env, LIMIT);
-    assert_eq!(
-        out.code,
-        Some(0),
-        "yaraus {args:?}\nstdout: {}\nstderr: {}",
-        out.stdout,
-        out.stderr
-    );
-    out
+    common::run_ok(args, env, LIMIT)
 }
 
 /// `yaraus ARGS` with `env`, expecting exit `code` and one line on stderr.
