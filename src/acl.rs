@@ -10,7 +10,7 @@
 //! * **commands in scripts**: read out of the very Lua sources the
 //!   subcommands run ([`script_commands`]), so that a script that starts to
 //!   call a new command gets it into the rules without anyone remembering;
-//! * **commands sent directly**: a table per subcommand ([`Part::direct`]),
+//! * **commands sent directly**: a table per subcommand (`Part::direct`),
 //!   checked by the tests that run every subcommand as a user made from
 //!   these rules. What the deployment adds: `ROLE` (Sentinel),
 //!   `CLUSTER SLOTS` and `ASKING` (Cluster), `SELECT` (a db other than 0), `WAIT` and

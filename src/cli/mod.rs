@@ -236,7 +236,8 @@ yourself).\n\n\
 Examples:\n  \
 yaraus --namespace pool1 acl-rules run stats\n  \
 yaraus --redis redis://a --redis redis://b --redis redis://c acl-rules --lock-prefix locks: lock\n  \
-yaraus acl-rules run stats | sed '/^#/d; s/$/ >s3cret/' | redis-cli";
+yaraus acl-rules run stats | sed '/^#/d' | { read -r rules; \
+printf '%s >%s\\n' \"$rules\" \"$(cat /etc/yaraus/redis-password)\"; } | redis-cli";
 
 #[derive(Args, Debug)]
 pub struct AclRulesArgs {
