@@ -5,12 +5,16 @@
 //! so they cannot disagree. Options shared by every subcommand are `global`:
 //! they may stand before or after the subcommand's name.
 
+mod acl;
 mod hilo;
 mod index;
+mod lock;
 mod seq;
 
+pub use acl::AclRulesArgs;
 pub use hilo::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs, HiloStatusArgs};
 pub use index::IndexArgs;
+pub use lock::{AcquireFormat, LockArgs};
 pub use seq::{SeqArgs, SeqCommand, SeqNameArgs, SeqNextArgs, SeqServeArgs, SeqSetFloorArgs};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -201,7 +205,7 @@ pub enum Command {
     #[command(after_long_help = EXIT_STATUS)]
     List(ListArgs),
     /// Run COMMAND while holding a lock (flock(1) over one or N Redis masters).
-    #[command(after_long_help = LOCK_EXIT_STATUS)]
+    #[command(after_long_help = lock::LOCK_EXIT_STATUS)]
     Lock(LockArgs),
     /// Globally monotonic ids from a majority of Redis nodes: next, get, set-floor, serve.
     #[command(long_about = seq::SEQ_ABOUT, after_long_help = seq::SEQ_EXIT_STATUS)]
@@ -213,46 +217,10 @@ pub enum Command {
     #[command(long_about = hilo::HILO_ABOUT, after_long_help = hilo::HILO_EXIT_STATUS)]
     Hilo(HiloArgs),
     /// Print the ACL SETUSER rules of a Redis user that may do what yaraus needs, and nothing more.
-    #[command(long_about = ACL_RULES_ABOUT)]
+    #[command(long_about = acl::ACL_RULES_ABOUT)]
     AclRules(AclRulesArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
-}
-
-const ACL_RULES_ABOUT: &str = "Print the ACL SETUSER line of a Redis user (--redis-user, \
-default yaraus) that may run the given subcommands (default: all; lock only with --lock-prefix) \
-and nothing else: the key patterns of the namespace and the lock prefix, read-only where the \
-subcommands only read, and the commands yaraus and its Lua scripts send. Give it the same \
-global options as the commands it is for (--redis, --namespace, --sentinel, --min-replicas, \
---redis-replicas): they decide what is needed (CLUSTER SLOTS for a Cluster, ROLE through \
-Sentinel, SELECT for a db other than 0, WAIT and INFO for replicas).\n\n\
-Paste the line into redis-cli with the user's password added as >PASSWORD, or into users.acl \
-as `user NAME ...`. The line starts with `reset`, so it replaces what the user had.\n\n\
-Two commands are in Redis's @dangerous category and each can be left out: INFO (for the \
-replica count of run; give --min-replicas N or --redis-replicas N instead) and CONFIG GET \
-(the durability check of seq, hilo and a lock over several masters, which can read every \
-setting; give --assume-durable here and to those commands once you have checked the settings \
-yourself).\n\n\
-Examples:\n  \
-yaraus --namespace pool1 acl-rules run stats\n  \
-yaraus --redis redis://a --redis redis://b --redis redis://c acl-rules --lock-prefix locks: lock\n  \
-yaraus acl-rules run stats | sed '/^#/d' | { read -r rules; \
-printf '%s >%s\\n' \"$rules\" \"$(cat /etc/yaraus/redis-password)\"; } | redis-cli";
-
-#[derive(Args, Debug)]
-pub struct AclRulesArgs {
-    /// The subcommands the user will run. [default: all of them]
-    #[arg(value_enum, value_name = "SUBCOMMAND")]
-    pub parts: Vec<crate::acl::Part>,
-
-    /// The --prefix of the locks: lock keys are the lock names, so a rule
-    /// needs their common prefix.
-    #[arg(long, value_name = "P")]
-    pub lock_prefix: Option<String>,
-
-    /// Leave CONFIG GET out: the commands will run with --assume-durable.
-    #[arg(long)]
-    pub assume_durable: bool,
 }
 
 /// What a command that yaraus runs inherits.
@@ -345,157 +313,6 @@ pub struct RunArgs {
     pub command: Vec<String>,
 }
 
-/// Exit statuses of `yaraus lock`.
-const LOCK_EXIT_STATUS: &str = "\
-Exit status:
-  0..123  COMMAND's own exit status; 0 for --acquire, --extend, --release, --info
-  2       usage error: no command, bad duration, --limit with several masters, ...
-  69      a majority of the Redis masters could not be reached (or --info: fewer than a majority
-          answered); a master refused authentication or a command (ACL: see acl-rules)
-  75      the lock is busy (-n, or --wait ran out); -E/--conflict-exit-code changes it
-  124     the lock was lost while COMMAND ran, and COMMAND was killed;
-          --extend/--release: the token does not hold the lock (any more)
-  125     another failure (a key of another type at NAME, a node without appendfsync always, ...)
-  126     COMMAND could not be executed
-  127     COMMAND was not found
-  128+N   COMMAND died of signal N (or yaraus was stopped by signal N while waiting)
-
-Examples:
-  yaraus lock nightly-backup --ttl 30s --wait 5m -- ./backup.sh
-  yaraus lock deploy --redis redis://a --redis redis://b --redis redis://c -n -E 99 -- ./deploy.sh
-  yaraus lock cron-report -c 'report > /tmp/report.txt'
-  out=$(yaraus lock --acquire batch --ttl 10m) || exit; eval \"$out\"
-  yaraus lock --extend batch --ttl 10m --token \"$YARAUS_LOCK_TOKEN\"
-  yaraus lock --release batch --token \"$YARAUS_LOCK_TOKEN\"
-  yaraus lock --info deploy";
-
-#[derive(Args, Debug)]
-#[command(
-    long_about = "Take the lock NAME, run COMMAND while holding it, release it when COMMAND ends: \
-flock(1) semantics, over one Redis master or over several independent masters (the Redlock \
-algorithm: a majority must agree). The key is NAME itself (after --prefix) holding a random \
-token, with the expiry --ttl: the convention of redis-py, redsync and node-redlock, so their \
-locks and yaraus's exclude each other.\n\n\
-COMMAND gets a fencing token in YARAUS_FENCING_TOKEN (and in place of the --replacement text in \
-its arguments): a number greater than any handed out before for NAME, for the resource to refuse \
-writes from an older holder. The lock is extended every ttl/3. If it is lost (its token is gone \
-from a majority of the masters), COMMAND and everything it started get SIGTERM, then SIGKILL \
-after --kill-after (or when the lock would have run out, if sooner); if it cannot be extended, they get SIGTERM --kill-after before it would \
-run out and SIGKILL when it does, so nothing of COMMAND runs past the lock, even if yaraus \
-itself is killed, frozen or blocked (a watchdog process enforces it). yaraus then exits 124.\n\n\
-For scripts that cannot wrap a command, --acquire takes the lock and prints its token, and \
---extend and --release take it back with --token. Modes are options, so a lock may be named \
-anything, `acquire` included.",
-    group(
-        clap::ArgGroup::new("mode")
-            .args(["acquire", "extend", "release", "info"])
-            .conflicts_with_all(["argv", "shell_command"])
-    )
-)]
-pub struct LockArgs {
-    /// The lock's name; the Redis key is --prefix followed by NAME.
-    #[arg(value_name = "NAME")]
-    pub name: String,
-
-    /// Run this shell command with `sh -c`, as flock -c does, instead of COMMAND.
-    #[arg(
-        short = 'c',
-        long = "command",
-        value_name = "SHELL_COMMAND",
-        conflicts_with = "argv"
-    )]
-    pub shell_command: Option<String>,
-
-    /// How long the lock lives unless extended (it is extended every ttl/3 while COMMAND runs).
-    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = positive_duration)]
-    pub ttl: Duration,
-
-    /// Give up when the lock is still busy after this long. [default: wait forever]
-    #[arg(short = 'w', long, value_name = "DURATION", value_parser = duration)]
-    pub wait: Option<Duration>,
-
-    /// Do not wait: give up at once when the lock is busy (same as --wait 0).
-    #[arg(short = 'n', long, visible_alias = "nonblock", conflicts_with = "wait")]
-    pub no_wait: bool,
-
-    /// Exit status when the lock is busy (after -n, or when --wait runs out).
-    #[arg(short = 'E', long, default_value_t = 75, value_name = "N")]
-    pub conflict_exit_code: u8,
-
-    /// Time COMMAND gets to stop: SIGTERM this long before the lock runs out (or when it is lost),
-    /// SIGKILL when it runs out. Must leave room for an extension (every ttl/3). [default: 5s, or
-    /// a quarter of the ttl when that is less]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub kill_after: Option<Duration>,
-
-    /// Text put in front of NAME to make the Redis key. [default: none]
-    #[arg(
-        long,
-        default_value = "",
-        hide_default_value = true,
-        value_name = "TEXT"
-    )]
-    pub prefix: String,
-
-    /// Admit up to N holders at once: a semaphore, like `consul lock -n`. One Redis master only.
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub limit: u32,
-
-    /// Text replaced by the fencing token in COMMAND's arguments ('' to turn off; not applied to -c).
-    #[arg(long, default_value = "<>", value_name = "TEXT")]
-    pub replacement: String,
-
-    /// With several masters, accept nodes that may lose a write: without appendfsync always, or
-    /// with an allkeys-* maxmemory-policy (fencing tokens could then repeat after a node crashes
-    /// or evicts). Skips the check (CONFIG GET); as --assume-durable, for a user the ACL denies
-    /// CONFIG, once the settings have been checked by hand.
-    #[arg(long, visible_aliases = ["no-fsync-check", "assume-durable"])]
-    pub allow_volatile: bool,
-
-    /// Take the lock, print its token and fencing token, and exit; the lock stays held for --ttl.
-    #[arg(long)]
-    pub acquire: bool,
-
-    /// Extend the lock held with --token to a full --ttl.
-    #[arg(long)]
-    pub extend: bool,
-
-    /// Release the lock held with --token.
-    #[arg(long)]
-    pub release: bool,
-
-    /// Print what every master knows about the lock (holder, age, ttl, fencing counter) as JSON.
-    #[arg(long)]
-    pub info: bool,
-
-    /// The lock's token, as --acquire printed it (YARAUS_LOCK_TOKEN); for --extend and --release.
-    #[arg(long, value_name = "TOKEN")]
-    pub token: Option<String>,
-
-    /// How --acquire prints what it took.
-    #[arg(long, value_enum, default_value_t = AcquireFormat::Shell)]
-    pub format: AcquireFormat,
-
-    #[command(flatten)]
-    pub child_env: ChildEnvArgs,
-
-    /// The command to run while holding the lock, and its arguments.
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "COMMAND"
-    )]
-    pub argv: Vec<String>,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AcquireFormat {
-    /// NAME=value lines for `eval` (YARAUS_LOCK_NAME, YARAUS_LOCK_TOKEN, YARAUS_FENCING_TOKEN, ...).
-    Shell,
-    /// One JSON object.
-    Json,
-}
-
 #[derive(Args, Debug)]
 pub struct StatsArgs {
     /// Output format.
@@ -582,7 +399,7 @@ mod tests {
         ];
         for (name, table) in [
             ("EXIT_STATUS", EXIT_STATUS),
-            ("LOCK_EXIT_STATUS", LOCK_EXIT_STATUS),
+            ("LOCK_EXIT_STATUS", lock::LOCK_EXIT_STATUS),
         ] {
             for code in codes {
                 let listed = table
