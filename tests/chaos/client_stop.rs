@@ -66,12 +66,12 @@ fn a_frozen_client_loses_its_child_to_the_watchdog_by_the_deadline() {
             });
         }
         let limit = fault + EXPIRE.as_nanos() as u64;
-        fleet.wait_dead(
-            "the frozen clients' children to be killed by the watchdog",
+        fleet.expect_dead_by(
+            "client frozen",
             &victim_pids,
+            limit,
             EXPIRE + Duration::from_secs(10),
         );
-        fleet.assert_ended_by("client frozen", &victim_pids, limit);
         // Others take the id and the lock while yaraus is still frozen.
         report
             .recoveries

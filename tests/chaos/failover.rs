@@ -69,43 +69,39 @@ impl Group {
     fn specs(&self) -> Vec<ClientSpec> {
         let url = sentinel_url(&self.sentinels, POOL_NS);
         let expire = format!("{}ms", FAILOVER_EXPIRE.as_millis());
-        let mut specs: Vec<ClientSpec> = stubborn(
-            (0..RUN_CLIENTS)
-                .map(|_| {
-                    ClientSpec::new(&[
-                        "run",
-                        "--redis",
-                        &url,
-                        "--interval",
-                        "200ms",
-                        "--expire",
-                        &expire,
-                        "--kill-after",
-                        "300ms",
-                        "--timeout",
-                        "300ms",
-                        "--min-replicas",
-                        "1",
-                    ])
-                })
-                .collect(),
-        );
+        // Every client: a short stop, a short timeout, and writes that count
+        // only once a replica has them.
+        let common = [
+            "--kill-after",
+            "300ms",
+            "--timeout",
+            "300ms",
+            "--min-replicas",
+            "1",
+        ];
+        let run = [
+            &[
+                "run",
+                "--redis",
+                &url,
+                "--interval",
+                "200ms",
+                "--expire",
+                &expire,
+            ][..],
+            &common,
+        ]
+        .concat();
+        let mut specs: Vec<ClientSpec> =
+            stubborn((0..RUN_CLIENTS).map(|_| ClientSpec::new(&run)).collect());
         for name in LOCKS {
+            let lock = [
+                &["lock", name, "--redis", &url, "--ttl", &expire][..],
+                &common,
+            ]
+            .concat();
             for _ in 0..LOCK_CLIENTS_EACH {
-                specs.push(ClientSpec::new(&[
-                    "lock",
-                    name,
-                    "--redis",
-                    &url,
-                    "--ttl",
-                    &expire,
-                    "--kill-after",
-                    "300ms",
-                    "--timeout",
-                    "300ms",
-                    "--min-replicas",
-                    "1",
-                ]));
+                specs.push(ClientSpec::new(&lock));
             }
         }
         stubborn(specs)

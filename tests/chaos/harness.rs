@@ -209,6 +209,21 @@ impl Fleet {
         self.exits(k)[before]
     }
 
+    /// Waits up to `timeout` for the children `pids` to die, then asserts
+    /// that each one's life ended by `limit` ([`assert_ended_by`](Self::assert_ended_by)).
+    /// Returns when they were seen dead (monotonic ns).
+    pub fn expect_dead_by(
+        &mut self,
+        what: &str,
+        pids: &[i32],
+        limit: u64,
+        timeout: Duration,
+    ) -> u64 {
+        let dead = self.wait_dead(&format!("{what}: the children to die"), pids, timeout);
+        self.assert_ended_by(what, pids, limit);
+        dead
+    }
+
     /// Asserts that the children `pids` are gone and that each one's life
     /// ended by `limit` (monotonic ns): their deadline.
     pub fn assert_ended_by(&mut self, what: &str, pids: &[i32], limit: u64) {
@@ -520,8 +535,10 @@ impl Report {
         ms.sort_unstable();
         let p50 = ms.get(ms.len().saturating_sub(1) / 2).copied();
         let show = |v: Option<u128>| v.map_or("-".to_string(), |v| format!("{v}ms"));
-        eprintln!(
-            "chaos: fault={} trials={} faults={} overlaps={} killed={} (sigkilled={}) lives={} exit125={} recovery p50={} max={}",
+        // One set of fields for the line on stderr and for $CHAOS_REPORT,
+        // which scripts/chaos.sh reads.
+        let fields = format!(
+            "fault={} trials={} faults={} overlaps={} killed={} sigkilled={} lives={} exit125={}",
             self.fault,
             self.trials,
             self.faults,
@@ -530,23 +547,15 @@ impl Report {
             outcome.sigkilled,
             outcome.lives.len(),
             outcome.failed,
+        );
+        eprintln!(
+            "chaos: {fields} recovery p50={} max={}",
             show(p50),
             show(ms.last().copied()),
         );
         if let Some(path) = std::env::var_os("CHAOS_REPORT") {
             let samples: Vec<String> = ms.iter().map(|v| v.to_string()).collect();
-            let line = format!(
-                "fault={} trials={} faults={} overlaps={} killed={} sigkilled={} lives={} exit125={} recovery_ms={}\n",
-                self.fault,
-                self.trials,
-                self.faults,
-                outcome.overlaps.len(),
-                outcome.killed,
-                outcome.sigkilled,
-                outcome.lives.len(),
-                outcome.failed,
-                samples.join(",")
-            );
+            let line = format!("{fields} recovery_ms={}\n", samples.join(","));
             let mut f = OpenOptions::new()
                 .create(true)
                 .append(true)

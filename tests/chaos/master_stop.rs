@@ -37,16 +37,16 @@ fn a_master_frozen_longer_than_expire_gets_every_child_killed_by_its_deadline() 
         master.sigstop();
         report.faults += 1;
         let limit = fault + EXPIRE.as_nanos() as u64;
-        fleet.wait_dead(
-            "every holder's child to die while the master is frozen",
+        let dead = fleet.expect_dead_by(
+            "master frozen",
             &victims,
+            limit,
             EXPIRE + Duration::from_secs(10),
         );
         assert!(
-            now_ns() < limit + BEYOND.as_nanos() as u64,
+            dead < limit + BEYOND.as_nanos() as u64,
             "the children outlived the lease by more than {BEYOND:?}"
         );
-        fleet.assert_ended_by("master frozen", &victims, limit);
         // Frozen for longer than the lease, whatever the children did.
         let resume = limit + BEYOND.as_nanos() as u64;
         std::thread::sleep(Duration::from_nanos(resume.saturating_sub(now_ns())));

@@ -58,12 +58,12 @@ fn partitioned_holders_lose_their_children_by_the_deadline_and_others_take_over(
             report.faults += 1;
         }
         let limit = fault + EXPIRE.as_nanos() as u64;
-        fleet.wait_dead(
-            "the partitioned holders' children to die",
+        fleet.expect_dead_by(
+            "partitioned",
             &victim_pids,
+            limit,
             EXPIRE + Duration::from_secs(10),
         );
-        fleet.assert_ended_by("partitioned", &victim_pids, limit);
         report
             .recoveries
             .push(fleet.wait_recovered(fault, &victim_pids));

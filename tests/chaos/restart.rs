@@ -51,14 +51,7 @@ fn a_master_restarted_empty_gives_no_id_twice_thanks_to_the_delay() {
             .filter(|l| l.res.starts_with("id:"))
             .map(|l| l.pid)
             .collect();
-        let fault = now_ns();
-        pool.restart_empty();
-        init_pool(&pool, 1, IDS);
-        report.faults += 1;
-        report
-            .recoveries
-            .push(fleet.wait_recovered(fault, &victims));
-        report.trials += 1;
+        restart_empty_and_recover(&mut pool, &mut fleet, &mut report, &victims);
     }
     let outcome = fleet.finish();
     report.print(&outcome);
@@ -89,14 +82,7 @@ fn without_the_delay_a_master_restarted_empty_gives_an_id_twice() {
     {
         let holders = fleet.wait_all_held();
         let victims: Vec<i32> = holders.values().map(|l| l.pid).collect();
-        let fault = now_ns();
-        pool.restart_empty();
-        init_pool(&pool, 1, IDS);
-        report.faults += 1;
-        report
-            .recoveries
-            .push(fleet.wait_recovered(fault, &victims));
-        report.trials += 1;
+        restart_empty_and_recover(&mut pool, &mut fleet, &mut report, &victims);
         let text = std::fs::read_to_string(&log).expect("read the log");
         let complete = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
         found = overlaps(&Lives::parse(complete)).len();
@@ -110,4 +96,21 @@ fn without_the_delay_a_master_restarted_empty_gives_an_id_twice() {
         report.trials
     );
     eprintln!("chaos: as expected, e.g. {}", outcome.overlaps[0]);
+}
+
+/// One trial: the pool's master restarts empty and the pool is made again
+/// at once; then waits until `victims` are gone and every resource is held
+/// again, and counts the fault, its recovery and the trial in `report`.
+fn restart_empty_and_recover(
+    pool: &mut RedisServer,
+    fleet: &mut Fleet,
+    report: &mut Report,
+    victims: &[i32],
+) {
+    let fault = now_ns();
+    pool.restart_empty();
+    init_pool(pool, 1, IDS);
+    report.faults += 1;
+    report.recoveries.push(fleet.wait_recovered(fault, victims));
+    report.trials += 1;
 }

@@ -16,6 +16,24 @@ fn create_user(servers: &[&RedisServer], rules_args: &[&str]) -> String {
     super::common::create_acl_user(servers, rules_args, USER_PASSWORD)
 }
 
+/// `n` servers (with `fsync`, persisting every write), and on each the user
+/// made from `yaraus --redis URL… -N NS --redis-user app ACL_ARGS`; returns
+/// them, their URLs and the rules line.
+fn servers_with_user(
+    n: usize,
+    fsync: bool,
+    ns: &str,
+    acl_args: &[&str],
+) -> (Vec<RedisServer>, Vec<String>, String) {
+    let servers: Vec<RedisServer> = (0..n).map(|_| server(fsync)).collect();
+    let urls: Vec<String> = servers.iter().map(bare_url).collect();
+    let rules = create_user(
+        &servers.iter().collect::<Vec<_>>(),
+        &global(&urls, ns, acl_args),
+    );
+    (servers, urls, rules)
+}
+
 /// A connection of the user, to try what yaraus never does.
 fn as_user(server: &RedisServer) -> redis::Connection {
     let info = server.connection_info();
@@ -50,16 +68,13 @@ fn global<'a>(urls: &'a [String], ns: &'a str, rest: &[&'a str]) -> Vec<&'a str>
 
 #[test]
 fn a_user_from_acl_rules_runs_the_pool_subcommands_and_can_touch_nothing_else() {
-    let s = server(false);
-    let urls = [bare_url(&s)];
-    let rules = create_user(
-        &[&s],
-        &global(
-            &urls,
-            "pool",
-            &["acl-rules", "init", "run", "stats", "list"],
-        ),
+    let (servers, urls, rules) = servers_with_user(
+        1,
+        false,
+        "pool",
+        &["acl-rules", "init", "run", "stats", "list"],
     );
+    let s = &servers[0];
     assert!(
         rules.contains("~pool:ids") && rules.contains("+info|replication"),
         "{rules}"
@@ -97,7 +112,7 @@ fn a_user_from_acl_rules_runs_the_pool_subcommands_and_can_touch_nothing_else() 
 
     // Redis enforces the rules: nothing outside the pool's keys and the
     // commands yaraus sends.
-    let mut conn = as_user(&s);
+    let mut conn = as_user(s);
     let _: redis::Value = redis::cmd("HGETALL")
         .arg("pool:clients")
         .query(&mut conn)
@@ -134,12 +149,9 @@ fn a_user_from_acl_rules_runs_the_pool_subcommands_and_can_touch_nothing_else() 
 
 #[test]
 fn the_rules_of_stats_and_list_let_them_read_and_a_run_is_refused_changing_nothing() {
-    let s = server(false);
-    let urls = [bare_url(&s)];
-    let rules = create_user(
-        &[&s],
-        &global(&urls, "pool", &["acl-rules", "stats", "list"]),
-    );
+    let (servers, urls, rules) =
+        servers_with_user(1, false, "pool", &["acl-rules", "stats", "list"]);
+    let s = &servers[0];
     assert!(
         !rules.contains("+zadd") && !rules.contains("+hincrby"),
         "{rules}"
@@ -179,16 +191,13 @@ fn the_rules_of_stats_and_list_let_them_read_and_a_run_is_refused_changing_nothi
 
 #[test]
 fn lock_works_as_the_acl_user_on_one_master_and_on_three() {
-    let one = server(false);
-    let urls = [bare_url(&one)];
-    let rules = create_user(
-        &[&one],
-        &global(
-            &urls,
-            "ns",
-            &["acl-rules", "--lock-prefix", "locks:", "lock"],
-        ),
+    let (servers, urls, rules) = servers_with_user(
+        1,
+        false,
+        "ns",
+        &["acl-rules", "--lock-prefix", "locks:", "lock"],
     );
+    let one = &servers[0];
     assert!(!rules.contains("config"), "{rules}");
     let lock = |urls: &[String], more: &[&str]| {
         let args = [
@@ -216,22 +225,18 @@ fn lock_works_as_the_acl_user_on_one_master_and_on_three() {
         "{}",
         info.stdout
     );
-    let mut conn = as_user(&one);
+    let mut conn = as_user(one);
     assert!(
         denied(&mut conn, &["SET", "job", "x"]),
         "a key outside the prefix"
     );
     assert!(denied(&mut conn, &["GET", "ns:fencing:other"]));
 
-    let three = [server(true), server(true), server(true)];
-    let urls: Vec<String> = three.iter().map(bare_url).collect();
-    let rules = create_user(
-        &three.iter().collect::<Vec<_>>(),
-        &global(
-            &urls,
-            "ns",
-            &["acl-rules", "--lock-prefix", "locks:", "lock"],
-        ),
+    let (three, urls, rules) = servers_with_user(
+        3,
+        true,
+        "ns",
+        &["acl-rules", "--lock-prefix", "locks:", "lock"],
     );
     assert!(
         rules.contains("+config|get"),
@@ -248,21 +253,17 @@ fn lock_works_as_the_acl_user_on_one_master_and_on_three() {
 
 #[test]
 fn a_denied_config_get_is_named_and_assume_durable_does_without_it() {
-    let three = [server(true), server(true), server(true)];
-    let urls: Vec<String> = three.iter().map(bare_url).collect();
-    let rules = create_user(
-        &three.iter().collect::<Vec<_>>(),
-        &global(
-            &urls,
-            "ns",
-            &[
-                "acl-rules",
-                "--lock-prefix",
-                "locks:",
-                "--assume-durable",
-                "lock",
-            ],
-        ),
+    let (three, urls, rules) = servers_with_user(
+        3,
+        true,
+        "ns",
+        &[
+            "acl-rules",
+            "--lock-prefix",
+            "locks:",
+            "--assume-durable",
+            "lock",
+        ],
     );
     assert!(!rules.contains("config"), "{rules}");
     let args = |more: &[&'static str]| {
@@ -287,16 +288,13 @@ fn a_denied_config_get_is_named_and_assume_durable_does_without_it() {
 
 #[test]
 fn a_denied_info_is_named_and_redis_replicas_does_without_it() {
-    let s = server(false);
-    let urls = [bare_url(&s)];
-    let rules = create_user(
-        &[&s],
-        &global(
-            &urls,
-            "pool",
-            &["--redis-replicas", "0", "acl-rules", "init", "run"],
-        ),
+    let (servers, urls, rules) = servers_with_user(
+        1,
+        false,
+        "pool",
+        &["--redis-replicas", "0", "acl-rules", "init", "run"],
     );
+    let s = &servers[0];
     assert!(
         !rules.contains("info") && !rules.contains("+wait"),
         "{rules}"
@@ -317,12 +315,8 @@ fn a_denied_info_is_named_and_redis_replicas_does_without_it() {
 
 #[test]
 fn seq_hilo_and_index_work_as_a_user_from_acl_rules() {
-    let three = [server(true), server(true), server(true)];
-    let urls: Vec<String> = three.iter().map(bare_url).collect();
-    let rules = create_user(
-        &three.iter().collect::<Vec<_>>(),
-        &global(&urls, "ns", &["acl-rules", "seq", "hilo", "index"]),
-    );
+    let (_three, urls, rules) =
+        servers_with_user(3, true, "ns", &["acl-rules", "seq", "hilo", "index"]);
     assert!(
         rules.contains("~ns:seq:*") && rules.contains("+config|get"),
         "{rules}"
