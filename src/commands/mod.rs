@@ -112,20 +112,15 @@ pub fn targets(global: &GlobalArgs) -> Result<Vec<Target>> {
 /// percent-encoded password is found too.
 fn warn_of_password_in_argv(targets: &[Target], urls: &[String]) {
     static WARNED: std::sync::Once = std::sync::Once::new();
-    if crate::log::is_quiet() {
-        return;
-    }
     let on_command_line = urls.iter().any(|u| credentials::in_argv(u));
     if let Some(t) = targets
         .iter()
         .find(|t| on_command_line && t.url_password().is_some())
     {
         WARNED.call_once(|| {
-            crate::warn!(
-                "WARNING: the password of --redis {} is on the command line, where every local user can \
-                 read it (ps, /proc/PID/cmdline); use --redis-password-file, \
-                 YARAUS_REDIS_PASSWORD or REDISCLI_AUTH instead (--quiet hides this)",
-                t.display()
+            credentials::warn_on_command_line(
+                &format!("the password of --redis {}", t.display()),
+                "use --redis-password-file, YARAUS_REDIS_PASSWORD or REDISCLI_AUTH instead",
             );
         });
     }

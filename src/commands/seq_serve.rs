@@ -64,12 +64,11 @@ pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Re
     });
     let password = args.requirepass.filter(|p| !p.is_empty());
     if let Some(p) = &password
-        && !crate::log::is_quiet()
         && crate::store::credentials::in_argv(p)
     {
-        crate::warn!(
-            "WARNING: --requirepass is on the command line, where every local user can read it \
-             (ps, /proc/PID/cmdline); set YARAUS_SEQ_PASSWORD instead (--quiet hides this)"
+        crate::store::credentials::warn_on_command_line(
+            "--requirepass",
+            "set YARAUS_SEQ_PASSWORD instead",
         );
     }
     let owned = global.clone();

@@ -158,9 +158,7 @@ impl Leaser {
     pub async fn try_lease(&mut self) -> Result<Acquired> {
         // Asked before anything is written (and only once per connection):
         // a user the ACL denies INFO is refused with nothing leased.
-        if self.store.target().min_replicas() == 0 {
-            self.store.replica_count(&self.keys.ids).await?;
-        }
+        self.store.majority_wanted(&self.keys.ids).await?;
         let host = hostname::get()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_else(|_| "localhost".into());

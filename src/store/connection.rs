@@ -145,17 +145,7 @@ impl Connection {
     pub async fn wait(&mut self, key: &str, replicas: i64, timeout_ms: u64) -> RedisResult<i64> {
         let mut cmd = redis::cmd("WAIT");
         cmd.arg(replicas).arg(timeout_ms);
-        match self {
-            Connection::Server(conn) => cmd.query_async(conn).await,
-            Connection::Cluster(conn) => {
-                let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(
-                    Route::with_key(key, SlotAddr::Master),
-                ));
-                Ok(redis::from_redis_value(
-                    conn.route_command(cmd, route).await?,
-                )?)
-            }
-        }
+        Ok(redis::from_redis_value(self.on_master_of(key, cmd).await?)?)
     }
 
     /// How many replicas the master that holds `key` has connected
@@ -163,20 +153,25 @@ impl Connection {
     pub async fn connected_replicas(&mut self, key: &str) -> RedisResult<i64> {
         let mut cmd = redis::cmd("INFO");
         cmd.arg("replication");
-        let text: String = match self {
-            Connection::Server(conn) => cmd.query_async(conn).await?,
-            Connection::Cluster(conn) => {
-                let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(
-                    Route::with_key(key, SlotAddr::Master),
-                ));
-                redis::from_redis_value(conn.route_command(cmd, route).await?)?
-            }
-        };
+        let text: String = redis::from_redis_value(self.on_master_of(key, cmd).await?)?;
         Ok(text
             .lines()
             .find_map(|l| l.trim().strip_prefix("connected_slaves:"))
             .and_then(|n| n.parse().ok())
             .unwrap_or(0))
+    }
+
+    /// Runs `cmd`, which names no key, on the master that holds `key`.
+    async fn on_master_of(&mut self, key: &str, cmd: Cmd) -> RedisResult<Value> {
+        match self {
+            Connection::Server(conn) => cmd.query_async(conn).await,
+            Connection::Cluster(conn) => {
+                let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(
+                    Route::with_key(key, SlotAddr::Master),
+                ));
+                conn.route_command(cmd, route).await
+            }
+        }
     }
 
     /// Runs `cmd` on every master and returns each one's reply with its

@@ -109,6 +109,17 @@ pub fn in_argv(secret: &str) -> bool {
         .any(|a| a.to_string_lossy().contains(secret))
 }
 
+/// Warns (unless `--quiet`) that `what` is on the command line, where every
+/// local user can read it, and says what to use `instead`.
+pub fn warn_on_command_line(what: &str, instead: &str) {
+    if !crate::log::is_quiet() {
+        crate::warn!(
+            "WARNING: {what} is on the command line, where every local user can read it (ps, \
+             /proc/PID/cmdline); {instead} (--quiet hides this)"
+        );
+    }
+}
+
 /// The first line of a password file that only its owner may read.
 pub fn read_password_file(path: &Path) -> Result<String> {
     let flag = "--redis-password-file";

@@ -186,14 +186,7 @@ impl Store {
     /// [`Replicated::shortfall`], not a failure.
     pub async fn confirm(&mut self, key: &str) -> Result<Replicated> {
         let min = i64::from(self.target.min_replicas());
-        let majority = if min > 0 {
-            0
-        } else {
-            match self.replica_count(key).await? {
-                0 => 0,
-                n => n / 2 + 1,
-            }
-        };
+        let majority = self.majority_wanted(key).await?;
         let wanted = majority.max(min);
         if wanted == 0 {
             return Ok(Replicated {
@@ -218,6 +211,20 @@ impl Store {
         })
     }
 
+    /// The majority of the master's replicas that [`confirm`](Self::confirm)
+    /// waits for without `--min-replicas` (0 with it, or without replicas).
+    /// Asking it before a first write makes a refused `INFO` refuse the
+    /// command with nothing written.
+    pub async fn majority_wanted(&mut self, key: &str) -> Result<i64> {
+        if self.target.min_replicas() > 0 {
+            return Ok(0);
+        }
+        Ok(match self.replica_count(key).await? {
+            0 => 0,
+            n => n / 2 + 1,
+        })
+    }
+
     /// How many replicas the master of `key` has: `--redis-replicas`, else
     /// what `INFO replication` says, asked once per connection. A user the
     /// ACL denies `INFO` is refused with the options that do without it.
@@ -231,7 +238,7 @@ impl Store {
         let mut conn = self.connection().await?;
         let n = match conn.connected_replicas(key).await {
             Ok(n) => n,
-            Err(e) if e.code() == Some("NOPERM") => {
+            Err(e) if is_denied(&e) => {
                 return Err(Error::Refused(format!(
                     "Redis at {} denies this user INFO, so yaraus cannot learn how many \
                      replicas must confirm a lease (a majority of them); grant it \
