@@ -16,7 +16,16 @@ fn main() {
                     | ErrorKind::DisplayVersion
                     | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             ) {
-                e.exit();
+                // clap's own exit() would report success whatever the write did.
+                let code = match e.print() {
+                    Ok(()) => e.exit_code(),
+                    Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => e.exit_code(),
+                    Err(err) => {
+                        eprintln!("yaraus: cannot write to stdout: {err}");
+                        yaraus::error::EXIT_SOFTWARE
+                    }
+                };
+                std::process::exit(code);
             }
             // One line, as for every other error: clap's first line, without
             // its "error: " prefix and the usage block that follows.

@@ -2,7 +2,7 @@
 //! start it again, safely, whenever the pair changes; or print the pairs;
 //! or report the index's recent intervals.
 
-use super::{no_watchdog, targets, write_stdout};
+use super::{no_watchdog, targets, write_stdout, write_stdout_while_read};
 use crate::claim::Keeper;
 use crate::cli::{GlobalArgs, IndexArgs};
 use crate::error::{Error, Result};
@@ -150,12 +150,10 @@ async fn print(replica: &mut Replica, signals: &mut Signals) -> Result<i32> {
             "replicas": pair.map(|p| p.replicas),
             "interval": number,
         });
-        // A reader that went away ends the printing, as `yes | head` does.
-        if let Err(e) = write_stdout(format!("{line}\n").as_bytes()) {
-            return match e {
-                Error::Output(_) => Ok(0),
-                e => Err(e),
-            };
+        // A reader that went away ends the printing, as `yes | head` does;
+        // any other write error is one (the output is lost).
+        if !write_stdout_while_read(format!("{line}\n").as_bytes())? {
+            return Ok(0);
         }
     }
 }

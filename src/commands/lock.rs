@@ -240,7 +240,20 @@ async fn acquire(
                 + "\n"
         }
     };
-    super::write_stdout(text.as_bytes())?;
+    if let Err(e) = super::write_stdout(text.as_bytes()) {
+        // Nobody could release a lock whose token was never read: give it
+        // back now rather than leave it held for a whole ttl.
+        let released = locker.release(held.token()).await;
+        if released.verdict(locker.majority()) != ReleaseVerdict::Freed {
+            crate::warn!(
+                "{}: could not give back the lock whose token was not printed; it expires \
+                 by itself in {}",
+                locker.name(),
+                humantime::format_duration(locker.ttl())
+            );
+        }
+        return Err(e);
+    }
     crate::info!(
         "{}: acquired on {} of {} masters; fencing token {}; held for {} unless extended \
          (yaraus lock --extend) or released (yaraus lock --release)",

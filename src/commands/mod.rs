@@ -38,8 +38,10 @@ pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
         Command::Hilo(args) => hilo::hilo(&cli.global, args).await,
         Command::AclRules(args) => acl::acl_rules(&cli.global, args),
         Command::Completions(args) => {
-            let mut cmd = Cli::command();
-            clap_complete::generate(args.shell, &mut cmd, "yaraus", &mut std::io::stdout());
+            // Into a buffer: clap_complete panics when its writer fails.
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut Cli::command(), "yaraus", &mut script);
+            write_stdout(&script)?;
             Ok(0)
         }
     }
@@ -60,6 +62,15 @@ pub(crate) fn write_stdout(bytes: &[u8]) -> Result<()> {
 /// head`): a closed pipe is not an error there.
 pub(crate) fn write_stdout_unless_closed(bytes: &[u8]) -> Result<()> {
     write_raw(bytes).or_else(unless_closed)
+}
+
+/// For output that streams until stopped (`index --print`): whether the
+/// reader is still there (`false`: it closed the pipe, so stop printing).
+pub(crate) fn write_stdout_while_read(bytes: &[u8]) -> Result<bool> {
+    match write_raw(bytes) {
+        Ok(()) => Ok(true),
+        Err(e) => unless_closed(e).map(|()| false),
+    }
 }
 
 fn write_raw(bytes: &[u8]) -> std::io::Result<()> {
