@@ -6,6 +6,9 @@ use yaraus::error::EXIT_USAGE;
 use yaraus::log::EXIT_FLUSH;
 
 fn main() {
+    // Before anything catches a signal: one that was ignored when yaraus
+    // started (nohup, a background job) stays ignored.
+    yaraus::supervise::signals::ignored_at_start();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -77,10 +77,8 @@ async fn agent(global: &GlobalArgs, args: HiloAgentArgs, durable: bool) -> Resul
         let run = agent.run().await?;
         return report(&agent, &run).map(|()| 0);
     };
-    use tokio::signal::unix::{SignalKind, signal};
-    let caught = |e: std::io::Error| Error::State(format!("cannot catch signals: {e}"));
-    let mut term = signal(SignalKind::terminate()).map_err(caught)?;
-    let mut int = signal(SignalKind::interrupt()).map_err(caught)?;
+    let mut signals = crate::supervise::Signals::stopping()
+        .map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
     loop {
         // A signal during a run is kept by tokio and ends the wait below.
         match agent.run().await {
@@ -93,8 +91,7 @@ async fn agent(global: &GlobalArgs, args: HiloAgentArgs, durable: bool) -> Resul
         }
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
-            _ = term.recv() => return Ok(0),
-            _ = int.recv() => return Ok(0),
+            _ = signals.recv() => return Ok(0),
         }
     }
 }

@@ -14,9 +14,9 @@ use crate::cli::{GlobalArgs, SeqServeArgs};
 use crate::error::{Error, Result};
 use crate::seq::serve::{Config, Server};
 use crate::store::Quorum;
+use crate::supervise::Signals;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 
 pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Result<i32> {
@@ -51,7 +51,8 @@ pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Re
         crate::info!("{line}");
     }
 
-    let mut signals = Signals::install()?;
+    let mut signals =
+        Signals::stopping().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
     let (count_tx, mut count) = watch::channel(0u32);
     tokio::spawn(async move {
         let mut n = 0;
@@ -92,30 +93,6 @@ pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Re
             Ok(0)
         }
         _ = count.wait_for(|&n| n >= 2) => Err(Error::Interrupted(sigint_number())),
-    }
-}
-
-/// SIGTERM and SIGINT, caught.
-struct Signals {
-    term: tokio::signal::unix::Signal,
-    int: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn install() -> Result<Signals> {
-        let catch =
-            |kind| signal(kind).map_err(|e| Error::State(format!("cannot catch signals: {e}")));
-        Ok(Signals {
-            term: catch(SignalKind::terminate())?,
-            int: catch(SignalKind::interrupt())?,
-        })
-    }
-
-    async fn recv(&mut self) -> &'static str {
-        tokio::select! {
-            _ = self.term.recv() => "SIGTERM",
-            _ = self.int.recv() => "SIGINT",
-        }
     }
 }
 
