@@ -78,7 +78,7 @@ const INIT_SCRIPTS: &[&str] = &[
 ];
 const STATS_SCRIPTS: &[&str] = &[include_str!("lease/stats.lua")];
 const LOCK_SCRIPTS: &[&str] = &[
-    include_str!("seq/counter.lua"),
+    include_str!("base/counter.lua"),
     include_str!("lock/acquire.lua"),
     include_str!("lock/extend.lua"),
     include_str!("lock/release.lua"),
@@ -89,7 +89,7 @@ const LOCK_SCRIPTS: &[&str] = &[
     include_str!("lock/semaphore_release.lua"),
 ];
 const SEQ_SCRIPTS: &[&str] = &[
-    include_str!("seq/counter.lua"),
+    include_str!("base/counter.lua"),
     include_str!("seq/propose.lua"),
     include_str!("seq/read.lua"),
     include_str!("seq/transition.lua"),

@@ -24,6 +24,7 @@
 #![deny(unsafe_code)]
 
 pub mod acl;
+pub mod base;
 pub mod claim;
 pub mod cli;
 pub mod commands;

@@ -5,7 +5,7 @@
 //! claim belongs to someone else; and when Redis cannot be reached, give up
 //! at a *local* deadline that is guaranteed to come before the server's.
 //!
-//! The deadline is on the boot clock ([`crate::supervise::clock`]): the instant *before*
+//! The deadline is on the boot clock ([`crate::base::clock`]): the instant *before*
 //! the last successful renewal was sent, plus the validity the claim reported
 //! for it (its ttl minus a clock-drift margin). The server set its expiry at
 //! some moment after that send, so our deadline is earlier than the server's
@@ -21,8 +21,8 @@
 //!
 //! A log line never holds the keeper up: logging only queues ([`crate::log`]).
 
+use crate::base::BootInstant;
 use crate::error::Error;
-use crate::supervise::BootInstant;
 use std::future::Future;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};

@@ -14,6 +14,7 @@
 //! stays held.
 
 use super::{Attempt, Claim, Claimant, Refusal, RefusalKind, rounded};
+use crate::base::random::random_below;
 use crate::error::{Error, Result};
 use std::future::Future;
 use std::time::Duration;
@@ -123,34 +124,6 @@ impl Report {
             ),
             RefusalKind::Busy => crate::info!("still waiting: {}", refusal.message),
             _ => crate::warn!("{}; retrying in {pause} ({until})", refusal.message),
-        }
-    }
-}
-
-/// A random duration in `[0, below)`, for spreading out retries.
-pub fn random_below(below: Duration) -> Duration {
-    let nanos = below.as_nanos().max(1) as u64;
-    Duration::from_nanos(random_u64() % nanos)
-}
-
-/// 64 unpredictable bits, for timing jitter only (never for tokens): std's
-/// `RandomState` is seeded from the OS once per thread and gives a new key
-/// on every call.
-fn random_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn random_values_stay_below() {
-        for _ in 0..100 {
-            assert!(random_below(Duration::from_millis(5)) < Duration::from_millis(5));
         }
     }
 }

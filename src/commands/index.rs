@@ -46,7 +46,7 @@ pub async fn index(
         "{}-{}-{}",
         crate::lock::host(),
         std::process::id(),
-        crate::lock::random_hex::<3>("the client id")?
+        crate::base::random::random_hex::<3>("the client id")?
     );
     let mut index = Index::new(store, keys, client, timing);
     index.check().await?;

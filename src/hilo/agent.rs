@@ -122,7 +122,7 @@ impl Agent {
         let fence = format!(
             "{}:{}",
             wire(held.fencing_token()),
-            crate::lock::random_hex::<8>("the agent's fence")?
+            crate::base::random::random_hex::<8>("the agent's fence")?
         );
         let outcome = self.stock(&seen, &fence).await;
         // A lock left behind only delays the next run by its ttl.

@@ -114,7 +114,7 @@ pub struct HiloKeys {
 impl HiloKeys {
     /// The keys of `name` in namespace `ns`; the name is checked first.
     pub fn new(ns: &str, name: &str) -> Result<HiloKeys> {
-        crate::store::check_tagged_name("hilo", name)?;
+        crate::base::keys::check_tagged_name("hilo", name)?;
         let meta = format!("{ns}:hilo:{{{name}}}");
         Ok(HiloKeys {
             name: name.to_string(),

@@ -56,7 +56,7 @@ impl Reserver {
     /// A reserver over `shards`, starting at a random one.
     pub fn new(shards: Quorum, keys: HiloKeys) -> Result<Reserver> {
         let mut byte = [0u8; 2];
-        crate::lock::fill_random(&mut byte)
+        crate::base::random::fill_random(&mut byte)
             .map_err(|e| Error::State(format!("cannot read random bytes: {e}")))?;
         let current = usize::from(u16::from_le_bytes(byte)) % shards.len();
         Ok(Reserver {

@@ -100,9 +100,9 @@ pub use replica::{History, Replica};
 pub use slot::Slot;
 pub use timing::Timing;
 
+use crate::base::BootInstant;
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
-use crate::supervise::BootInstant;
 use redis::Script;
 use std::sync::LazyLock;
 
@@ -120,7 +120,7 @@ pub struct IndexKeys {
 impl IndexKeys {
     /// The keys of `name` in namespace `ns`; the name is checked first.
     pub fn new(ns: &str, name: &str) -> Result<IndexKeys> {
-        crate::store::check_tagged_name("index", name)?;
+        crate::base::keys::check_tagged_name("index", name)?;
         Ok(IndexKeys {
             prefix: format!("{ns}:index:{{{name}}}"),
             name: name.to_string(),

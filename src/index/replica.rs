@@ -8,8 +8,8 @@
 //! the next one.
 
 use super::{Index, Pair, Slot, Tick, TickOutcome, Timing};
+use crate::base::BootInstant;
 use crate::error::{Error, Result};
-use crate::supervise::BootInstant;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};

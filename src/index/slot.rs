@@ -13,9 +13,9 @@
 
 use super::replica::History;
 use super::{Index, Pair, TickOutcome};
+use crate::base::BootInstant;
 use crate::claim::{Claim, RenewError};
 use crate::error::{Error, Result};
-use crate::supervise::BootInstant;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 

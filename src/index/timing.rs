@@ -8,9 +8,9 @@
 //! tick (deadlines, the barrier's wait) is on the boot clock instead, which
 //! no one can set back.
 
+use crate::base::BootInstant;
 use crate::claim::drift;
 use crate::error::{Error, Result};
-use crate::supervise::BootInstant;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How many intervals the keys of one interval are kept (for `--status`,
@@ -160,7 +160,7 @@ pub fn wall_now() -> Duration {
 
 /// A random skew below `half`, in whole milliseconds.
 fn random_skew(half: Duration) -> Duration {
-    let drawn = crate::claim::wait::random_below(half);
+    let drawn = crate::base::random::random_below(half);
     Duration::from_millis(drawn.as_millis() as u64)
 }
 

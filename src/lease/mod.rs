@@ -28,10 +28,10 @@ pub use init::{InitOutcome, MAX_POOL_SIZE, init, validate_range};
 pub use report::{ListEntry, Stats, list, stats};
 pub use timing::{Requested, Timing};
 
+use crate::base::BootInstant;
 use crate::claim::{Attempt, Claim, Claimant, Refusal, RenewError, validity};
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
-use crate::supervise::BootInstant;
 use std::sync::LazyLock;
 use std::time::Duration;
 

@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::sync::LazyLock;
 
 static INSPECT: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&[crate::seq::COUNTER_LUA, include_str!("inspect.lua")].concat())
+    redis::Script::new(&[crate::base::COUNTER_LUA, include_str!("inspect.lua")].concat())
 });
 
 /// The whole picture of one lock.

@@ -12,7 +12,7 @@
 //! have copied the rounds to remove six `match`es.
 
 use super::{Busy, Token, describe_holder, rounded};
-use crate::seq::COUNTER_LUA;
+use crate::base::COUNTER_LUA;
 use std::sync::LazyLock;
 use std::time::Duration;
 

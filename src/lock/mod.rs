@@ -80,13 +80,13 @@ pub use held::HeldLock;
 pub use info::{LockInfo, NodeInfo, SemaphoreHolder};
 use kind::{FenceMode, Kind};
 pub use release::{ReleaseVerdict, Released};
-pub use token::{Holder, Token, describe_holder, fill_random, host, random_hex};
+pub use token::{Holder, Token, describe_holder, host};
 
+use crate::base::BootInstant;
 use crate::claim::{Attempt as ClaimAttempt, Claim, Claimant, RenewError, drift, rounded};
 use crate::error::{Error, Result};
 use crate::seq::MajoritySequence;
 use crate::store::{Quorum, Replies, Target, gather, reply};
-use crate::supervise::BootInstant;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -235,7 +235,7 @@ impl Locker {
         }
         let key = format!("{}{name}", options.prefix);
         let cluster = targets.iter().any(Target::is_cluster);
-        let fencing = MajoritySequence::new(crate::store::companion_key(
+        let fencing = MajoritySequence::new(crate::base::keys::companion_key(
             &format!("{}:fencing", options.namespace),
             &key,
             cluster,

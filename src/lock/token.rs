@@ -17,51 +17,15 @@
 //! just as valid a holder, shown as "foreign" by `--info`. Every character is
 //! safe in a shell word and an environment variable.
 
+use crate::base::random::random_hex;
 use crate::error::{Error, Result};
-use std::fs::File;
-use std::io::Read;
-use std::sync::{LazyLock, Mutex};
+use std::sync::LazyLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const PREFIX: &str = "yaraus";
 /// Random bytes per token: 128 bits.
 const RANDOM_BYTES: usize = 16;
 const MAX_HOST: usize = 64;
-
-/// `/dev/urandom`, opened once: a token per acquisition then costs one read.
-static URANDOM: Mutex<Option<File>> = Mutex::new(None);
-
-/// Fills `buf` from the kernel's random generator.
-pub fn fill_random(buf: &mut [u8]) -> std::io::Result<()> {
-    let mut slot = URANDOM
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let file = match &mut *slot {
-        Some(file) => file,
-        empty => empty.insert(File::open("/dev/urandom")?),
-    };
-    file.read_exact(buf)
-}
-
-/// `N` bytes from the kernel's random generator, as lowercase hex; `what`
-/// names the use in the error.
-pub fn random_hex<const N: usize>(what: &str) -> Result<String> {
-    let mut random = [0u8; N];
-    fill_random(&mut random).map_err(|e| {
-        Error::State(format!(
-            "cannot read random bytes from /dev/urandom for {what}: {e}"
-        ))
-    })?;
-    // Built in one buffer: a token is made for every attempt, and a format!
-    // per hex digit was a visible part of a lock cycle's cost.
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(2 * N);
-    for b in random {
-        text.push(char::from(DIGITS[usize::from(b >> 4)]));
-        text.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    Ok(text)
-}
 
 /// This host's name as it goes into tokens, computed once.
 static HOST: LazyLock<String> = LazyLock::new(|| {

@@ -70,7 +70,7 @@
 //!
 //! The scripts' counter logic is also used by the lock's acquire script (to
 //! propose a fencing token in the same round trip as the `SET`), which is why
-//! the prelude is exported to the rest of the crate as `COUNTER_LUA`.
+//! the prelude lives in the bottom layer, [`crate::base::COUNTER_LUA`].
 
 mod create;
 mod floor;
@@ -80,18 +80,15 @@ mod view;
 pub use floor::{FloorOutcome, NodeFloor, set_floor};
 pub use view::Holding;
 
-use crate::claim::wait::random_below;
+use crate::base::COUNTER_LUA;
+use crate::base::random::{random_below, random_hex};
 use crate::error::{Error, Result};
-use crate::lock::random_hex;
 use crate::store::{Quorum, Replies, gather};
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 use std::time::Duration;
 use tokio::time::Instant;
 use view::{Verdict, View};
-
-/// The counter helpers every script that touches a sequence counter starts with.
-pub(crate) const COUNTER_LUA: &str = include_str!("counter.lua");
 
 static PROPOSE: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("propose.lua")].concat()));

@@ -16,10 +16,10 @@
 //! * Exit status: the command's code; 128+N when it died of signal N; 127
 //!   when it was not found and 126 when it could not be executed.
 
-use super::clock::BootInstant;
 use super::link::Watchdog;
 use super::protocol::{Order, Report};
 use super::terminal::Terminal;
+use crate::base::BootInstant;
 use crate::error::{EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, Error, Result};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;

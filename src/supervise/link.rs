@@ -9,7 +9,7 @@
 //! whatever the command left and exits.
 
 use super::protocol::{Frames, Order, Report, frame};
-use super::sys;
+use crate::base::sys;
 use crate::error::{Error, Result};
 use nix::unistd::{ForkResult, Pid};
 use std::io;

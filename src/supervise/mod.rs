@@ -7,7 +7,7 @@
 //! which part of it:
 //!
 //! * [`crate::claim::Keeper`]: renews the claim and knows its deadline,
-//!   measured on [`clock`] (`CLOCK_BOOTTIME`: it keeps counting through a
+//!   measured on [`crate::base::clock`] (`CLOCK_BOOTTIME`: it keeps counting through a
 //!   suspend); gives up `--kill-after` before the deadline.
 //! * `watchdog.rs`: a small process of its own, forked first thing, parent
 //!   and subreaper of the command. It enforces the deadline by itself
@@ -21,23 +21,21 @@
 //!   at the claim before continuing, exit status as a shell reports it.
 //! * [`hold`](mod@hold): the loop that ties them together and releases the claim last.
 //! * [`signals`]: the signals yaraus forwards, caught from the start.
-//! * `sys.rs`: the only unsafe code (fork, pre-exec, a timer for tokio).
+//! * `base/sys.rs`: the crate's only unsafe code (fork, pre-exec, a timer
+//!   for tokio), in the bottom layer so that the clock can use it too.
 //!
 //! Logging never blocks any of this: [`crate::log`] drops rather than waits.
 
 pub mod child;
-pub mod clock;
 pub mod hold;
 pub mod link;
 pub mod protocol;
 pub mod signals;
-mod sys;
 pub mod terminal;
 pub mod tree;
 mod watchdog;
 
 pub use child::{ChildSpec, exit_code, substitute};
-pub use clock::BootInstant;
 pub use hold::{HoldOptions, hold, hold_once};
 pub use link::Watchdog;
 pub use signals::Signals;

@@ -25,10 +25,10 @@
 //! It holds nothing yaraus opened after the fork (Redis connections): only
 //! the socket, and the standard descriptors that the command inherits.
 
-use super::clock::{BootInstant, arm};
 use super::protocol::{Frames, Order, Report, frame};
-use super::sys::{self, BLOCKED_BY_WATCHDOG, CommandStart};
 use super::tree;
+use crate::base::clock::{BootInstant, arm};
+use crate::base::sys::{self, CommandStart};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{SigSet, Signal, killpg};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
@@ -39,6 +39,23 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
+
+/// The signals the watchdog blocks for good, so that only SIGKILL ends it: a
+/// Ctrl-C, a hang-up or a `kill` meant for the job must not take away the
+/// process that guarantees the job's end. The command starts with an empty
+/// mask, and so gets them as yaraus got them (at their default action, or
+/// ignored where yaraus was started with them ignored).
+const BLOCKED_BY_WATCHDOG: [Signal; 9] = [
+    Signal::SIGINT,
+    Signal::SIGQUIT,
+    Signal::SIGTERM,
+    Signal::SIGHUP,
+    Signal::SIGTSTP,
+    Signal::SIGTTIN,
+    Signal::SIGTTOU,
+    Signal::SIGUSR1,
+    Signal::SIGUSR2,
+];
 
 /// While SIGKILLing, how often the tree is looked at again for processes
 /// forked in between.

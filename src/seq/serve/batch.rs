@@ -95,7 +95,7 @@
 
 use super::info::SeqStats;
 use super::resp;
-use crate::claim::wait::random_below;
+use crate::base::random::random_below;
 use crate::error::Result;
 use crate::seq::MajoritySequence;
 use crate::store::Quorum;

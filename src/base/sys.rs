@@ -1,7 +1,9 @@
-//! The few operating-system calls that Rust cannot check for us: forking,
-//! code run between a fork and an exec, and handing a descriptor to tokio.
-//! The rest of the crate is `#![deny(unsafe_code)]`; every block here says
-//! why it is sound. Signals are kept off with masks (safe), never with
+//! The few operating-system calls that Rust cannot check for us: forking
+//! (the watchdog), code run between a fork and an exec (the command), and
+//! handing a descriptor to tokio (the boot clock's timer). This is the
+//! crate's only unsafe code, kept in the bottom layer so that every layer
+//! above can use it; the rest of the crate is `#![deny(unsafe_code)]`, and
+//! every block here says why it is sound. Signals are kept off with masks (safe), never with
 //! dispositions, so that nothing here installs or resets a handler.
 #![allow(unsafe_code)]
 
@@ -12,22 +14,6 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
-
-/// The signals the watchdog blocks for good, so that only SIGKILL ends it: a
-/// Ctrl-C, a hang-up or a `kill` meant for the job must not take away the
-/// process that guarantees the job's end. The command starts with an empty
-/// mask, and so gets them with their default action.
-pub const BLOCKED_BY_WATCHDOG: [Signal; 9] = [
-    Signal::SIGINT,
-    Signal::SIGQUIT,
-    Signal::SIGTERM,
-    Signal::SIGHUP,
-    Signal::SIGTSTP,
-    Signal::SIGTTIN,
-    Signal::SIGTTOU,
-    Signal::SIGUSR1,
-    Signal::SIGUSR2,
-];
 
 /// How many threads this process has now.
 fn threads() -> usize {
