@@ -24,11 +24,10 @@
 //! `acl-rules` takes the same flags, and leaves them out.
 
 use crate::error::{Error, Result};
-use clap::ValueEnum;
 use std::collections::BTreeSet;
 
 /// A subcommand, as far as Redis permissions go.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Part {
     Init,
     Run,
@@ -126,6 +125,25 @@ impl Part {
             Part::Index,
             Part::Hilo,
         ]
+    }
+
+    /// The subcommand's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Init => "init",
+            Part::Run => "run",
+            Part::Stats => "stats",
+            Part::List => "list",
+            Part::Lock => "lock",
+            Part::Seq => "seq",
+            Part::Index => "index",
+            Part::Hilo => "hilo",
+        }
+    }
+
+    /// The part of subcommand `name`.
+    pub fn named(name: &str) -> Option<Part> {
+        Part::all().iter().copied().find(|p| p.name() == name)
     }
 
     fn scripts(self) -> Vec<&'static str> {

@@ -1,8 +1,9 @@
 //! yaraus: lease scarce, cluster-wide things from Redis to ordinary processes.
 //!
-//! The binary is a thin shell over this library: [`cli`] defines the command
-//! line, [`commands::execute`] runs it, and [`error::Error::exit_code`] turns
-//! a failure into an exit status. The pieces are usable on their own:
+//! The `yaraus` binary (`src/bin/yaraus/`) is a thin shell over this
+//! library: it parses the command line, works the settings out once, calls
+//! the library and turns an error into an exit status
+//! ([`error::Error::exit_code`]). The pieces are usable on their own:
 //!
 //! * [`store`]: connecting to Redis (URL forms, timeouts, reconnecting,
 //!   `WAIT` for replicas), with every error sorted into what the user sees;
@@ -26,8 +27,6 @@
 pub mod acl;
 pub mod base;
 pub mod claim;
-pub mod cli;
-pub mod commands;
 pub mod error;
 pub mod hilo;
 pub mod index;

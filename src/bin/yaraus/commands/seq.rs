@@ -1,5 +1,5 @@
 //! `yaraus seq`: next, get and set-floor, one-shot commands over the
-//! majority sequence of [`crate::seq`]; `serve` is in `seq_serve.rs`.
+//! majority sequence of [`yaraus::seq`]; `serve` is in `seq_serve.rs`.
 //!
 //! `--timeout` bounds the whole call, not one request: a node is given a
 //! quarter of it per request (a round is a dial and a request), and no new
@@ -7,12 +7,12 @@
 //! majority costs at most `--timeout` and never yields a guessed id.
 
 use crate::cli::{GlobalArgs, SeqArgs, SeqCommand, SeqNextArgs, SeqSetFloorArgs};
-use crate::error::{Error, Result};
-use crate::seq::{FloorOutcome, MajoritySequence, set_floor};
-use crate::store::Quorum;
 use std::fmt::Write;
 use std::time::Duration;
 use tokio::time::Instant;
+use yaraus::error::{Error, Result};
+use yaraus::seq::{FloorOutcome, MajoritySequence, set_floor};
+use yaraus::store::Quorum;
 
 pub async fn seq(global: &GlobalArgs, args: SeqArgs) -> Result<i32> {
     let durable = !args.allow_volatile;

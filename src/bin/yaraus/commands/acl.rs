@@ -2,9 +2,9 @@
 //! subcommands need, for the deployment the global options describe.
 
 use super::{targets, write_stdout};
-use crate::acl::{Deployment, Part, Rules};
 use crate::cli::{AclRulesArgs, GlobalArgs};
-use crate::error::Result;
+use yaraus::acl::{Deployment, Part, Rules};
+use yaraus::error::Result;
 
 pub fn acl_rules(global: &GlobalArgs, args: AclRulesArgs) -> Result<i32> {
     let targets = targets(global)?;
@@ -35,14 +35,11 @@ pub fn acl_rules(global: &GlobalArgs, args: AclRulesArgs) -> Result<i32> {
     let rules = Rules::new(&parts, &ns, args.lock_prefix.as_deref(), &deployment)?;
     let user = global.redis_user.as_deref().unwrap_or("yaraus");
     if user.is_empty() || user.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(crate::error::Error::Usage(format!(
+        return Err(yaraus::error::Error::Usage(format!(
             "--redis-user {user:?} cannot be an ACL user name; use one word"
         )));
     }
-    let names: Vec<String> = parts
-        .iter()
-        .map(|p| format!("{p:?}").to_ascii_lowercase())
-        .collect();
+    let names: Vec<String> = parts.iter().map(|p| p.name().to_string()).collect();
     let mut out = format!(
         "# Redis ACL of a user for yaraus {} (namespace {ns}), from `yaraus acl-rules`.\n\
          # Add the password as >PASSWORD at the end for redis-cli; in users.acl, write \

@@ -2,26 +2,26 @@
 
 use super::{PoolContext, unless_closed, write_stdout_unless_closed};
 use crate::cli::{InitArgs, ListArgs, ListFormat, StatsArgs, StatsFormat};
-use crate::error::{Error, Result};
-use crate::lease::{self, InitOutcome, ListEntry, Stats};
 use std::io::Write;
+use yaraus::error::{Error, Result};
+use yaraus::lease::{self, InitOutcome, ListEntry, Stats};
 
 pub async fn init(ctx: &PoolContext, args: InitArgs) -> Result<i32> {
     lease::validate_range(args.min, args.max)?;
     let mut store = ctx.connect().await?;
     match lease::init(&mut store, &ctx.keys, args.min, args.max).await? {
         InitOutcome::Created { min, max } => {
-            crate::info!("initialized: ids {min}..{max} in {}", ctx.keys.ids)
+            yaraus::info!("initialized: ids {min}..{max} in {}", ctx.keys.ids)
         }
         InitOutcome::Already { min, max } => {
-            crate::info!("already initialized: ids {min}..{max} in {}", ctx.keys.ids)
+            yaraus::info!("already initialized: ids {min}..{max} in {}", ctx.keys.ids)
         }
         InitOutcome::Resized {
             from,
             to,
             added,
             removed,
-        } => crate::info!(
+        } => yaraus::info!(
             "resized {} from {}..{} to {}..{}: {added} ids added, {removed} removed",
             ctx.keys.ids,
             from.0,

@@ -1,6 +1,8 @@
 //! The arguments of `yaraus acl-rules`.
 
 use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use yaraus::acl::Part;
 
 pub(super) const ACL_RULES_ABOUT: &str = "Print the ACL SETUSER line of a Redis user (--redis-user, \
 default yaraus) that may run the given subcommands (default: all; lock only with --lock-prefix) \
@@ -25,8 +27,8 @@ printf '%s >%s\\n' \"$rules\" \"$(cat /etc/yaraus/redis-password)\"; } | redis-c
 #[derive(Args, Debug)]
 pub struct AclRulesArgs {
     /// The subcommands the user will run. [default: all of them]
-    #[arg(value_enum, value_name = "SUBCOMMAND")]
-    pub parts: Vec<crate::acl::Part>,
+    #[arg(value_name = "SUBCOMMAND", value_parser = part_parser())]
+    pub parts: Vec<Part>,
 
     /// The --prefix of the locks: lock keys are the lock names, so a rule
     /// needs their common prefix.
@@ -36,4 +38,10 @@ pub struct AclRulesArgs {
     /// Leave CONFIG GET out: the commands will run with --assume-durable.
     #[arg(long)]
     pub assume_durable: bool,
+}
+
+/// The subcommand names [`Part`] knows, as clap's possible values.
+fn part_parser() -> impl TypedValueParser<Value = Part> {
+    let names: Vec<&'static str> = Part::all().iter().map(|p| p.name()).collect();
+    PossibleValuesParser::new(names).map(|name| Part::named(&name).expect("a listed name"))
 }

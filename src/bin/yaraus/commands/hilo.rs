@@ -2,14 +2,14 @@
 
 use super::{quorum_namespace, targets, write_stdout, write_stdout_unless_closed};
 use crate::cli::{GlobalArgs, HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
-use crate::error::{Error, Result};
-use crate::hilo::{
-    Agent, AgentOptions, AgentRun, Allocator, AllocatorOptions, HiloKeys, Reserver, shard_statuses,
-};
-use crate::store::{Quorum, Target};
 use serde_json::json;
 use std::fmt::Write;
 use std::time::Duration;
+use yaraus::error::{Error, Result};
+use yaraus::hilo::{
+    Agent, AgentOptions, AgentRun, Allocator, AllocatorOptions, HiloKeys, Reserver, shard_statuses,
+};
+use yaraus::store::{Quorum, Target};
 
 pub async fn hilo(global: &GlobalArgs, args: HiloArgs) -> Result<i32> {
     let durable = !args.allow_volatile;
@@ -77,17 +77,17 @@ async fn agent(global: &GlobalArgs, args: HiloAgentArgs, durable: bool) -> Resul
         let run = agent.run().await?;
         return report(&agent, &run).map(|()| 0);
     };
-    let mut signals = crate::supervise::Signals::stopping()
+    let mut signals = yaraus::supervise::Signals::stopping()
         .map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
     loop {
         // A signal during a run is kept by tokio and ends the wait below.
         match agent.run().await {
             Ok(run) => {
                 if let Err(e) = report(&agent, &run) {
-                    crate::warn!("{e}");
+                    yaraus::warn!("{e}");
                 }
             }
-            Err(e) => crate::warn!("{e}"),
+            Err(e) => yaraus::warn!("{e}"),
         }
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
@@ -102,17 +102,17 @@ fn report(agent: &Agent, run: &AgentRun) -> Result<()> {
     let name = agent.keys().name();
     let labels = agent.labels();
     if run.new_sequence {
-        crate::info!("hilo {name}: a new sequence");
+        yaraus::info!("hilo {name}: a new sequence");
     }
     for (shard, window) in &run.created {
-        crate::info!(
+        yaraus::info!(
             "hilo {name}: opened [{}, {}) on {}",
             window.start,
             window.end,
             labels[*shard]
         );
     }
-    crate::info!(
+    yaraus::info!(
         "hilo {name}: {} window(s) opened, high-water mark {}",
         run.created.len(),
         run.hwm

@@ -9,13 +9,15 @@ mod acl;
 mod hilo;
 mod index;
 mod lock;
+#[cfg(test)]
+mod man;
 mod seq;
 
 pub use acl::AclRulesArgs;
-pub use hilo::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs, HiloStatusArgs};
+pub use hilo::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
 pub use index::IndexArgs;
 pub use lock::{AcquireFormat, LockArgs};
-pub use seq::{SeqArgs, SeqCommand, SeqNameArgs, SeqNextArgs, SeqServeArgs, SeqSetFloorArgs};
+pub use seq::{SeqArgs, SeqCommand, SeqNextArgs, SeqServeArgs, SeqSetFloorArgs};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::time::Duration;
@@ -238,14 +240,14 @@ impl ChildEnvArgs {
     /// The variables to remove from the command's environment; a `--pass-env`
     /// NAME that would not be removed anyway is a usage error (a typo would
     /// otherwise pass unnoticed).
-    pub fn removed(&self) -> crate::error::Result<Vec<String>> {
-        use crate::store::credentials::SECRET_VARS;
+    pub fn removed(&self) -> yaraus::error::Result<Vec<String>> {
+        use yaraus::store::credentials::SECRET_VARS;
         if let Some(unknown) = self
             .pass_env
             .iter()
             .find(|n| !SECRET_VARS.contains(&n.as_str()))
         {
-            return Err(crate::error::Error::Usage(format!(
+            return Err(yaraus::error::Error::Usage(format!(
                 "--pass-env {unknown}: COMMAND inherits it anyway; only {} are removed",
                 SECRET_VARS.join(", ")
             )));
@@ -387,7 +389,7 @@ mod tests {
     /// that `error.rs` defines, each on a line of its own.
     #[test]
     fn the_exit_status_tables_name_every_code_of_error_rs() {
-        use crate::error::*;
+        use yaraus::error::*;
         let codes = [
             EXIT_USAGE,
             EXIT_UNAVAILABLE,

@@ -1,11 +1,11 @@
 //! `yaraus run`: lease a worker id, run the command with it, release it.
 
 use super::PoolContext;
-use crate::claim::{Keeper, wait_for};
 use crate::cli::RunArgs;
-use crate::error::{Error, Result};
-use crate::lease::{Leaser, Requested, Timing};
-use crate::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
+use yaraus::claim::{Keeper, wait_for};
+use yaraus::error::{Error, Result};
+use yaraus::lease::{Leaser, Requested, Timing};
+use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
 
 pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result<i32> {
     let env_remove = args.child_env.removed()?;
@@ -17,10 +17,10 @@ pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result
         safeguards: !args.no_safeguards,
     })?;
     if args.no_safeguards {
-        crate::warn!("safeguards are off: --expire, --interval and --delay are used as given");
+        yaraus::warn!("safeguards are off: --expire, --interval and --delay are used as given");
     }
     for w in warnings {
-        crate::warn!("{w} (--no-safeguards keeps it)");
+        yaraus::warn!("{w} (--no-safeguards keeps it)");
     }
     // Caught from now on, so that a signal during the wait ends it cleanly.
     let mut signals =
@@ -30,7 +30,7 @@ pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result
     let cancel = async { Error::Interrupted(signals.recv().await as i32) };
     let lease = wait_for(&mut leaser, args.wait, cancel).await?;
     let id = lease.id().to_string();
-    crate::info!("client id: {}, id: {id}", lease.client_id());
+    yaraus::info!("client id: {}, id: {id}", lease.client_id());
 
     let spec = ChildSpec {
         argv: substitute(&args.command, &args.replacement, &id),

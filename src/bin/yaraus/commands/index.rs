@@ -3,13 +3,13 @@
 //! or report the index's recent intervals.
 
 use super::{no_watchdog, targets, write_stdout, write_stdout_while_read};
-use crate::claim::Keeper;
 use crate::cli::{GlobalArgs, IndexArgs};
-use crate::error::{Error, Result};
-use crate::index::{Index, IndexKeys, Pair, Replica, Timing, status};
-use crate::store::{Store, Target, Timeouts};
-use crate::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold_once, substitute};
 use std::time::Duration;
+use yaraus::claim::Keeper;
+use yaraus::error::{Error, Result};
+use yaraus::index::{Index, IndexKeys, Pair, Replica, Timing, status};
+use yaraus::store::{Store, Target, Timeouts};
+use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold_once, substitute};
 
 pub async fn index(
     global: &GlobalArgs,
@@ -44,13 +44,13 @@ pub async fn index(
     let store = Store::connect(&target, timeouts).await?;
     let client = format!(
         "{}-{}-{}",
-        crate::lock::host(),
+        yaraus::lock::host(),
         std::process::id(),
-        crate::base::random::random_hex::<3>("the client id")?
+        yaraus::base::random::random_hex::<3>("the client id")?
     );
     let mut index = Index::new(store, keys, client, timing);
     index.check().await?;
-    crate::info!(
+    yaraus::info!(
         "index {}: interval {}, skew {}, client id {}",
         index.keys().name(),
         humantime::format_duration(timing.interval()),
@@ -124,7 +124,7 @@ async fn supervise(
             hold_once(keeper, watchdog, &spec(command, pair), options, signals).await;
         match (result, back) {
             (Err(Error::Lost(why)), Some(back)) => {
-                crate::info!("{why}; it starts again once a fresh pair is settled");
+                yaraus::info!("{why}; it starts again once a fresh pair is settled");
                 watchdog = back;
             }
             (result, back) => {
@@ -161,7 +161,7 @@ async fn print(replica: &mut Replica, signals: &mut Signals) -> Result<i32> {
 /// `--status`: the JSON document of [`status::read`]; exit 1 when the
 /// index has no recent interval.
 async fn print_status(store: &mut Store, keys: &IndexKeys) -> Result<i32> {
-    crate::index::check_type(store, keys).await?;
+    yaraus::index::check_type(store, keys).await?;
     match status::read(store, keys).await? {
         Some(doc) => {
             write_stdout(format!("{doc:#}\n").as_bytes())?;
@@ -170,10 +170,10 @@ async fn print_status(store: &mut Store, keys: &IndexKeys) -> Result<i32> {
         None => {
             let doc = serde_json::json!({"name": keys.name(), "current": null, "pairs": [], "intervals": []});
             write_stdout(format!("{doc:#}\n").as_bytes())?;
-            crate::warn!(
+            yaraus::warn!(
                 "the index {} has no recent interval (never used, or idle for {} intervals)",
                 keys.name(),
-                crate::index::timing::KEEP
+                yaraus::index::timing::KEEP
             );
             Ok(1)
         }

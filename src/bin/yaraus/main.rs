@@ -1,7 +1,10 @@
 //! The `yaraus` binary: parse, dispatch, turn an error into an exit status.
 
+mod cli;
+mod commands;
+
 use clap::Parser;
-use yaraus::cli::Cli;
+use cli::Cli;
 use yaraus::error::EXIT_USAGE;
 use yaraus::log::EXIT_FLUSH;
 
@@ -74,7 +77,7 @@ fn main() {
             std::process::exit(yaraus::error::EXIT_SOFTWARE);
         }
     };
-    let code = match runtime.block_on(yaraus::commands::execute(cli, watchdog)) {
+    let code = match runtime.block_on(commands::execute(cli, watchdog)) {
         Ok(code) => code,
         Err(e) => {
             // Queued after the lines still waiting, so that it comes last;

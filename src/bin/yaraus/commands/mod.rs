@@ -11,19 +11,19 @@ mod seq;
 mod seq_serve;
 
 use crate::cli::{Cli, Command, GlobalArgs};
-use crate::error::{Error, Result};
-use crate::lease::PoolKeys;
-use crate::store::credentials::{self, Password};
-use crate::store::{ConnectOptions, Store, Target, Timeouts, Tls, split_urls};
-use crate::supervise::Watchdog;
 use clap::CommandFactory;
+use yaraus::error::{Error, Result};
+use yaraus::lease::PoolKeys;
+use yaraus::store::credentials::{self, Password};
+use yaraus::store::{ConnectOptions, Store, Target, Timeouts, Tls, split_urls};
+use yaraus::supervise::Watchdog;
 
 /// Runs the parsed command line; returns the exit status. `watchdog` is
 /// the process that will start and guard the command, for the subcommands
 /// that run one ([`Cli::runs_a_command`]); it must be started before the
 /// runtime ([`Watchdog::start`]).
 pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
-    crate::log::set_quiet(cli.global.quiet);
+    yaraus::log::set_quiet(cli.global.quiet);
     match cli.command {
         Command::Init(args) => pool::init(&PoolContext::new(&cli.global)?, args).await,
         Command::Run(args) => {

@@ -14,13 +14,13 @@
 //! A busy lock exits with `-E/--conflict-exit-code` (75 by default); the
 //! library reports it as [`Error::Exhausted`], turned into that code here.
 
-use crate::claim::{Keeper, RenewError, validity};
 use crate::cli::{AcquireFormat, GlobalArgs, LockArgs};
-use crate::error::{Error, Result};
-use crate::lock::{HeldLock, LockOptions, Locker, ReleaseVerdict, Token};
-use crate::supervise::hold::kill_after_within;
-use crate::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
 use std::time::Duration;
+use yaraus::claim::{Keeper, RenewError, validity};
+use yaraus::error::{Error, Result};
+use yaraus::lock::{HeldLock, LockOptions, Locker, ReleaseVerdict, Token};
+use yaraus::supervise::hold::kill_after_within;
+use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
 
 /// What `yaraus lock` was asked to do.
 enum Mode {
@@ -60,7 +60,7 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog
         } else {
             String::new()
         };
-        crate::info!(
+        yaraus::info!(
             "{n} masters: a majority is {m}, so {} may fail{even}",
             n - m
         );
@@ -99,7 +99,7 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog
     match outcome {
         Err(Error::Exhausted(message)) => {
             // One line, as the binary prints every error, with our own code.
-            crate::log::final_error(format_args!("{message}"), crate::log::EXIT_FLUSH);
+            yaraus::log::final_error(format_args!("{message}"), yaraus::log::EXIT_FLUSH);
             Ok(conflict_code)
         }
         other => other,
@@ -180,7 +180,7 @@ async fn wrap(locker: &mut Locker, how: Held, args: &LockArgs, argv: Vec<String>
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
     let held = take(locker, how.wait, &mut signals).await?;
     let fence = held.fencing_token().to_string();
-    crate::info!(
+    yaraus::info!(
         "{}: acquired on {} of {} masters; fencing token {fence}",
         locker.name(),
         held.taken_on(),
@@ -245,7 +245,7 @@ async fn acquire(
         // back now rather than leave it held for a whole ttl.
         let released = locker.release(held.token()).await;
         if released.verdict(locker.majority()) != ReleaseVerdict::Freed {
-            crate::warn!(
+            yaraus::warn!(
                 "{}: could not give back the lock whose token was not printed; it expires \
                  by itself in {}",
                 locker.name(),
@@ -254,7 +254,7 @@ async fn acquire(
         }
         return Err(e);
     }
-    crate::info!(
+    yaraus::info!(
         "{}: acquired on {} of {} masters; fencing token {}; held for {} unless extended \
          (yaraus lock --extend) or released (yaraus lock --release)",
         locker.name(),
@@ -270,7 +270,7 @@ async fn acquire(
 async fn extend(locker: &mut Locker, token: &Token) -> Result<i32> {
     match locker.extend(token).await {
         Ok(validity) => {
-            crate::info!(
+            yaraus::info!(
                 "{}: extended; valid for {}",
                 locker.name(),
                 humantime::format_duration(Duration::from_millis(validity.as_millis() as u64))
@@ -291,7 +291,7 @@ async fn release(locker: &mut Locker, token: &Token) -> Result<i32> {
     let n = locker.masters();
     match released.verdict(locker.majority()) {
         ReleaseVerdict::Freed => {
-            crate::info!(
+            yaraus::info!(
                 "{}: released on {} of {n} masters",
                 locker.name(),
                 released.freed

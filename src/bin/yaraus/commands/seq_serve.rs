@@ -1,5 +1,5 @@
 //! `yaraus seq serve`: the RESP2 front of the majority sequence (the server
-//! itself is [`crate::seq::serve`]; this file is flags in, one line out).
+//! itself is [`yaraus::seq::serve`]; this file is flags in, one line out).
 //!
 //! At start it checks what can be checked before any client arrives, so
 //! that a mistake is one line and an exit status rather than an error on
@@ -11,13 +11,13 @@
 //! SIGINT, which drain and exit 0; a second signal exits at once.
 
 use crate::cli::{GlobalArgs, SeqServeArgs};
-use crate::error::{Error, Result};
-use crate::seq::serve::{Config, Server};
-use crate::store::Quorum;
-use crate::supervise::Signals;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use yaraus::error::{Error, Result};
+use yaraus::seq::serve::{Config, Server};
+use yaraus::store::Quorum;
+use yaraus::supervise::Signals;
 
 pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Result<i32> {
     // The namespace and URLs, checked once (the same call names each key).
@@ -46,9 +46,9 @@ pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Re
     );
     // A port picked by the system must reach the user even with --quiet.
     if args.listen.ends_with(":0") {
-        crate::warn!("{line}");
+        yaraus::warn!("{line}");
     } else {
-        crate::info!("{line}");
+        yaraus::info!("{line}");
     }
 
     let mut signals =
@@ -59,15 +59,15 @@ pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Re
         loop {
             let sig = signals.recv().await;
             n += 1;
-            crate::info!("seq serve: {sig}, stopping: finishing the rounds in flight");
+            yaraus::info!("seq serve: {sig}, stopping: finishing the rounds in flight");
             let _ = count_tx.send(n);
         }
     });
     let password = args.requirepass.filter(|p| !p.is_empty());
     if let Some(p) = &password
-        && crate::store::credentials::in_argv(p)
+        && yaraus::store::credentials::in_argv(p)
     {
-        crate::store::credentials::warn_on_command_line(
+        yaraus::store::credentials::warn_on_command_line(
             "--requirepass",
             "set YARAUS_SEQ_PASSWORD instead",
         );
@@ -89,7 +89,7 @@ pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Re
     };
     tokio::select! {
         () = Server::run(listener, config, stop) => {
-            crate::info!("seq serve: stopped");
+            yaraus::info!("seq serve: stopped");
             Ok(0)
         }
         _ = count.wait_for(|&n| n >= 2) => Err(Error::Interrupted(sigint_number())),
