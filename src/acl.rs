@@ -23,6 +23,7 @@
 //! `--assume-durable` once the operator has checked the settings by hand).
 //! `acl-rules` takes the same flags, and leaves them out.
 
+use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use std::collections::BTreeSet;
 
@@ -220,17 +221,18 @@ impl Part {
             Part::Run | Part::Stats | Part::List => pool_keys(),
             Part::Lock => {
                 let prefix = lock_prefix.ok_or_else(|| {
-                    Error::Usage(
-                        "the keys of `lock` are the lock names themselves: give --lock-prefix P \
-                         (and run `yaraus lock --prefix P`), so that the rules can name them"
-                            .into(),
-                    )
+                    Error::Usage(format!(
+                        "the keys of `lock` are the lock names themselves: give {} P (and run \
+                         `yaraus lock {} P`), so that the rules can name them",
+                        Setting::LockPrefix,
+                        Setting::Prefix
+                    ))
                 })?;
                 if prefix.is_empty() {
-                    return Err(Error::Usage(
-                        "--lock-prefix '' would allow every key; give the prefix your locks use"
-                            .into(),
-                    ));
+                    return Err(Error::Usage(format!(
+                        "{} '' would allow every key; give the prefix your locks use",
+                        Setting::LockPrefix
+                    )));
                 }
                 let mut keys = vec![
                     (prefix.to_string(), true),

@@ -27,6 +27,7 @@
 pub mod acl;
 pub mod base;
 pub mod claim;
+pub mod context;
 pub mod error;
 pub mod hilo;
 pub mod index;
@@ -37,3 +38,4 @@ pub mod log;
 pub mod seq;
 pub mod store;
 pub mod supervise;
+pub mod timing;

@@ -8,6 +8,7 @@ use common::RedisServer;
 use common::lock::masters;
 use std::time::Duration;
 use tokio::time::Instant;
+use yaraus::base::setting::Setting;
 use yaraus::error::Error;
 use yaraus::lock::{Attempt, LockOptions, Locker, Token};
 use yaraus::seq::MajoritySequence;
@@ -93,7 +94,8 @@ fn sequence_refuses_nodes_that_do_not_fsync_unless_told() {
     match rt.block_on(seq.next(&mut strict, soon())) {
         Err(Error::State(m)) => {
             assert!(
-                m.contains("appendfsync") && m.contains("--allow-volatile"),
+                // The library names the setting; the binary spells it --allow-volatile.
+                m.contains("appendfsync") && m.contains(&Setting::AllowVolatile.to_string()),
                 "{m}"
             )
         }

@@ -6,6 +6,8 @@
 //! * [`random`]: tokens from the kernel's generator, jitter from a cheap one;
 //! * [`keys`]: the Redis Cluster rules for key names (hash tags, a
 //!   companion key in its key's slot, names that go inside a tag);
+//! * [`setting`]: the settings messages name, spelled as the front end
+//!   registered (the binary: its flags);
 //! * [`COUNTER_LUA`]: the Lua prelude of every script that reads or proposes
 //!   a 64-bit counter (the majority sequence, a lock's fencing token);
 //! * `sys.rs`: the crate's only unsafe code (fork, pre-exec, a timer for tokio).
@@ -18,6 +20,7 @@
 pub mod clock;
 pub mod keys;
 pub mod random;
+pub mod setting;
 pub(crate) mod sys;
 
 pub use clock::BootInstant;

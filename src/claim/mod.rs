@@ -10,7 +10,7 @@
 //!   how to undo one that was interrupted, how long to pause between two;
 //! * [`wait_for`]: the one wait loop (`--wait`, jittered
 //!   pauses, a signal ending the wait cleanly, the "still waiting" report);
-//! * [`mod@validity`]: how much of a ttl the holder may count on;
+//! * [`crate::timing::drift`]: how much of a ttl the holder may count on;
 //! * [`Keeper`]: renews a held [`Claim`] in the background and knows its
 //!   deadline; [`crate::supervise`] runs a command only while it holds.
 //!
@@ -18,11 +18,10 @@
 //! [`crate::lock::Locker`] (`yaraus lock`).
 
 pub mod keeper;
-pub mod validity;
 pub mod wait;
 
+pub use crate::timing::{drift, validity};
 pub use keeper::{Claim, Keeper, Loss, RenewError};
-pub use validity::{drift, validity};
 pub use wait::wait_for;
 
 use crate::error::{Error, Result};

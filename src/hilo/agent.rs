@@ -11,6 +11,7 @@
 use super::{
     CREATE, FENCE, HiloKeys, RAISE, ShardStatus, Window, ask, everyone, shard_statuses, wire,
 };
+use crate::base::setting::Setting;
 use crate::claim::Claim;
 use crate::error::{Error, Result};
 use crate::lock::{LockOptions, Locker};
@@ -68,12 +69,16 @@ impl Agent {
         request_timeout: Duration,
     ) -> Result<Agent> {
         if options.window_size == 0 {
-            return Err(Error::Usage("--window-size 0 holds no ids".into()));
+            return Err(Error::Usage(format!(
+                "{} 0 holds no ids",
+                Setting::WindowSize
+            )));
         }
         if options.min_open == 0 {
-            return Err(Error::Usage(
-                "--min-open 0 would keep no window open; give 1 or more".into(),
-            ));
+            return Err(Error::Usage(format!(
+                "{} 0 would keep no window open; give 1 or more",
+                Setting::MinOpen
+            )));
         }
         let shards = Quorum::new(targets, request_timeout, durable)?;
         let mut lock = LockOptions::new(LOCK_TTL);

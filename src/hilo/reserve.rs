@@ -9,6 +9,7 @@
 //! shard said.
 
 use super::{HiloKeys, RESERVE, ask, garbled, wire};
+use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use crate::store::Quorum;
 
@@ -84,9 +85,10 @@ impl Reserver {
     /// key holds another type; [`Error::Unavailable`] when none answered.
     pub async fn reserve(&mut self, batch: u64) -> Result<Block> {
         if batch == 0 {
-            return Err(Error::Usage(
-                "a batch of 0 ids reserves nothing; give --batch 1 or more".into(),
-            ));
+            return Err(Error::Usage(format!(
+                "a batch of 0 ids reserves nothing; give {} 1 or more",
+                Setting::Batch
+            )));
         }
         let n = self.shards.len();
         let mut said: Vec<(usize, Result<Outcome>)> = Vec::with_capacity(n);
@@ -127,8 +129,9 @@ impl Reserver {
             2 => Ok(Outcome::Empty),
             3 => Ok(Outcome::Unknown),
             4 => Err(Error::Usage(format!(
-                "--batch {batch} is larger than the window size of the hilo sequence {} ({}, \
+                "{} {batch} is larger than the window size of the hilo sequence {} ({}, \
                  at {}); use a smaller batch, or have the agent make larger windows",
+                Setting::Batch,
                 self.keys.name(),
                 answer.counter(1)?,
                 answer.label
@@ -169,13 +172,15 @@ impl Reserver {
         if empty > 0 {
             Error::Exhausted(format!(
                 "no open window of the hilo sequence {name} on any shard that answered; run \
-                 `yaraus hilo agent {name}` (or give it a larger --min-open or --window-size): \
-                 {details}"
+                 `yaraus hilo agent {name}` (or give it a larger {} or {}): {details}",
+                Setting::MinOpen,
+                Setting::WindowSize
             ))
         } else if unknown > 0 {
             Error::State(format!(
                 "no shard that answered knows the hilo sequence {name}; create it with \
-                 `yaraus hilo agent {name} --redis ...` over every shard: {details}"
+                 `yaraus hilo agent {name} {} ...` over every shard: {details}",
+                Setting::Redis
             ))
         } else {
             debug_assert_eq!(down, labels.len());

@@ -101,6 +101,7 @@ pub use slot::Slot;
 pub use timing::Timing;
 
 use crate::base::BootInstant;
+use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
 use redis::Script;
@@ -357,11 +358,12 @@ pub async fn check_type(store: &mut Store, keys: &IndexKeys) -> Result<()> {
 /// The name is in use with an interval of `ms` milliseconds, not ours.
 fn in_use(keys: &IndexKeys, ms: u64) -> Error {
     Error::Usage(format!(
-        "the index {} is in use with --interval {}; give the same --interval (or wait until \
+        "the index {} is in use with {interval} {}; give the same {interval} (or wait until \
          it has been idle for {} intervals)",
         keys.name(),
         humantime::format_duration(std::time::Duration::from_millis(ms)),
-        timing::KEEP
+        timing::KEEP,
+        interval = Setting::Interval
     ))
 }
 

@@ -9,17 +9,14 @@
 //! no one can set back.
 
 use crate::base::BootInstant;
-use crate::claim::drift;
-use crate::error::{Error, Result};
+use crate::timing::index as rules;
+use crate::timing::{TimingError, drift};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How many intervals the keys of one interval are kept (for `--status`,
 /// and so that a replica of another `--interval` may take the name over
 /// once the fleet has been gone this long).
 pub const KEEP: u32 = 6;
-
-/// The shortest interval accepted.
-pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 
 /// An index's timing, as one replica keeps it.
 #[derive(Clone, Copy, Debug)]
@@ -30,59 +27,19 @@ pub struct Timing {
 }
 
 impl Timing {
-    /// Checks the user's values: `interval` at least 100 ms, `skew` below
-    /// half of it (random when not given), `kill_after` at most a quarter of
-    /// it (a quarter, or 5 s if less, when not given).
+    /// Checks the user's values ([`crate::timing::index::check`]); a skew
+    /// not given is drawn at random below half the interval, a kill-after
+    /// not given is [`crate::timing::index::default_kill_after`].
     pub fn new(
         interval: Duration,
         skew: Option<Duration>,
         kill_after: Option<Duration>,
-    ) -> Result<Timing> {
-        let fmt = |d: Duration| humantime::format_duration(d).to_string();
-        if interval < MIN_INTERVAL {
-            return Err(Error::Usage(format!(
-                "--interval {} is too short: give at least {} (it must exceed the clock \
-                 skew between replicas and a round trip to Redis by far)",
-                fmt(interval),
-                fmt(MIN_INTERVAL)
-            )));
-        }
-        if interval.subsec_nanos() % 1_000_000 != 0 {
-            return Err(Error::Usage(format!(
-                "--interval {} is not a whole number of milliseconds",
-                fmt(interval)
-            )));
-        }
-        let half = interval / 2;
-        let skew = match skew {
-            Some(s) if s >= half => {
-                return Err(Error::Usage(format!(
-                    "--skew {} must be below half the interval ({})",
-                    fmt(s),
-                    fmt(half)
-                )));
-            }
-            Some(s) => s,
-            None => random_skew(half),
-        };
-        let quarter = interval / 4;
-        let kill_after = match kill_after {
-            Some(k) if k > quarter => {
-                return Err(Error::Usage(format!(
-                    "--kill-after {} is too long for --interval {}: give {} or less (a command \
-                     that takes longer to stop holds up the whole fleet's transition)",
-                    fmt(k),
-                    fmt(interval),
-                    fmt(quarter)
-                )));
-            }
-            Some(k) => k,
-            None => quarter.min(Duration::from_secs(5)),
-        };
+    ) -> Result<Timing, TimingError> {
+        rules::check(interval, skew, kill_after)?;
         Ok(Timing {
             interval,
-            skew,
-            kill_after,
+            skew: skew.unwrap_or_else(|| random_skew(interval / 2)),
+            kill_after: kill_after.unwrap_or_else(|| rules::default_kill_after(interval)),
         })
     }
 

@@ -18,6 +18,7 @@
 //! by the Go tool, which has none, is measured by scanning it.
 
 use super::{PoolKeys, WorkerId, pool_error};
+use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use crate::store::Store;
 use std::ops::RangeInclusive;
@@ -79,8 +80,10 @@ pub async fn init(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Res
     ] {
         if found != "none" && found != want {
             return Err(Error::State(format!(
-                "{key} is a {found}, not a {}; it belongs to something else — choose another namespace with --namespace",
-                if want == "zset" { "sorted set" } else { "hash" }
+                "{key} is a {found}, not a {}; it belongs to something else — choose another \
+                 namespace with {}",
+                if want == "zset" { "sorted set" } else { "hash" },
+                Setting::Namespace
             )));
         }
     }
@@ -135,12 +138,16 @@ pub async fn init(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Res
 pub fn validate_range(min: u64, max: u64) -> Result<()> {
     if min > max {
         return Err(Error::Usage(format!(
-            "--min {min} is greater than --max {max}: the pool would be empty"
+            "{} {min} is greater than {} {max}: the pool would be empty",
+            Setting::Min,
+            Setting::Max
         )));
     }
     if max - min >= MAX_POOL_SIZE {
         return Err(Error::Usage(format!(
-            "--min {min} --max {max} would make a pool of {} ids; at most {MAX_POOL_SIZE} are allowed",
+            "{} {min} {} {max} would make a pool of {} ids; at most {MAX_POOL_SIZE} are allowed",
+            Setting::Min,
+            Setting::Max,
             (max - min).saturating_add(1)
         )));
     }

@@ -22,13 +22,13 @@
 
 mod init;
 mod report;
-mod timing;
 
+pub use crate::timing::lease::{Adjustment, Requested, Timing};
 pub use init::{InitOutcome, MAX_POOL_SIZE, init, validate_range};
 pub use report::{ListEntry, Stats, list, stats};
-pub use timing::{Requested, Timing};
 
 use crate::base::BootInstant;
+use crate::base::setting::Setting;
 use crate::claim::{Attempt, Claim, Claimant, Refusal, RenewError, validity};
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
@@ -244,7 +244,7 @@ impl Claimant for Leaser {
     /// An attempt is one script and perhaps a `WAIT`, each bounded by the
     /// store's response timeout: let it finish, and release what it got.
     fn settle_within(&self) -> Duration {
-        self.store.timeouts().response * 2
+        self.store.timeouts().settle()
     }
 
     /// Reached only if the store's own timeouts failed to end the attempt:
@@ -266,14 +266,20 @@ impl Lease {
     async fn confirm(&mut self, done: &str) -> Result<Result<(), String>> {
         let r = self.store.confirm(&self.keys.ids).await?;
         if !r.ok() {
-            return Ok(Err(format!("{} (--min-replicas {})", r.describe(), r.min)));
+            return Ok(Err(format!(
+                "{} ({} {})",
+                r.describe(),
+                Setting::MinReplicas,
+                r.min
+            )));
         }
         if r.shortfall() {
             crate::warn!(
-                "{done} id {}, but {} in time; counted as wait_shortfall (--min-replicas \
-                 makes this a failure)",
+                "{done} id {}, but {} in time; counted as wait_shortfall ({} makes this a \
+                 failure)",
                 self.id,
-                r.describe()
+                r.describe(),
+                Setting::MinReplicas
             );
             let _ = self
                 .store

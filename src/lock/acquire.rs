@@ -2,6 +2,7 @@
 //! round on every master and the reading of its replies.
 
 use super::*;
+use crate::base::setting::Setting;
 
 /// One node's reply to the acquire script.
 #[derive(Debug)]
@@ -156,9 +157,11 @@ impl Locker {
             let expected = self.kind.expected();
             return Err(Error::State(format!(
                 "cannot take the {}: {}, where {expected} was expected; another program uses \
-                 that key (pick another name, or --prefix), or the holders disagree on --limit",
+                 that key (pick another name, or {}), or the holders disagree on {}",
                 self.what(),
-                wrong.join(", ")
+                wrong.join(", "),
+                Setting::Prefix,
+                Setting::Limit
             )));
         }
         if taken < m {

@@ -83,6 +83,7 @@ pub use release::{ReleaseVerdict, Released};
 pub use token::{Holder, Token, describe_holder, host};
 
 use crate::base::BootInstant;
+use crate::base::setting::Setting;
 use crate::claim::{Attempt as ClaimAttempt, Claim, Claimant, RenewError, drift, rounded};
 use crate::error::{Error, Result};
 use crate::seq::MajoritySequence;
@@ -90,11 +91,7 @@ use crate::store::{Quorum, Replies, Target, gather, reply};
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// The shortest ttl accepted: the lock must outlive the round trips that take
-/// and extend it.
-pub const MIN_TTL: Duration = Duration::from_millis(100);
-/// The longest ttl accepted (Redis's PX takes anything, people rarely mean it).
-pub const MAX_TTL: Duration = Duration::from_secs(365 * 24 * 3600);
+pub use crate::timing::lock::{MAX_TTL, MIN_TTL};
 /// Shortest and longest pause between two attempts (redsync's defaults).
 const RETRY_PAUSE: (Duration, Duration) = (Duration::from_millis(50), Duration::from_millis(250));
 
@@ -125,7 +122,7 @@ impl LockOptions {
             prefix: String::new(),
             namespace: "yaraus".into(),
             limit: 1,
-            request_timeout: (ttl / 10).min(Duration::from_secs(2)),
+            request_timeout: crate::timing::Timeouts::default().lock_request(ttl),
             require_fsync: true,
         }
     }
@@ -184,40 +181,26 @@ impl Locker {
         if name.is_empty() {
             return Err(Error::Usage("the lock name must not be empty".into()));
         }
-        let ttl = options.ttl;
-        if ttl < MIN_TTL {
-            return Err(Error::Usage(format!(
-                "--ttl {} is too short: a lock must live at least {} to outlast the round trips \
-                 that take and extend it",
-                humantime::format_duration(ttl),
-                humantime::format_duration(MIN_TTL)
-            )));
-        }
-        if ttl > MAX_TTL {
-            return Err(Error::Usage(format!(
-                "--ttl {} is too long: at most {}; a lock held longer is extended while its \
-                 command runs",
-                humantime::format_duration(ttl),
-                humantime::format_duration(MAX_TTL)
-            )));
-        }
+        let ttl = crate::timing::lock::check_ttl(options.ttl)?;
         if options.request_timeout.is_zero() {
             return Err(Error::Usage(
                 "the request timeout must be more than zero".into(),
             ));
         }
         if options.limit == 0 {
-            return Err(Error::Usage(
-                "--limit 0 would admit nobody; use 1 for a lock".into(),
-            ));
+            return Err(Error::Usage(format!(
+                "{} 0 would admit nobody; use 1 for a lock",
+                Setting::Limit
+            )));
         }
         if options.limit > 1 && targets.len() > 1 {
             return Err(Error::Usage(format!(
-                "--limit {} needs exactly one Redis master (with its replicas), not {}: counts do \
-                 not add up over a quorum (with 3 masters and --limit 2, holders on nodes {{1,2}}, \
+                "{limit} {} needs exactly one Redis master (with its replicas), not {}: counts do \
+                 not add up over a quorum (with 3 masters and {limit} 2, holders on nodes {{1,2}}, \
                  {{2,3}} and {{1,3}} each have a majority while no node counts more than 2)",
                 options.limit,
-                targets.len()
+                targets.len(),
+                limit = Setting::Limit
             )));
         }
         if options.namespace.is_empty() {
@@ -345,7 +328,10 @@ mod tests {
     #[test]
     fn nonsense_is_a_usage_error() {
         let usage = |name: &str, options: LockOptions, targets: &[Target]| {
-            matches!(Locker::new(targets, name, options), Err(Error::Usage(_)))
+            matches!(
+                Locker::new(targets, name, options),
+                Err(Error::Usage(_) | Error::Timing(_))
+            )
         };
         let ok = LockOptions::new(Duration::from_secs(30));
         assert!(usage("", ok.clone(), &target()));

@@ -18,6 +18,7 @@
 //! safe in a shell word and an environment variable.
 
 use crate::base::random::random_hex;
+use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use std::sync::LazyLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -78,10 +79,7 @@ impl Token {
     /// A token given back by the user (`--token`), used as is.
     pub fn from_user(text: &str) -> Result<Token> {
         if text.is_empty() {
-            return Err(Error::Usage(
-                "--token is empty; pass the YARAUS_LOCK_TOKEN that `yaraus lock --acquire` printed"
-                    .into(),
-            ));
+            return Err(Error::Usage(format!("the {} is empty", Setting::Token)));
         }
         Ok(Token(text.to_string()))
     }

@@ -105,6 +105,29 @@ const MARK_BYTES: usize = 16;
 /// Longest random pause between two refused rounds.
 const MAX_BACKOFF: Duration = Duration::from_millis(200);
 
+/// Where the sequences of a namespace live: one counter per name,
+/// `NAMESPACE:seq:NAME`, on every node.
+#[derive(Clone, Debug)]
+pub struct SeqKeys {
+    namespace: String,
+}
+
+impl SeqKeys {
+    pub fn new(namespace: &str) -> SeqKeys {
+        SeqKeys {
+            namespace: namespace.to_string(),
+        }
+    }
+
+    /// The counter key of sequence `name`, which must not be empty.
+    pub fn counter(&self, name: &str) -> Result<String> {
+        if name.is_empty() {
+            return Err(Error::Usage("the sequence name must not be empty".into()));
+        }
+        Ok(format!("{}:seq:{name}", self.namespace))
+    }
+}
+
 /// One named sequence. Holds what this process has learned about the
 /// counters (the floor), not the nodes: pass the [`Quorum`] to each call, so
 /// that a lock and its fencing sequence share connections.

@@ -29,39 +29,21 @@
 //! once by [`gather`]; [`reply`] reads what our scripts return.
 
 mod connection;
-pub mod credentials;
+mod credentials;
 pub mod quorum;
 pub mod reply;
 mod target;
 
+pub use crate::timing::Timeouts;
 pub use connection::Connection;
+pub use credentials::Password;
 pub use quorum::{Node, Quorum, Replies, gather, majority};
 pub use target::{ConnectOptions, Target, Tls, split_urls};
 
+use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use connection::Dialer;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// How long to wait for Redis.
-#[derive(Clone, Copy, Debug)]
-pub struct Timeouts {
-    /// Dialing, TLS and the handshake (AUTH, SELECT) together.
-    pub connect: Duration,
-    /// One request and its reply.
-    pub response: Duration,
-}
-
-impl Timeouts {
-    /// Timeouts derived from the user's `--timeout`: a request may also carry a
-    /// `WAIT` of up to `timeout`, so it gets that much again on top.
-    pub fn from_timeout(timeout: Duration) -> Timeouts {
-        Timeouts {
-            connect: timeout,
-            response: timeout * 2,
-        }
-    }
-}
 
 /// One Redis server and, while it lasts, a connection to it. A clone shares
 /// the connection it has now, and dials its own after a failure.
@@ -80,7 +62,7 @@ pub struct Store {
 impl Store {
     /// A store for `target`; nothing is dialed until the first request.
     pub fn new(target: &Target, timeouts: Timeouts) -> Result<Store> {
-        let dialer = Dialer::new(target, timeouts.connect, timeouts.response)
+        let dialer = Dialer::new(target, timeouts.connect(), timeouts.response())
             .map_err(|e| Error::Usage(format!("invalid Redis URL '{}': {e}", target.display())))?;
         Ok(Store {
             target: Arc::new(target.clone()),
@@ -119,19 +101,19 @@ impl Store {
             return Ok(conn.clone());
         }
         let config = redis::AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(self.timeouts.connect))
-            .set_response_timeout(Some(self.timeouts.response));
+            .set_connection_timeout(Some(self.timeouts.connect()))
+            .set_response_timeout(Some(self.timeouts.response()));
         // The connection timeout of redis-rs covers dialing; the outer one
         // also covers a server that accepts but never answers the handshake.
         let dial = self.dialer.dial(&config);
-        let conn = match tokio::time::timeout(self.timeouts.connect, dial).await {
+        let conn = match tokio::time::timeout(self.timeouts.connect(), dial).await {
             Ok(Ok(conn)) => conn,
             Ok(Err(e)) => return Err(self.connect_error(e)),
             Err(_) => {
                 return Err(Error::Unavailable(format!(
                     "cannot reach Redis at {}: no answer within {}",
                     self.target.display(),
-                    humantime::format_duration(self.timeouts.connect)
+                    humantime::format_duration(self.timeouts.connect())
                 )));
             }
         };
@@ -195,9 +177,7 @@ impl Store {
                 min,
             });
         }
-        // Below the response timeout, so that a shortfall is reported as one
-        // rather than as a server that did not answer.
-        let bound = self.timeouts.connect.min(self.timeouts.response * 3 / 4);
+        let bound = self.timeouts.replica_wait();
         let ms = bound.as_millis().max(1) as u64;
         let mut conn = self.connection().await?;
         let acked = match conn.wait(key, wanted, ms).await {
@@ -242,9 +222,10 @@ impl Store {
                 return Err(Error::Refused(format!(
                     "Redis at {} denies this user INFO, so yaraus cannot learn how many \
                      replicas must confirm a lease (a majority of them); grant it \
-                     `+info|replication`, or say it with --redis-replicas N (0 for none) or \
-                     --min-replicas N",
-                    self.target.display()
+                     `+info|replication`, or say it with {} N (0 for none) or {} N",
+                    self.target.display(),
+                    Setting::Replicas,
+                    Setting::MinReplicas
                 )));
             }
             Err(e) => return Err(self.fail(e)),

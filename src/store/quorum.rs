@@ -18,6 +18,7 @@
 //!   keeps running behind its back.
 
 use super::{Connection, Store, Target, Timeouts, classify, script_error};
+use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use std::future::Future;
 use std::pin::Pin;
@@ -127,9 +128,10 @@ impl Node {
                     "Redis at {label} has appendonly {} and appendfsync {}: a crash could lose the \
                      latest sequence value and a number could be handed out twice; set \
                      `CONFIG SET appendonly yes` and `CONFIG SET appendfsync always` (and in \
-                     redis.conf) on every node, or pass --allow-volatile to accept the risk",
+                     redis.conf) on every node, or pass {} to accept the risk",
                     shown(aof),
                     shown(fsync),
+                    Setting::AllowVolatile,
                 )));
             }
             if !keeps_keys_without_ttl(policy) {
@@ -137,8 +139,9 @@ impl Node {
                     "Redis at {label} has maxmemory-policy {}, which can evict a sequence counter when \
                      memory runs short, and a number could then be handed out twice; set \
                      `CONFIG SET maxmemory-policy noeviction` (or a volatile-* policy, and in \
-                     redis.conf) on every node, or pass --allow-volatile to accept the risk",
+                     redis.conf) on every node, or pass {} to accept the risk",
                     shown(policy),
+                    Setting::AllowVolatile,
                 )));
             }
         }
@@ -157,17 +160,18 @@ impl Node {
                 "Redis at {} denies this user CONFIG GET, so yaraus cannot verify that it keeps \
                  every write (appendonly yes, appendfsync always, maxmemory-policy noeviction); \
                  grant it `+config|get`, or, once you have checked those settings on every \
-                 node yourself, pass --assume-durable",
-                self.label
+                 node yourself, pass {}",
+                self.label,
+                Setting::AssumeDurable
             ));
         }
         Error::State(if check {
             format!(
                 "cannot check that Redis at {} keeps every write: CONFIG GET failed \
                  ({detail}); make sure every node runs with appendonly yes, \
-                 appendfsync always and maxmemory-policy noeviction, then pass \
-                 --assume-durable",
-                self.label
+                 appendfsync always and maxmemory-policy noeviction, then pass {}",
+                self.label,
+                Setting::AssumeDurable
             )
         } else {
             format!(
@@ -219,9 +223,10 @@ impl Node {
             Ok(())
         } else {
             Err(Error::Unavailable(format!(
-                "Redis at {}: {} (--min-replicas {})",
+                "Redis at {}: {} ({} {})",
                 self.label,
                 r.describe(),
+                Setting::MinReplicas,
                 r.min
             )))
         }
@@ -264,20 +269,21 @@ impl Quorum {
         require_durable: bool,
     ) -> Result<Quorum> {
         if targets.is_empty() {
-            return Err(Error::Usage("no Redis server given (--redis URL)".into()));
+            return Err(Error::Usage(format!(
+                "no Redis server given ({} URL)",
+                Setting::Redis
+            )));
         }
         for (i, a) in targets.iter().enumerate() {
             if targets[..i].iter().any(|b| b.display() == a.display()) {
                 return Err(Error::Usage(format!(
-                    "Redis at {} is given twice: each --redis must be a different, independent master",
-                    a.display()
+                    "Redis at {} is given twice: each {} must be a different, independent master",
+                    a.display(),
+                    Setting::Redis
                 )));
             }
         }
-        let timeouts = Timeouts {
-            connect: request_timeout,
-            response: request_timeout,
-        };
+        let timeouts = Timeouts::per_request(request_timeout);
         let durability = if require_durable {
             Durability::Unchecked
         } else {

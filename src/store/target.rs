@@ -32,6 +32,7 @@ use super::credentials::Password;
 
 pub use group::split_urls;
 
+use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use group::{CLUSTER_SCHEME, Group, SENTINEL_SCHEME, parse_group, sentinel_of};
 use redis::IntoConnectionInfo;
@@ -133,7 +134,8 @@ impl Target {
             };
             if !uses_tls {
                 return Err(Error::Usage(format!(
-                    "--tls-* options need a rediss:// URL, not '{}'",
+                    "{} options need a rediss:// URL, not '{}'",
+                    Setting::Tls,
                     self.display
                 )));
             }

@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod settings;
 
 use clap::Parser;
 use cli::Cli;
@@ -12,6 +13,8 @@ fn main() {
     // Before anything catches a signal: one that was ignored when yaraus
     // started (nohup, a background job) stays ignored.
     yaraus::supervise::signals::ignored_at_start();
+    // Messages of the library name settings by the flags that set them.
+    yaraus::base::setting::name_settings(cli::flag);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

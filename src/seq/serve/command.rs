@@ -158,7 +158,10 @@ fn incr(server: &Arc<Server>, raw: &[u8], count: u64, last: bool) -> Outcome {
         reply: tx,
         arrived: Instant::now(),
     };
-    match server.registry.submit(name, || (server.key_of)(name), ask) {
+    match server
+        .registry
+        .submit(name, || server.keys.counter(name), ask)
+    {
         Ok(()) => Outcome::Later(rx),
         Err(text) => err(&text),
     }
@@ -169,7 +172,7 @@ fn get(server: &Arc<Server>, raw: &[u8]) -> Outcome {
         Ok(name) => name,
         Err(refusal) => return refusal,
     };
-    let key = match (server.key_of)(name) {
+    let key = match server.keys.counter(name) {
         Ok(key) => key,
         Err(e) => return err(&format!("ERR {e}")),
     };

@@ -34,7 +34,7 @@ mod conn;
 mod info;
 mod resp;
 
-use crate::error::Result;
+use super::SeqKeys;
 use crate::store::Quorum;
 use batch::{Registry, Settings};
 use info::ServerStats;
@@ -46,14 +46,12 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
 
-/// How a sequence name becomes its counter key (`NAMESPACE:seq:NAME`).
-pub type KeyOf = Box<dyn Fn(&str) -> Result<String> + Send + Sync>;
-
 /// What the server is told at start.
 pub struct Config {
     /// The nodes; cloned per sequence and per read (clones share connections).
     pub quorum: Quorum,
-    pub key_of: KeyOf,
+    /// Where each sequence's counter lives.
+    pub keys: SeqKeys,
     /// Bounds each request's wait for its round, and each `GET`.
     pub timeout: Duration,
     /// Connections beyond this many are refused with an error reply.
@@ -73,7 +71,7 @@ pub struct Config {
 pub struct Server {
     registry: Arc<Registry>,
     quorum: Quorum,
-    key_of: KeyOf,
+    keys: SeqKeys,
     timeout: Duration,
     max_clients: u64,
     idle_timeout: Option<Duration>,
@@ -114,7 +112,7 @@ impl Server {
                 max_batch: config.max_batch,
             }),
             quorum: config.quorum,
-            key_of: config.key_of,
+            keys: config.keys,
             timeout: config.timeout,
             max_clients: config.max_clients,
             idle_timeout: config.idle_timeout,

@@ -6,6 +6,7 @@
 //! pieces are put together again.
 
 use super::{Endpoint, Parsed, Target, parse_url, redact_unparsed};
+use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 
 pub(super) const SENTINEL_SCHEME: &str = "redis+sentinel";
@@ -148,7 +149,8 @@ pub(super) fn parse_group(raw: &str, group: Group) -> Result<Target> {
 pub(super) fn sentinel_of(raws: &[String], master: &str) -> Result<Target> {
     if master.is_empty() || master.contains(['/', '?', ',']) {
         return Err(Error::Usage(format!(
-            "--sentinel {master:?}: give the master's name as the sentinels know it"
+            "{} {master:?}: give the master's name as the sentinels know it",
+            Setting::Sentinel
         )));
     }
     let mut hosts = Vec::new();
@@ -157,14 +159,16 @@ pub(super) fn sentinel_of(raws: &[String], master: &str) -> Result<Target> {
         let parsed = parse_url(raw.trim())?;
         let redis::ConnectionAddr::Tcp(host, port) = parsed.info.addr() else {
             return Err(Error::Usage(format!(
-                "--sentinel needs redis://host:port URLs of the sentinels, not '{}'",
+                "{} needs redis://host:port URLs of the sentinels, not '{}'",
+                Setting::Sentinel,
                 parsed.display
             )));
         };
         hosts.push(format!("{host}:{port}"));
         first.get_or_insert(parsed);
     }
-    let first = first.ok_or_else(|| Error::Usage("no Redis server given (--redis URL)".into()))?;
+    let first = first
+        .ok_or_else(|| Error::Usage(format!("no Redis server given ({} URL)", Setting::Redis)))?;
     let cred = match (first.url.username(), first.url.password()) {
         ("", None) => String::new(),
         (user, None) => format!("{user}@"),

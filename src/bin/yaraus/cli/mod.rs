@@ -6,6 +6,7 @@
 //! they may stand before or after the subcommand's name.
 
 mod acl;
+mod flags;
 mod hilo;
 mod index;
 mod lock;
@@ -14,6 +15,7 @@ mod man;
 mod seq;
 
 pub use acl::AclRulesArgs;
+pub use flags::flag;
 pub use hilo::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
 pub use index::IndexArgs;
 pub use lock::{AcquireFormat, LockArgs};
@@ -241,7 +243,7 @@ impl ChildEnvArgs {
     /// NAME that would not be removed anyway is a usage error (a typo would
     /// otherwise pass unnoticed).
     pub fn removed(&self) -> yaraus::error::Result<Vec<String>> {
-        use yaraus::store::credentials::SECRET_VARS;
+        use crate::settings::credentials::SECRET_VARS;
         if let Some(unknown) = self
             .pass_env
             .iter()

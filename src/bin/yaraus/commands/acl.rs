@@ -1,14 +1,14 @@
 //! `yaraus acl-rules`: the ACL of a Redis user that may do what the given
 //! subcommands need, for the deployment the global options describe.
 
-use super::{targets, write_stdout};
+use super::write_stdout;
 use crate::cli::{AclRulesArgs, GlobalArgs};
 use yaraus::acl::{Deployment, Part, Rules};
+use yaraus::context::Context;
 use yaraus::error::Result;
 
-pub fn acl_rules(global: &GlobalArgs, args: AclRulesArgs) -> Result<i32> {
-    let targets = targets(global)?;
-    let ns = super::quorum_namespace(global, &targets)?;
+pub fn acl_rules(ctx: &Context, global: &GlobalArgs, args: AclRulesArgs) -> Result<i32> {
+    let (targets, ns) = (ctx.targets(), ctx.namespace());
     let mut parts = args.parts.clone();
     let mut notes = Vec::new();
     if parts.is_empty() {
@@ -32,7 +32,7 @@ pub fn acl_rules(global: &GlobalArgs, args: AclRulesArgs) -> Result<i32> {
         replicas: global.redis_replicas,
         assume_durable: args.assume_durable,
     };
-    let rules = Rules::new(&parts, &ns, args.lock_prefix.as_deref(), &deployment)?;
+    let rules = Rules::new(&parts, ns, args.lock_prefix.as_deref(), &deployment)?;
     let user = global.redis_user.as_deref().unwrap_or("yaraus");
     if user.is_empty() || user.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(yaraus::error::Error::Usage(format!(

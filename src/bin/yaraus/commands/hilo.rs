@@ -1,43 +1,33 @@
 //! `yaraus hilo`: agent, next and status over the shards of a sequence.
 
-use super::{quorum_namespace, targets, write_stdout, write_stdout_unless_closed};
-use crate::cli::{GlobalArgs, HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
+use super::{write_stdout, write_stdout_unless_closed};
+use crate::cli::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
 use serde_json::json;
 use std::fmt::Write;
-use std::time::Duration;
+use yaraus::context::Context;
 use yaraus::error::{Error, Result};
 use yaraus::hilo::{
     Agent, AgentOptions, AgentRun, Allocator, AllocatorOptions, HiloKeys, Reserver, shard_statuses,
 };
-use yaraus::store::{Quorum, Target};
+use yaraus::store::Quorum;
 
-pub async fn hilo(global: &GlobalArgs, args: HiloArgs) -> Result<i32> {
-    let durable = !args.allow_volatile;
+pub async fn hilo(ctx: &Context, args: HiloArgs) -> Result<i32> {
     match args.command {
-        HiloCommand::Agent(agent_args) => agent(global, agent_args, durable).await,
-        HiloCommand::Next(next_args) => next(global, next_args, durable).await,
-        HiloCommand::Status(status_args) => status(global, &status_args.name, durable).await,
+        HiloCommand::Agent(agent_args) => agent(ctx, agent_args).await,
+        HiloCommand::Next(next_args) => next(ctx, next_args).await,
+        HiloCommand::Status(status_args) => status(ctx, &status_args.name).await,
     }
 }
 
-/// The shards of `--redis`, the namespace and the keys of `name`.
-fn shards(global: &GlobalArgs, name: &str) -> Result<(Vec<Target>, String, HiloKeys)> {
-    let targets = targets(global)?;
-    let ns = quorum_namespace(global, &targets)?;
-    let keys = HiloKeys::new(&ns, name)?;
-    Ok((targets, ns, keys))
+/// The shards of the context, each request bounded for a call that may try
+/// every shard within about `--timeout`.
+fn shards(ctx: &Context) -> Result<Quorum> {
+    ctx.quorum(ctx.timeouts().shard_request())
 }
 
-/// The bound on one request to one shard: `next` may try every shard, a
-/// dial and a request each, within about `--timeout`.
-fn request_timeout(global: &GlobalArgs) -> Duration {
-    (global.timeout / 2).max(Duration::from_millis(1))
-}
-
-async fn next(global: &GlobalArgs, args: HiloNextArgs, durable: bool) -> Result<i32> {
-    let (targets, _, keys) = shards(global, &args.name)?;
-    let quorum = Quorum::new(&targets, request_timeout(global), durable)?;
-    let mut reserver = Reserver::new(quorum, keys)?;
+async fn next(ctx: &Context, args: HiloNextArgs) -> Result<i32> {
+    let keys = HiloKeys::new(ctx.namespace(), &args.name)?;
+    let mut reserver = Reserver::new(shards(ctx)?, keys)?;
     let Some(count) = args.count else {
         let block = reserver.reserve(args.batch).await?;
         write_stdout(format!("{} {}\n", block.first, block.last).as_bytes())?;
@@ -57,8 +47,8 @@ async fn next(global: &GlobalArgs, args: HiloNextArgs, durable: bool) -> Result<
     Ok(0)
 }
 
-async fn agent(global: &GlobalArgs, args: HiloAgentArgs, durable: bool) -> Result<i32> {
-    let (targets, ns, keys) = shards(global, &args.name)?;
+async fn agent(ctx: &Context, args: HiloAgentArgs) -> Result<i32> {
+    let keys = HiloKeys::new(ctx.namespace(), &args.name)?;
     let options = AgentOptions {
         window_size: args.window_size,
         min_open: args.min_open,
@@ -66,12 +56,12 @@ async fn agent(global: &GlobalArgs, args: HiloAgentArgs, durable: bool) -> Resul
         lock_wait: args.wait,
     };
     let mut agent = Agent::new(
-        &targets,
-        &ns,
+        ctx.targets(),
+        ctx.namespace(),
         keys,
         options,
-        durable,
-        request_timeout(global),
+        ctx.requires_durable(),
+        ctx.timeouts().shard_request(),
     )?;
     let Some(every) = args.every else {
         let run = agent.run().await?;
@@ -127,9 +117,9 @@ fn report(agent: &Agent, run: &AgentRun) -> Result<()> {
     )))
 }
 
-async fn status(global: &GlobalArgs, name: &str, durable: bool) -> Result<i32> {
-    let (targets, _, keys) = shards(global, name)?;
-    let mut quorum = Quorum::new(&targets, request_timeout(global), durable)?;
+async fn status(ctx: &Context, name: &str) -> Result<i32> {
+    let keys = HiloKeys::new(ctx.namespace(), name)?;
+    let mut quorum = shards(ctx)?;
     let labels = quorum.labels();
     let replies = shard_statuses(&mut quorum, &keys).await;
     let (mut known, mut answered, mut hwm) = (0, 0, None::<u64>);

@@ -2,32 +2,22 @@
 //! start it again, safely, whenever the pair changes; or print the pairs;
 //! or report the index's recent intervals.
 
-use super::{no_watchdog, targets, write_stdout, write_stdout_while_read};
-use crate::cli::{GlobalArgs, IndexArgs};
+use super::{no_watchdog, write_stdout, write_stdout_while_read};
+use crate::cli::IndexArgs;
 use std::time::Duration;
 use yaraus::claim::Keeper;
+use yaraus::context::Context;
 use yaraus::error::{Error, Result};
 use yaraus::index::{Index, IndexKeys, Pair, Replica, Timing, status};
-use yaraus::store::{Store, Target, Timeouts};
+use yaraus::store::{Store, Timeouts};
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold_once, substitute};
 
-pub async fn index(
-    global: &GlobalArgs,
-    args: IndexArgs,
-    watchdog: Option<Watchdog>,
-) -> Result<i32> {
-    let mut targets = targets(global)?;
-    if targets.len() != 1 {
-        return Err(Error::Usage(format!(
-            "an index lives on one Redis server (with its replicas); got {} --redis URLs",
-            targets.len()
-        )));
-    }
-    let target: Target = targets.remove(0);
-    let keys = IndexKeys::new(&super::namespace(global, &target)?, &args.name)?;
-    let timeouts = Timeouts::from_timeout(global.timeout);
+pub async fn index(ctx: &Context, args: IndexArgs, watchdog: Option<Watchdog>) -> Result<i32> {
+    let target = ctx.server("an index")?;
+    let keys = IndexKeys::new(ctx.namespace(), &args.name)?;
+    let timeouts = ctx.timeouts();
     if args.status {
-        let mut store = Store::connect(&target, timeouts).await?;
+        let mut store = Store::connect(target, timeouts).await?;
         return print_status(&mut store, &keys).await;
     }
     if args.command.is_empty() && !args.print {
@@ -41,7 +31,7 @@ pub async fn index(
     // the wait cleanly.
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
-    let store = Store::connect(&target, timeouts).await?;
+    let store = Store::connect(target, timeouts).await?;
     let client = format!(
         "{}-{}-{}",
         yaraus::lock::host(),
@@ -103,7 +93,7 @@ async fn supervise(
     let options = HoldOptions {
         delay: Duration::ZERO,
         kill_after: timing.kill_after(),
-        release_timeout: timeouts.response,
+        release_timeout: timeouts.release(),
     };
     loop {
         let cancel = async { Error::Interrupted(signals.recv().await as i32) };

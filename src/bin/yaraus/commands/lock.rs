@@ -14,13 +14,16 @@
 //! A busy lock exits with `-E/--conflict-exit-code` (75 by default); the
 //! library reports it as [`Error::Exhausted`], turned into that code here.
 
-use crate::cli::{AcquireFormat, GlobalArgs, LockArgs};
+use crate::cli::{AcquireFormat, LockArgs};
 use std::time::Duration;
+use yaraus::base::setting::Setting;
 use yaraus::claim::{Keeper, RenewError, validity};
+use yaraus::context::Context;
 use yaraus::error::{Error, Result};
 use yaraus::lock::{HeldLock, LockOptions, Locker, ReleaseVerdict, Token};
-use yaraus::supervise::hold::kill_after_within;
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
+use yaraus::timing::kill_after;
+use yaraus::timing::lock::{extend_every, release as release_within};
 
 /// What `yaraus lock` was asked to do.
 enum Mode {
@@ -32,24 +35,23 @@ enum Mode {
     Info,
 }
 
-pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog>) -> Result<i32> {
+pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> Result<i32> {
     let mode = mode(&args)?;
     let env_remove = args.child_env.removed()?;
-    let targets = super::targets(global)?;
-    let namespace = super::quorum_namespace(global, &targets)?;
+    // --info takes no lock, so its requests need not fit in the ttl.
     let request_timeout = match mode {
-        Mode::Info => global.timeout,
-        _ => global.timeout.min(args.ttl / 10),
+        Mode::Info => ctx.timeouts().timeout(),
+        _ => ctx.timeouts().lock_request(args.ttl),
     };
     let options = LockOptions {
         ttl: args.ttl,
         prefix: args.prefix.clone(),
-        namespace,
+        namespace: ctx.namespace().to_string(),
         limit: args.limit,
-        request_timeout: request_timeout.max(Duration::from_millis(1)),
-        require_fsync: !args.allow_volatile,
+        request_timeout,
+        require_fsync: ctx.requires_durable(),
     };
-    let mut locker = Locker::new(&targets, &args.name, options)?;
+    let mut locker = Locker::new(ctx.targets(), &args.name, options)?;
     let (n, m) = (locker.masters(), locker.majority());
     if n > 1 {
         let even = if n % 2 == 0 {
@@ -79,12 +81,11 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog
         Mode::Wrap(argv) => {
             // Checked before any server is asked anything: bad input
             // changes nothing.
-            let kill_after = kill_after_within(
+            let kill_after = kill_after::within(
                 args.kill_after,
                 validity(args.ttl),
-                extend_every(args.ttl),
-                true,
-                "--ttl",
+                Some(extend_every(args.ttl)),
+                Setting::Ttl,
             )?;
             let watchdog = watchdog.ok_or_else(super::no_watchdog)?;
             let held = Held {
@@ -109,6 +110,10 @@ pub async fn lock(global: &GlobalArgs, args: LockArgs, watchdog: Option<Watchdog
 /// Sorts out the mode, with one clear line for each wrong combination.
 fn mode(args: &LockArgs) -> Result<Mode> {
     let token = || match &args.token {
+        Some(t) if t.is_empty() => Err(Error::Usage(
+            "--token is empty; pass the YARAUS_LOCK_TOKEN that `yaraus lock --acquire` printed"
+                .into(),
+        )),
         Some(t) => Token::from_user(t),
         None => Err(Error::Usage(format!(
             "--{} needs --token TOKEN: the YARAUS_LOCK_TOKEN that `yaraus lock --acquire {}` printed",
@@ -160,11 +165,6 @@ async fn take(
     locker.acquire(wait, cancel).await
 }
 
-/// The lock is extended every third of its ttl.
-fn extend_every(ttl: Duration) -> Duration {
-    ttl / 3
-}
-
 /// What the wrapping form needs besides the lock.
 struct Held {
     wait: Option<Duration>,
@@ -204,7 +204,7 @@ async fn wrap(locker: &mut Locker, how: Held, args: &LockArgs, argv: Vec<String>
     let options = HoldOptions {
         delay: Duration::ZERO,
         kill_after: how.kill_after,
-        release_timeout: locker.round_timeout() * 2,
+        release_timeout: release_within(locker.round_timeout()),
     };
     // `hold` also gives back what is left of a lost lock (our token on a
     // minority of the masters), so that the next holder need not wait.

@@ -10,12 +10,10 @@ mod run;
 mod seq;
 mod seq_serve;
 
-use crate::cli::{Cli, Command, GlobalArgs};
+use crate::cli::{Cli, Command};
+use crate::settings;
 use clap::CommandFactory;
 use yaraus::error::{Error, Result};
-use yaraus::lease::PoolKeys;
-use yaraus::store::credentials::{self, Password};
-use yaraus::store::{ConnectOptions, Store, Target, Timeouts, Tls, split_urls};
 use yaraus::supervise::Watchdog;
 
 /// Runs the parsed command line; returns the exit status. `watchdog` is
@@ -24,27 +22,34 @@ use yaraus::supervise::Watchdog;
 /// runtime ([`Watchdog::start`]).
 pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
     yaraus::log::set_quiet(cli.global.quiet);
-    match cli.command {
-        Command::Init(args) => pool::init(&PoolContext::new(&cli.global)?, args).await,
-        Command::Run(args) => {
-            let ctx = PoolContext::new(&cli.global)?;
-            run::run(&ctx, args, watchdog.ok_or_else(no_watchdog)?).await
-        }
-        Command::Stats(args) => pool::stats(&PoolContext::new(&cli.global)?, args).await,
-        Command::List(args) => pool::list(&PoolContext::new(&cli.global)?, args).await,
-        Command::Lock(args) => lock::lock(&cli.global, args, watchdog).await,
-        Command::Seq(args) => seq::seq(&cli.global, args).await,
-        Command::Index(args) => index::index(&cli.global, args, watchdog).await,
-        Command::Hilo(args) => hilo::hilo(&cli.global, args).await,
-        Command::AclRules(args) => acl::acl_rules(&cli.global, args),
-        Command::Completions(args) => {
-            // Into a buffer: clap_complete panics when its writer fails.
-            let mut script = Vec::new();
-            clap_complete::generate(args.shell, &mut Cli::command(), "yaraus", &mut script);
-            write_stdout(&script)?;
-            Ok(0)
-        }
+    if let Command::Completions(args) = &cli.command {
+        return completions(args.shell);
     }
+    let ctx = settings::context(&cli)?;
+    match cli.command {
+        Command::Init(args) => pool::init(&ctx.pool()?, args).await,
+        Command::Run(args) => {
+            let pool = ctx.pool()?;
+            run::run(&pool, args, watchdog.ok_or_else(no_watchdog)?).await
+        }
+        Command::Stats(args) => pool::stats(&ctx.pool()?, args).await,
+        Command::List(args) => pool::list(&ctx.pool()?, args).await,
+        Command::Lock(args) => lock::lock(&ctx, args, watchdog).await,
+        Command::Seq(args) => seq::seq(&ctx, args).await,
+        Command::Index(args) => index::index(&ctx, args, watchdog).await,
+        Command::Hilo(args) => hilo::hilo(&ctx, args).await,
+        Command::AclRules(args) => acl::acl_rules(&ctx, &cli.global, args),
+        Command::Completions(_) => unreachable!("answered before the servers were worked out"),
+    }
+}
+
+/// `completions SHELL`: the script, from the same definitions as the parser.
+fn completions(shell: clap_complete::Shell) -> Result<i32> {
+    // Into a buffer: clap_complete panics when its writer fails.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "yaraus", &mut script);
+    write_stdout(&script)?;
+    Ok(0)
 }
 
 /// A subcommand that runs a command was not given the watchdog (an
@@ -90,154 +95,4 @@ pub(crate) fn unless_closed(e: std::io::Error) -> Result<()> {
 
 fn stdout_error(e: std::io::Error) -> Error {
     Error::Output(format!("cannot write to stdout: {e}"))
-}
-
-/// The parsed `--redis` URLs, in order, with the connection options
-/// (`--sentinel`, `--tls-*`, `--min-replicas`).
-/// The password and user of `--redis-password-file`, `YARAUS_REDIS_PASSWORD`,
-/// `REDISCLI_AUTH` and `--redis-user` are filled in where a URL has none.
-pub fn targets(global: &GlobalArgs) -> Result<Vec<Target>> {
-    let options = connect_options(global)?;
-    let urls = split_urls(&global.redis);
-    let mut targets = if options.sentinel.is_some() {
-        vec![Target::sentinels(&urls, &options)?]
-    } else {
-        urls.iter()
-            .map(|u| Target::parse_with(u, &options))
-            .collect::<Result<Vec<_>>>()?
-    };
-    warn_of_password_in_argv(&targets, &urls);
-    let password = Password::find(global.redis_password_file.as_deref(), |name| {
-        std::env::var(name).ok()
-    })?;
-    for target in &mut targets {
-        target.set_credentials(global.redis_user.as_deref(), password.as_ref())?;
-    }
-    Ok(targets)
-}
-
-/// A password written in a `--redis` URL on the command line can be read by
-/// every local user: say so once (not with `--quiet`), and name the ways
-/// that keep it private. A URL from `YARAUS_REDIS` is not in the process
-/// list, so it is not warned of. The URLs are looked for as written, so a
-/// percent-encoded password is found too.
-fn warn_of_password_in_argv(targets: &[Target], urls: &[String]) {
-    static WARNED: std::sync::Once = std::sync::Once::new();
-    let on_command_line = urls.iter().any(|u| credentials::in_argv(u));
-    if let Some(t) = targets
-        .iter()
-        .find(|t| on_command_line && t.url_password().is_some())
-    {
-        WARNED.call_once(|| {
-            credentials::warn_on_command_line(
-                &format!("the password of --redis {}", t.display()),
-                "use --redis-password-file, YARAUS_REDIS_PASSWORD or REDISCLI_AUTH instead",
-            );
-        });
-    }
-}
-
-fn connect_options(global: &GlobalArgs) -> Result<ConnectOptions> {
-    let read = |flag: &str, path: &std::path::Path| {
-        std::fs::read(path)
-            .map_err(|e| Error::Usage(format!("{flag} {}: cannot read it: {e}", path.display())))
-    };
-    let any_tls = global.tls_ca.is_some() || global.tls_cert.is_some() || global.tls_insecure;
-    let tls = if any_tls {
-        Some(Tls {
-            ca: global
-                .tls_ca
-                .as_deref()
-                .map(|p| read("--tls-ca", p))
-                .transpose()?,
-            client: match (&global.tls_cert, &global.tls_key) {
-                (Some(cert), Some(key)) => {
-                    Some((read("--tls-cert", cert)?, read("--tls-key", key)?))
-                }
-                _ => None,
-            },
-            insecure: global.tls_insecure,
-        })
-    } else {
-        None
-    };
-    Ok(ConnectOptions {
-        sentinel: global.sentinel.clone(),
-        tls,
-        min_replicas: global.min_replicas,
-        replicas: global.redis_replicas,
-    })
-}
-
-/// The namespace: `--namespace`, else `?ns=` of the URL, else `yaraus`.
-pub fn namespace(global: &GlobalArgs, target: &Target) -> Result<String> {
-    let ns = global
-        .namespace
-        .clone()
-        .or_else(|| target.namespace().map(str::to_string))
-        .unwrap_or_else(|| "yaraus".into());
-    if ns.is_empty() {
-        return Err(Error::Usage("the namespace must not be empty".into()));
-    }
-    if target.is_cluster() && ns.contains(['{', '}']) {
-        return Err(Error::Usage(format!(
-            "the namespace {ns:?} contains braces, which would change the Redis Cluster hash \
-             tags of yaraus's keys; use one without"
-        )));
-    }
-    Ok(ns)
-}
-
-/// The namespace of several servers (lock, seq): `--namespace`, else the
-/// `?ns=` they agree on; URLs that disagree are a usage error.
-pub fn quorum_namespace(global: &GlobalArgs, targets: &[Target]) -> Result<String> {
-    let first = targets
-        .first()
-        .ok_or_else(|| Error::Usage("no Redis server given (--redis URL)".into()))?;
-    if global.namespace.is_none()
-        && let Some(other) = targets.iter().find(|t| t.namespace() != first.namespace())
-    {
-        return Err(Error::Usage(format!(
-            "the --redis URLs disagree on ?ns= ({} has {:?}, {} has {:?}); give --namespace",
-            first.display(),
-            first.namespace().unwrap_or("none"),
-            other.display(),
-            other.namespace().unwrap_or("none")
-        )));
-    }
-    namespace(global, first)
-}
-
-/// What every worker-id pool subcommand needs: one server and a namespace.
-pub struct PoolContext {
-    pub target: Target,
-    pub keys: PoolKeys,
-    pub timeouts: Timeouts,
-}
-
-impl PoolContext {
-    fn new(global: &GlobalArgs) -> Result<PoolContext> {
-        let mut targets = targets(global)?;
-        if targets.len() != 1 {
-            return Err(Error::Usage(format!(
-                "the worker-id pool lives on one Redis server (with its replicas); got {} --redis URLs",
-                targets.len()
-            )));
-        }
-        let target = targets.remove(0);
-        let ns = namespace(global, &target)?;
-        Ok(PoolContext {
-            keys: if target.is_cluster() {
-                PoolKeys::in_cluster(&ns)
-            } else {
-                PoolKeys::new(&ns)
-            },
-            target,
-            timeouts: Timeouts::from_timeout(global.timeout),
-        })
-    }
-
-    pub async fn connect(&self) -> Result<Store> {
-        Store::connect(&self.target, self.timeouts).await
-    }
 }

@@ -1,8 +1,9 @@
 //! `init`, `stats` and `list`: the one-shot companions of `run`.
 
-use super::{PoolContext, unless_closed, write_stdout_unless_closed};
+use super::{unless_closed, write_stdout_unless_closed};
 use crate::cli::{InitArgs, ListArgs, ListFormat, StatsArgs, StatsFormat};
 use std::io::Write;
+use yaraus::context::PoolContext;
 use yaraus::error::{Error, Result};
 use yaraus::lease::{self, InitOutcome, ListEntry, Stats};
 

@@ -1,8 +1,8 @@
 //! `yaraus run`: lease a worker id, run the command with it, release it.
 
-use super::PoolContext;
 use crate::cli::RunArgs;
 use yaraus::claim::{Keeper, wait_for};
+use yaraus::context::PoolContext;
 use yaraus::error::{Error, Result};
 use yaraus::lease::{Leaser, Requested, Timing};
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
@@ -19,8 +19,8 @@ pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result
     if args.no_safeguards {
         yaraus::warn!("safeguards are off: --expire, --interval and --delay are used as given");
     }
-    for w in warnings {
-        yaraus::warn!("{w} (--no-safeguards keeps it)");
+    for adjusted in warnings {
+        yaraus::warn!("WARNING: {adjusted} (--no-safeguards keeps it)");
     }
     // Caught from now on, so that a signal during the wait ends it cleanly.
     let mut signals =
@@ -45,7 +45,7 @@ pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result
     let options = HoldOptions {
         delay: timing.delay(),
         kill_after: timing.kill_after(),
-        release_timeout: ctx.timeouts.response,
+        release_timeout: ctx.timeouts.release(),
     };
     hold(keeper, watchdog, &spec, options, &mut signals).await
 }

@@ -6,47 +6,29 @@
 //! round starts unless it can end in time, so that a frozen node or a lost
 //! majority costs at most `--timeout` and never yields a guessed id.
 
-use crate::cli::{GlobalArgs, SeqArgs, SeqCommand, SeqNextArgs, SeqSetFloorArgs};
+use crate::cli::{SeqArgs, SeqCommand, SeqNextArgs, SeqSetFloorArgs};
 use std::fmt::Write;
 use std::time::Duration;
 use tokio::time::Instant;
+use yaraus::context::Context;
 use yaraus::error::{Error, Result};
-use yaraus::seq::{FloorOutcome, MajoritySequence, set_floor};
+use yaraus::seq::{FloorOutcome, MajoritySequence, SeqKeys, set_floor};
 use yaraus::store::Quorum;
 
-pub async fn seq(global: &GlobalArgs, args: SeqArgs) -> Result<i32> {
-    let durable = !args.allow_volatile;
+pub async fn seq(ctx: &Context, args: SeqArgs) -> Result<i32> {
     match args.command {
-        SeqCommand::Next(next_args) => next(global, next_args, durable).await,
-        SeqCommand::Get(name) => get(global, &name.name, durable).await,
-        SeqCommand::SetFloor(floor_args) => floor(global, floor_args, durable).await,
-        SeqCommand::Serve(serve_args) => super::seq_serve::serve(global, serve_args, durable).await,
+        SeqCommand::Next(next_args) => next(ctx, next_args).await,
+        SeqCommand::Get(name) => get(ctx, &name.name).await,
+        SeqCommand::SetFloor(floor_args) => floor(ctx, floor_args).await,
+        SeqCommand::Serve(serve_args) => super::seq_serve::serve(ctx, serve_args).await,
     }
 }
 
-/// The nodes of `--redis`, and the counter key of `name` on them.
-pub(crate) fn quorum(global: &GlobalArgs, name: &str, durable: bool) -> Result<(Quorum, String)> {
-    let key = key(global, name)?;
-    let targets = super::targets(global)?;
-    let quorum = Quorum::new(&targets, request_timeout(global.timeout), durable)?;
+/// The nodes, and the counter key of `name` on them.
+fn quorum(ctx: &Context, name: &str) -> Result<(Quorum, String)> {
+    let key = SeqKeys::new(ctx.namespace()).counter(name)?;
+    let quorum = ctx.quorum(ctx.timeouts().sequence_request())?;
     Ok((quorum, key))
-}
-
-/// The key of sequence `name`: `NAMESPACE:seq:NAME`.
-pub(crate) fn key(global: &GlobalArgs, name: &str) -> Result<String> {
-    if name.is_empty() {
-        return Err(Error::Usage("the sequence name must not be empty".into()));
-    }
-    let targets = super::targets(global)?;
-    Ok(format!(
-        "{}:seq:{name}",
-        super::quorum_namespace(global, &targets)?
-    ))
-}
-
-/// The bound on one request to one node, for a call bounded by `timeout`.
-pub(crate) fn request_timeout(timeout: Duration) -> Duration {
-    (timeout / 4).max(Duration::from_millis(1))
 }
 
 /// The last moment a round may start and still end by `timeout` from now.
@@ -54,9 +36,9 @@ fn last_round_start(quorum: &Quorum, timeout: Duration) -> Instant {
     Instant::now() + timeout.saturating_sub(quorum.round_timeout())
 }
 
-async fn next(global: &GlobalArgs, args: SeqNextArgs, durable: bool) -> Result<i32> {
-    let (mut quorum, key) = quorum(global, &args.name, durable)?;
-    let deadline = last_round_start(&quorum, global.timeout);
+async fn next(ctx: &Context, args: SeqNextArgs) -> Result<i32> {
+    let (mut quorum, key) = quorum(ctx, &args.name)?;
+    let deadline = last_round_start(&quorum, ctx.timeouts().timeout());
     let mut seq = MajoritySequence::named(&args.name, key);
     let ids = seq.next_block(&mut quorum, deadline, args.count).await?;
     let mut out = String::new();
@@ -67,8 +49,8 @@ async fn next(global: &GlobalArgs, args: SeqNextArgs, durable: bool) -> Result<i
     Ok(0)
 }
 
-async fn get(global: &GlobalArgs, name: &str, durable: bool) -> Result<i32> {
-    let (mut quorum, key) = quorum(global, name, durable)?;
+async fn get(ctx: &Context, name: &str) -> Result<i32> {
+    let (mut quorum, key) = quorum(ctx, name)?;
     let seq = MajoritySequence::named(name, key.clone());
     match seq.current(&mut quorum).await? {
         Some(value) => {
@@ -82,8 +64,8 @@ async fn get(global: &GlobalArgs, name: &str, durable: bool) -> Result<i32> {
     }
 }
 
-async fn floor(global: &GlobalArgs, args: SeqSetFloorArgs, durable: bool) -> Result<i32> {
-    let (mut quorum, key) = quorum(global, &args.name, durable)?;
+async fn floor(ctx: &Context, args: SeqSetFloorArgs) -> Result<i32> {
+    let (mut quorum, key) = quorum(ctx, &args.name)?;
     let mut out = String::new();
     let mut failed = Vec::new();
     for node in set_floor(&mut quorum, &key, args.value).await {

@@ -10,24 +10,19 @@
 //! on (the port it got, for `--listen HOST:0`) and serves until SIGTERM or
 //! SIGINT, which drain and exit 0; a second signal exits at once.
 
-use crate::cli::{GlobalArgs, SeqServeArgs};
+use crate::cli::SeqServeArgs;
+use crate::settings::credentials;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use yaraus::context::Context;
 use yaraus::error::{Error, Result};
+use yaraus::seq::SeqKeys;
 use yaraus::seq::serve::{Config, Server};
-use yaraus::store::Quorum;
 use yaraus::supervise::Signals;
 
-pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Result<i32> {
-    // The namespace and URLs, checked once (the same call names each key).
-    super::seq::key(global, "probe")?;
-    let targets = super::targets(global)?;
-    let mut quorum = Quorum::new(
-        &targets,
-        super::seq::request_timeout(global.timeout),
-        durable,
-    )?;
+pub async fn serve(ctx: &Context, args: SeqServeArgs) -> Result<i32> {
+    let mut quorum = ctx.quorum(ctx.timeouts().sequence_request())?;
     quorum.prepare_all().await?;
 
     let listener = TcpListener::bind(&args.listen).await.map_err(|e| {
@@ -41,8 +36,8 @@ pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Re
         .map_err(|e| Error::State(format!("cannot read the address listened on: {e}")))?;
     let line = format!(
         "seq serve: listening on {addr} (RESP2), {} nodes, namespace {}",
-        targets.len(),
-        super::quorum_namespace(global, &targets)?
+        ctx.targets().len(),
+        ctx.namespace()
     );
     // A port picked by the system must reach the user even with --quiet.
     if args.listen.ends_with(":0") {
@@ -65,23 +60,19 @@ pub async fn serve(global: &GlobalArgs, args: SeqServeArgs, durable: bool) -> Re
     });
     let password = args.requirepass.filter(|p| !p.is_empty());
     if let Some(p) = &password
-        && yaraus::store::credentials::in_argv(p)
+        && credentials::in_argv(p)
     {
-        yaraus::store::credentials::warn_on_command_line(
-            "--requirepass",
-            "set YARAUS_SEQ_PASSWORD instead",
-        );
+        credentials::warn_on_command_line("--requirepass", "set YARAUS_SEQ_PASSWORD instead");
     }
-    let owned = global.clone();
     let config = Config {
         quorum,
-        key_of: Box::new(move |name| super::seq::key(&owned, name)),
-        timeout: global.timeout,
+        keys: SeqKeys::new(ctx.namespace()),
+        timeout: ctx.timeouts().timeout(),
         max_clients: u64::from(args.max_clients),
         idle_timeout: (args.idle_timeout > Duration::ZERO).then_some(args.idle_timeout),
         max_batch: args.max_batch,
         password,
-        durable,
+        durable: ctx.requires_durable(),
     };
     let mut first = count.clone();
     let stop = async move {

@@ -4,11 +4,11 @@
 //! command while a previous holder whose record was lost may still run its
 //! own), so they live in the library, where an embedder cannot skip them by
 //! accident: [`Timing::safeguarded`] is the only way to a [`Timing`] (its
-//! fields are private), and a [`super::Leaser`] is made from one.
+//! fields are private), and a [`crate::lease::Leaser`] is made from one.
 
-use crate::claim::validity;
-use crate::error::Result;
-use crate::supervise::hold::kill_after_within;
+use super::{TimingError, kill_after, validity};
+use crate::base::setting::Setting;
+use std::fmt;
 use std::time::Duration;
 
 /// Timing of a run after the safeguards.
@@ -20,7 +20,7 @@ pub struct Timing {
     kill_after: Duration,
 }
 
-/// Timing as given on the command line.
+/// Timing as the user gave it.
 #[derive(Debug, Clone, Copy)]
 pub struct Requested {
     pub interval: Duration,
@@ -55,50 +55,44 @@ impl Timing {
     /// 2 × interval + kill-after. The last makes sure that a previous holder
     /// whose record was lost (failover, restart without persistence) has seen
     /// the ownership error at its next renewal and killed its command before
-    /// the new holder starts its own. A value that breaks one is raised, with
-    /// a warning (returned); without safeguards all are kept as given.
+    /// the new holder starts its own. A value that breaks one is raised, and
+    /// the change returned; without safeguards all are kept as given.
     ///
-    /// `--kill-after` is not a safeguard but part of the promise (the command
+    /// The kill-after is not a safeguard but part of the promise (the command
     /// is gone by the deadline): one that does not fit is refused, always.
-    pub fn safeguarded(req: Requested) -> Result<(Timing, Vec<String>)> {
-        let mut warnings = Vec::new();
-        let fmt = |d: Duration| humantime::format_duration(d).to_string();
+    pub fn safeguarded(req: Requested) -> Result<(Timing, Vec<Adjustment>), TimingError> {
+        let mut adjusted = Vec::new();
         let (mut expire, mut interval) = (req.expire, req.interval);
-        if req.safeguards && expire < Duration::from_secs(1) {
-            let min = Duration::from_secs(1);
-            warnings.push(format!(
-                "WARNING: --expire {} is too short; using {} instead",
-                fmt(expire),
-                fmt(min)
-            ));
-            expire = min;
+        if req.safeguards && expire < MIN_EXPIRE {
+            adjusted.push(Adjustment::ExpireRaised {
+                given: expire,
+                used: MIN_EXPIRE,
+            });
+            expire = MIN_EXPIRE;
         }
         if req.safeguards && interval > expire / 2 {
-            let max = expire / 2;
-            warnings.push(format!(
-                "WARNING: --interval {} is too long for --expire {}; using {} instead",
-                fmt(interval),
-                fmt(expire),
-                fmt(max)
-            ));
-            interval = max;
+            let used = expire / 2;
+            adjusted.push(Adjustment::IntervalLowered {
+                given: interval,
+                expire,
+                used,
+            });
+            interval = used;
         }
-        let validity = validity(expire);
-        let kill_after = kill_after_within(
+        let renewal_room = req.safeguards.then_some(interval);
+        let kill_after = kill_after::within(
             req.kill_after,
-            validity,
-            interval,
-            req.safeguards,
-            "--expire",
+            validity(expire),
+            renewal_room,
+            Setting::Expire,
         )?;
         let min_delay = interval * 2 + kill_after;
         let mut delay = req.delay.unwrap_or(min_delay);
         if req.safeguards && delay < min_delay {
-            warnings.push(format!(
-                "WARNING: --delay {} is shorter than 2 x interval + kill-after; using {} instead",
-                fmt(delay),
-                fmt(min_delay)
-            ));
+            adjusted.push(Adjustment::DelayRaised {
+                given: delay,
+                used: min_delay,
+            });
             delay = min_delay;
         }
         let timing = Timing {
@@ -107,14 +101,63 @@ impl Timing {
             expire,
             kill_after,
         };
-        Ok((timing, warnings))
+        Ok((timing, adjusted))
+    }
+}
+
+/// The shortest lease the safeguards allow.
+const MIN_EXPIRE: Duration = Duration::from_secs(1);
+
+/// A value the safeguards changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Adjustment {
+    /// The lease was shorter than a second.
+    ExpireRaised { given: Duration, used: Duration },
+    /// The renewal interval left no second chance inside the lease.
+    IntervalLowered {
+        given: Duration,
+        expire: Duration,
+        used: Duration,
+    },
+    /// The grace delay was shorter than a lost holder may need to stop.
+    DelayRaised { given: Duration, used: Duration },
+}
+
+impl fmt::Display for Adjustment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Setting::{Delay, Expire, Interval};
+        let fmt = humantime::format_duration;
+        match *self {
+            Adjustment::ExpireRaised { given, used } => write!(
+                f,
+                "{Expire} {} is too short; using {} instead",
+                fmt(given),
+                fmt(used)
+            ),
+            Adjustment::IntervalLowered {
+                given,
+                expire,
+                used,
+            } => write!(
+                f,
+                "{Interval} {} is too long for {Expire} {}; using {} instead",
+                fmt(given),
+                fmt(expire),
+                fmt(used)
+            ),
+            Adjustment::DelayRaised { given, used } => write!(
+                f,
+                "{Delay} {} is shorter than 2 x interval + kill-after; using {} instead",
+                fmt(given),
+                fmt(used)
+            ),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
@@ -156,7 +199,7 @@ mod tests {
     #[test]
     fn a_kill_after_longer_than_the_lease_allows_is_refused_even_without_safeguards() {
         let e = Timing::safeguarded(req(500, None, 2000, Some(1800))).unwrap_err();
-        assert!(matches!(e, Error::Usage(_)), "{e}");
+        assert!(matches!(e, TimingError::KillAfterDoesNotFit { .. }), "{e}");
         let mut r = req(500, None, 2000, Some(1800));
         r.safeguards = false;
         assert!(
