@@ -74,6 +74,7 @@ mod held;
 mod info;
 mod kind;
 mod release;
+mod tally;
 mod token;
 
 pub use held::HeldLock;
@@ -82,7 +83,7 @@ use kind::{FenceMode, Kind};
 pub use release::{ReleaseVerdict, Released};
 pub use token::{Holder, Token, describe_holder, fill_random, host, random_hex};
 
-use crate::claim::{Attempt as ClaimAttempt, Claim, Claimant, RenewError, drift, rounded};
+use crate::claim::{Attempt as ClaimAttempt, Claim, Claimant, RenewError, rounded, validity};
 use crate::error::{Error, Result};
 use crate::seq::MajoritySequence;
 use crate::store::{Quorum, Replies, Target, gather, reply};
