@@ -38,6 +38,6 @@ mod watchdog;
 
 pub use child::{ChildSpec, exit_code, substitute};
 pub use clock::BootInstant;
-pub use hold::{HoldOptions, hold, hold_once};
+pub use hold::{HoldOptions, HoldOutcome, hold, hold_once};
 pub use link::Watchdog;
 pub use signals::Signals;
