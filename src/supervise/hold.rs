@@ -5,16 +5,16 @@
 //! claim (done by the caller) → grace delay → command runs → release
 //! ```
 //!
-//! While the command runs, [`Running`] waits for everything at once: the
+//! While the command runs, `Running` waits for everything at once: the
 //! watchdog's reports (the command stopped, ended, left processes behind,
 //! its whole tree is gone), the keeper (the claim is lost, or renewed: the
 //! watchdog is told the new deadline), the signals yaraus forwards, and
 //! SIGCONT (yaraus was continued).
 //!
-//! Why a [`Hold`] owns the keeper: the claim must be released on every path,
+//! Why a `Hold` owns the keeper: the claim must be released on every path,
 //! exactly once, and only once the watchdog has seen the command's whole
-//! tree gone. Each way a hold can end is an [`End`] value, made without
-//! releasing anything; [`Hold::release`] consumes the hold, so the one
+//! tree gone. Each way a hold can end is an `End` value, made without
+//! releasing anything; `Hold::release` consumes the hold, so the one
 //! release, after the end is known, is the only one the types allow. The end
 //! then becomes a [`HoldOutcome`]: the status, and the watchdog when it can
 //! start another command.

@@ -140,9 +140,9 @@ impl Handler<'_> {
                 Ok(None) => break,
                 Err(ProtocolError(what)) => {
                     self.server.stats.protocol_errors.fetch_add(1, Relaxed);
-                    let mut reply = Vec::new();
-                    resp::error_reply(&mut reply, &format!("ERR Protocol error: {what}"));
-                    turn.push(Outcome::Close(reply));
+                    turn.push(Outcome::Close(error(&format!(
+                        "ERR Protocol error: {what}"
+                    ))));
                 }
             }
         }
@@ -157,11 +157,9 @@ impl Handler<'_> {
                 Outcome::Now(reply) | Outcome::Close(reply) => self.connection.queue(&reply),
                 Outcome::Later(rx) => match rx.await {
                     Ok(reply) => self.connection.queue(&reply),
-                    Err(_) => {
-                        let mut reply = Vec::new();
-                        resp::error_reply(&mut reply, "ERR the server is shutting down");
-                        self.connection.queue(&reply);
-                    }
+                    Err(_) => self
+                        .connection
+                        .queue(&error("ERR the server is shutting down")),
                 },
             }
         }
@@ -181,6 +179,13 @@ impl Handler<'_> {
             _ = self.shutdown.changed() => false,
         }
     }
+}
+
+/// An error reply, encoded.
+fn error(text: &str) -> Vec<u8> {
+    let mut reply = Vec::new();
+    resp::error_reply(&mut reply, text);
+    reply
 }
 
 /// Sleeps until `at`, or forever without it.
