@@ -40,7 +40,7 @@ pub enum Error {
     /// Bad input from the command line or environment.
     Usage(String),
     /// A duration that breaks a timing rule (a usage error, with the values).
-    Timing(TimingError),
+    Timing(Box<TimingError>),
     /// Redis is unreachable or timed out: retrying later may succeed.
     Unavailable(String),
     /// Redis refused us in a way waiting cannot cure (a wrong password, a
@@ -113,6 +113,6 @@ impl std::error::Error for Error {}
 
 impl From<TimingError> for Error {
     fn from(e: TimingError) -> Error {
-        Error::Timing(e)
+        Error::Timing(Box::new(e))
     }
 }

@@ -10,7 +10,7 @@
 //!   how to undo one that was interrupted, how long to pause between two;
 //! * [`wait_for`]: the one wait loop (`--wait`, jittered
 //!   pauses, a signal ending the wait cleanly, the "still waiting" report);
-//! * [`crate::timing::drift`]: how much of a ttl the holder may count on;
+//! * [`mod@crate::timing::drift`]: how much of a ttl the holder may count on;
 //! * [`Keeper`]: renews a held [`Claim`] in the background and knows its
 //!   deadline; [`crate::supervise`] runs a command only while it holds.
 //!

@@ -13,6 +13,7 @@ use crate::store::Store;
 use serde::Serialize;
 use std::sync::LazyLock;
 use std::time::{Duration, UNIX_EPOCH};
+use tokio::task::JoinHandle;
 
 static STATS: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("stats.lua")));
@@ -138,12 +139,58 @@ pub struct ListEntry {
     pub ttl: f64,
 }
 
+impl ListEntry {
+    /// The id `id`, whose score is `score`, at the server's time `now`.
+    fn at(id: u64, score: f64, owner: Option<String>, now: f64) -> ListEntry {
+        let using = score > now;
+        ListEntry {
+            client_id: owner,
+            id,
+            expire_at: rfc3339(score),
+            using,
+            ttl: if using {
+                ((score - now) * 1000.0).round() / 1000.0
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
 /// Streams every id of the pool, in id order, to `emit`.
 pub async fn list(
     store: &mut Store,
     keys: &PoolKeys,
     mut emit: impl FnMut(ListEntry) -> std::io::Result<()>,
 ) -> Result<()> {
+    let now = check_pool(store, keys).await?;
+    let bounds: (Option<u64>, Option<u64>) = store
+        .query(redis::cmd("HMGET").arg(&keys.stats).arg("min").arg("max"))
+        .await?;
+    let (min, max) = match bounds {
+        (Some(min), Some(max)) => (min, max),
+        _ => super::init::measure(store, keys).await?,
+    };
+    let mut chunks = Chunks::request(store, keys, min, max).await?;
+    while let Some((lo, (scores, owners))) = chunks.next(store).await? {
+        for (i, (score, owner)) in scores.into_iter().zip(owners).enumerate() {
+            let Some(score) = score else { continue };
+            if let Err(e) = emit(ListEntry::at(lo + i as u64, score, owner, now)) {
+                chunks.producer.abort();
+                if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    return Ok(());
+                }
+                return Err(Error::Redis(format!("cannot write the list: {e}")));
+            }
+        }
+    }
+    let _ = chunks.producer.await;
+    Ok(())
+}
+
+/// Checks that the pool's keys are what a pool holds; returns the server's
+/// time, in Unix seconds.
+async fn check_pool(store: &mut Store, keys: &PoolKeys) -> Result<f64> {
     type Head = (String, String, String, (u64, u64));
     let (ids_type, clients_type, stats_type, time): Head = store
         .pipeline(
@@ -177,73 +224,60 @@ pub async fn list(
             return Err(Error::State(format!("{key} is a {t}, not a hash")));
         }
     }
-    let bounds: (Option<u64>, Option<u64>) = store
-        .query(redis::cmd("HMGET").arg(&keys.stats).arg("min").arg("max"))
-        .await?;
-    let now = time.0 as f64 + time.1 as f64 / 1e6;
-    let (min, max) = match bounds {
-        (Some(min), Some(max)) => (min, max),
-        _ => super::init::measure(store, keys).await?,
-    };
+    Ok(time.0 as f64 + time.1 as f64 / 1e6)
+}
 
-    let (tx, mut rx) = tokio::sync::mpsc::channel(LIST_DEPTH);
-    let conn = store.connection().await?;
-    let ids_key = keys.ids.clone();
-    let clients_key = keys.clients.clone();
-    let producer = tokio::spawn(async move {
-        let mut lo = min;
-        loop {
-            let hi = lo.saturating_add(LIST_CHUNK - 1).min(max);
-            let members: Vec<String> = (lo..=hi).map(|n| WorkerId(n).encode()).collect();
-            let mut conn = conn.clone();
-            let mut pipe = redis::pipe();
-            pipe.cmd("ZMSCORE")
-                .arg(&ids_key)
-                .arg(&members)
-                .cmd("HMGET")
-                .arg(&clients_key)
-                .arg(&members);
-            let request = tokio::spawn(async move {
-                let reply: redis::RedisResult<Chunk> = pipe.query_async(&mut conn).await;
-                (lo, reply)
-            });
-            if tx.send(request).await.is_err() || hi == max {
-                break;
+/// The chunk requests of a listing: a task sends them, [`LIST_DEPTH`] at
+/// once on the store's one connection, and the listing takes their replies
+/// in id order.
+struct Chunks {
+    rx: tokio::sync::mpsc::Receiver<JoinHandle<(u64, redis::RedisResult<Chunk>)>>,
+    producer: JoinHandle<()>,
+}
+
+impl Chunks {
+    /// Starts requesting the ids `min..=max`.
+    async fn request(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Result<Chunks> {
+        let (tx, rx) = tokio::sync::mpsc::channel(LIST_DEPTH);
+        let conn = store.connection().await?;
+        let ids_key = keys.ids.clone();
+        let clients_key = keys.clients.clone();
+        let producer = tokio::spawn(async move {
+            let mut lo = min;
+            loop {
+                let hi = lo.saturating_add(LIST_CHUNK - 1).min(max);
+                let members: Vec<String> = (lo..=hi).map(|n| WorkerId(n).encode()).collect();
+                let mut conn = conn.clone();
+                let mut pipe = redis::pipe();
+                pipe.cmd("ZMSCORE")
+                    .arg(&ids_key)
+                    .arg(&members)
+                    .cmd("HMGET")
+                    .arg(&clients_key)
+                    .arg(&members);
+                let request = tokio::spawn(async move {
+                    let reply: redis::RedisResult<Chunk> = pipe.query_async(&mut conn).await;
+                    (lo, reply)
+                });
+                if tx.send(request).await.is_err() || hi == max {
+                    break;
+                }
+                lo = hi + 1;
             }
-            lo = hi + 1;
-        }
-    });
+        });
+        Ok(Chunks { rx, producer })
+    }
 
-    while let Some(request) = rx.recv().await {
+    /// The next chunk, with its first id; `None` after the last.
+    async fn next(&mut self, store: &mut Store) -> Result<Option<(u64, Chunk)>> {
+        let Some(request) = self.rx.recv().await else {
+            return Ok(None);
+        };
         let (lo, reply) = request
             .await
             .map_err(|e| Error::Redis(format!("list request failed: {e}")))?;
-        let (scores, owners) = reply.map_err(|e| store.fail(e))?;
-        for (i, (score, owner)) in scores.into_iter().zip(owners).enumerate() {
-            let Some(score) = score else { continue };
-            let using = score > now;
-            let entry = ListEntry {
-                client_id: owner,
-                id: lo + i as u64,
-                expire_at: rfc3339(score),
-                using,
-                ttl: if using {
-                    ((score - now) * 1000.0).round() / 1000.0
-                } else {
-                    0.0
-                },
-            };
-            if let Err(e) = emit(entry) {
-                producer.abort();
-                if e.kind() == std::io::ErrorKind::BrokenPipe {
-                    return Ok(());
-                }
-                return Err(Error::Redis(format!("cannot write the list: {e}")));
-            }
-        }
+        Ok(Some((lo, reply.map_err(|e| store.fail(e))?)))
     }
-    let _ = producer.await;
-    Ok(())
 }
 
 fn rfc3339(unix_secs: f64) -> String {

@@ -1,26 +1,9 @@
 //! Taking the lock: the attempts, the wait between them, the acquire
-//! round on every master and the reading of its replies.
+//! round on every master and the reading of its replies (counted in
+//! `tally.rs`).
 
+use super::tally::{NodeAcquire, Tally, Unkept};
 use super::*;
-use crate::base::setting::Setting;
-
-/// One node's reply to the acquire script.
-#[derive(Debug)]
-enum NodeAcquire {
-    Taken {
-        voted: bool,
-        counter: u64,
-        /// For an accepted proposal: the counter it replaced.
-        before: Option<u64>,
-    },
-    Held {
-        holder: Vec<u8>,
-        ttl_ms: i64,
-        counter: u64,
-        holders: Option<i64>,
-    },
-    WrongType(String),
-}
 
 impl Claimant for Locker {
     type Held = HeldLock;
@@ -89,207 +72,57 @@ impl Locker {
     /// password).
     pub async fn try_acquire(&mut self, token: &Token) -> Result<Attempt> {
         let n = self.quorum.len();
-        let m = self.quorum.majority();
         let mode = self.kind.fence_mode(n, || proposal(self.fencing.guess()));
-        let start = Instant::now();
-        let boot_start = BootInstant::now();
+        let mut tally = Tally::start(self.ttl, n);
         let replies = self.acquire_round(token, mode).await;
-        let validity = self.ttl.saturating_sub(drift(self.ttl));
-        let validity_end = start + validity;
-        let labels = self.quorum.labels();
-
-        let mut taken = 0;
-        let mut voted = 0;
-        let mut fence_from_increment = None;
-        let mut busy: Vec<Busy> = Vec::new();
-        let mut wrong: Vec<String> = Vec::new();
-        let mut failed: Vec<String> = Vec::new();
-        let mut fatal = None;
-        // Where our proposal stood, the counter it replaced: a failed attempt
-        // puts it back (see withdraw.lua).
-        let mut replaced: Vec<Option<u64>> = vec![None; n];
-        for (i, (label, reply)) in labels.iter().zip(replies).enumerate() {
-            match reply {
-                // Not waited for: the round was settled without it.
-                None => {}
-                Some(Ok(NodeAcquire::Taken {
-                    voted: v,
-                    counter,
-                    before,
-                })) => {
-                    taken += 1;
-                    if matches!(mode, FenceMode::Propose(_)) && v {
-                        replaced[i] = before;
-                    }
-                    voted += usize::from(v);
-                    self.fencing.observe(counter);
-                    if matches!(mode, FenceMode::Increment) {
-                        fence_from_increment = Some(counter);
-                    }
-                }
-                Some(Ok(NodeAcquire::Held {
-                    holder,
-                    ttl_ms,
-                    counter,
-                    holders,
-                })) => {
-                    self.fencing.observe(counter);
-                    busy.push(Busy {
-                        node: label.clone(),
-                        holder,
-                        ttl_ms,
-                        holders,
-                    });
-                }
-                Some(Ok(NodeAcquire::WrongType(kind))) => {
-                    wrong.push(format!("{label} holds a {kind} at {}", self.key))
-                }
-                Some(Err(e)) if e.is_fatal() => fatal = Some(e),
-                Some(Err(e)) => failed.push(e.to_string()),
+        tally.count(&self.quorum.labels(), replies, mode, &self.key);
+        if let Some(counter) = tally.seen {
+            self.fencing.observe(counter);
+        }
+        match self.keep(&mut tally, mode).await {
+            Ok(fencing_token) => Ok(Attempt::Acquired(Box::new(HeldLock {
+                locker: self.clone(),
+                token: token.clone(),
+                fencing_token,
+                deadline: tally.deadline(),
+                taken_on: tally.taken,
+            }))),
+            // The one place an attempt gives back what it took.
+            Err(unkept) => {
+                self.give_back(token, mode, tally.replaced()).await;
+                unkept.into_attempt()
             }
         }
-        if let Some(e) = fatal {
-            self.give_back(token, mode, &replaced).await;
-            return Err(e);
-        }
-        if wrong.len() > n - m {
-            self.give_back(token, mode, &replaced).await;
-            let expected = self.kind.expected();
-            return Err(Error::State(format!(
-                "cannot take the {}: {}, where {expected} was expected; another program uses \
-                 that key (pick another name, or {}), or the holders disagree on {}",
-                self.what(),
-                wrong.join(", "),
-                Setting::Prefix,
-                Setting::Limit
-            )));
-        }
-        if taken < m {
-            self.give_back(token, mode, &replaced).await;
-            return Ok(Attempt::Refused(self.refusal(n, m, &busy, &failed, &wrong)));
-        }
-        for w in &wrong {
-            crate::warn!("{}: {w}; the other masters make a majority", self.what());
-        }
-
-        // The lock is ours; now its fencing token.
-        let fence = match mode {
-            FenceMode::Increment => fence_from_increment,
-            FenceMode::Propose(guess) if voted >= m => Some(guess),
-            _ => None,
-        };
-        let fencing_token = match fence {
-            Some(f) => f,
-            None => {
-                let fence_deadline = validity_end.checked_sub(self.ttl / 2).unwrap_or(start);
-                match self
-                    .fencing
-                    .next_at_least(
-                        &mut self.quorum,
-                        fence_deadline.max(Instant::now()),
-                        proposal(None),
-                    )
-                    .await
-                {
-                    Ok(f) => f,
-                    Err(e) if e.is_fatal() => {
-                        self.give_back(token, mode, &replaced).await;
-                        return Err(e);
-                    }
-                    Err(e) => {
-                        self.give_back(token, mode, &replaced).await;
-                        return Ok(Attempt::Refused(Refusal {
-                            kind: RefusalKind::Unreachable,
-                            message: format!(
-                                "took the {} but could not get its fencing token in time: {e}",
-                                self.what()
-                            ),
-                        }));
-                    }
-                }
-            }
-        };
-        let now = Instant::now();
-        if validity_end.saturating_duration_since(now) < self.ttl / 2 {
-            self.give_back(token, mode, &replaced).await;
-            return Ok(Attempt::Refused(Refusal {
-                kind: RefusalKind::TooSlow,
-                message: format!(
-                    "took the {} on {taken} of {n} masters, but that took {} of its {} ttl, \
-                     leaving too little to be safe",
-                    self.what(),
-                    humantime::format_duration(millis(now - start)),
-                    humantime::format_duration(self.ttl)
-                ),
-            }));
-        }
-        Ok(Attempt::Acquired(Box::new(HeldLock {
-            locker: self.clone(),
-            token: token.clone(),
-            fencing_token,
-            deadline: boot_start + validity,
-            taken_on: taken,
-        })))
     }
 
-    /// Sorts a failed attempt into busy / unreachable, with a message that
-    /// says who holds the lock or which masters could not be reached.
-    fn refusal(
-        &self,
-        n: usize,
-        m: usize,
-        busy: &[Busy],
-        failed: &[String],
-        wrong: &[String],
-    ) -> Refusal {
-        let held_by = busy.first().map(|b| self.kind.held_by(&self.what(), b));
-        if busy.len() > n - m || (!busy.is_empty() && failed.len() <= n - m) {
-            let mut message = held_by.unwrap_or_default();
-            if n > 1 {
-                message = format!(
-                    "{message}; busy on {} of {n} masters{}{}",
-                    busy.len(),
-                    if failed.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", {} unreachable", failed.len())
-                    },
-                    if busy.len() <= n - m {
-                        "; contenders split the votes"
-                    } else {
-                        ""
+    /// Whether the lock the round took can be kept: a majority, then its
+    /// fencing token, then enough validity left. Gives nothing back.
+    async fn keep(&mut self, tally: &mut Tally, mode: FenceMode) -> Result<u64, Unkept> {
+        tally.verdict(self)?;
+        for w in &tally.wrong {
+            crate::warn!("{}: {w}; the other masters make a majority", self.what());
+        }
+        let fencing_token = match tally.fence(mode, self.quorum.majority()) {
+            Some(f) => f,
+            None => self
+                .fencing
+                .next_at_least(&mut self.quorum, tally.fence_deadline(), proposal(None))
+                .await
+                .map_err(|e| {
+                    if e.is_fatal() {
+                        return Unkept::Fatal(e);
                     }
-                );
-            }
-            return Refusal {
-                kind: RefusalKind::Busy,
-                message,
-            };
-        }
-        let mut why: Vec<String> = failed.to_vec();
-        why.extend(wrong.iter().cloned());
-        if !busy.is_empty() {
-            why.push(format!(
-                "{} held it elsewhere",
-                busy.iter()
-                    .map(|b| b.node.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        Refusal {
-            kind: RefusalKind::Unreachable,
-            message: if n == 1 {
-                why.join("; ")
-            } else {
-                format!(
-                    "cannot take the {}: {} of the {n} masters failed, and a majority ({m}) is needed: {}",
-                    self.what(),
-                    failed.len(),
-                    why.join("; ")
-                )
-            },
-        }
+                    Unkept::Refused(Refusal {
+                        kind: RefusalKind::Unreachable,
+                        message: format!(
+                            "took the {} but could not get its fencing token in time: {e}",
+                            self.what()
+                        ),
+                    })
+                })?,
+        };
+        tally.too_slow(&self.what(), self.quorum.len())?;
+        Ok(fencing_token)
     }
 
     async fn acquire_round(&mut self, token: &Token, mode: FenceMode) -> Replies<NodeAcquire> {

@@ -12,11 +12,109 @@ enum NodeExtend {
     WrongType(String),
 }
 
+/// The replies of one extend round, counted.
+#[derive(Default)]
+struct Extension {
+    /// Masters where the lock was extended.
+    ours: usize,
+    /// Masters where our token is no longer there, each with why.
+    gone: Vec<String>,
+    /// Masters that had lost the key and were given our token again.
+    set_again: Vec<String>,
+    failed: Vec<String>,
+}
+
+impl Extension {
+    fn count(labels: &[String], replies: Replies<NodeExtend>) -> Extension {
+        let mut tally = Extension::default();
+        for (label, reply) in labels.iter().zip(replies) {
+            match reply {
+                None => {}
+                Some(Ok(NodeExtend::Extended)) => tally.ours += 1,
+                Some(Ok(NodeExtend::SetAgain)) => {
+                    tally.set_again.push(label.clone());
+                    tally
+                        .gone
+                        .push(format!("{label}: our token is gone (deleted, or expired)"));
+                }
+                Some(Ok(NodeExtend::Missing)) => tally
+                    .gone
+                    .push(format!("{label}: our token is gone (deleted, or expired)")),
+                Some(Ok(NodeExtend::Taken(holder))) => tally
+                    .gone
+                    .push(format!("{label}: now held by {}", describe_holder(&holder))),
+                Some(Ok(NodeExtend::WrongType(t))) => {
+                    tally.gone.push(format!("{label}: the key is now a {t}"))
+                }
+                Some(Err(e)) => tally.failed.push(e.to_string()),
+            }
+        }
+        tally
+    }
+
+    /// Why the lock is lost (its token gone from a majority).
+    fn lost(&self, key: &str, n: usize) -> String {
+        if n == 1 {
+            let detail = self
+                .gone
+                .iter()
+                .map(|g| g.split_once(": ").map_or(g.as_str(), |(_, why)| why))
+                .collect::<Vec<_>>();
+            return format!(
+                "the key {key} no longer holds our token: {}",
+                detail.join("; ")
+            );
+        }
+        format!(
+            "our token is gone from {} of {n} masters: {}",
+            self.gone.len(),
+            self.gone.join("; ")
+        )
+    }
+
+    /// Why the round settled nothing (too few answers either way).
+    fn shortfall(self, n: usize, m: usize) -> Error {
+        let mut why = self.gone;
+        why.extend(self.failed);
+        Error::Unavailable(format!(
+            "extended on {} of {n} masters, {m} needed: {}",
+            self.ours,
+            why.join("; ")
+        ))
+    }
+}
+
 impl Locker {
     /// Extends the lock held with `token` to a full ttl on every master,
     /// setting the token again where a node lost the key. Returns the
     /// validity (ttl − drift) counted from before the requests were sent.
     pub async fn extend(&mut self, token: &Token) -> Result<Duration, RenewError> {
+        let n = self.quorum.len();
+        let m = self.quorum.majority();
+        let replies = self.extend_round(token).await;
+        let tally = Extension::count(&self.quorum.labels(), replies);
+        if tally.ours >= m {
+            if !tally.set_again.is_empty() {
+                crate::info!(
+                    "{}: set our token again on {}, which had lost it",
+                    self.what(),
+                    tally.set_again.join(", ")
+                );
+            }
+            return Ok(validity(self.ttl));
+        }
+        if tally.gone.len() >= m {
+            if !tally.set_again.is_empty() {
+                self.release_round(token).await;
+            }
+            return Err(RenewError::Lost(tally.lost(&self.key, n)));
+        }
+        Err(RenewError::Failed(tally.shortfall(n, m)))
+    }
+
+    /// The extend script on every master, until a majority settles it
+    /// either way.
+    async fn extend_round(&mut self, token: &Token) -> Replies<NodeExtend> {
         let n = self.quorum.len();
         let m = self.quorum.majority();
         let labels = self.quorum.labels();
@@ -37,7 +135,7 @@ impl Locker {
                 Ok(extended)
             })
             .collect();
-        let replies = gather(futures, &labels, limit, |replies| {
+        gather(futures, &labels, limit, |replies| {
             let ours = replies
                 .iter()
                 .filter(|r| matches!(r, Some(Ok(NodeExtend::Extended))))
@@ -48,70 +146,7 @@ impl Locker {
                 .count();
             ours >= m || gone >= m
         })
-        .await;
-
-        let mut ours = 0;
-        let mut gone = Vec::new();
-        let mut set_again = Vec::new();
-        let mut failed = Vec::new();
-        for (label, reply) in labels.iter().zip(replies) {
-            match reply {
-                None => {}
-                Some(Ok(NodeExtend::Extended)) => ours += 1,
-                Some(Ok(NodeExtend::SetAgain)) => {
-                    set_again.push(label.clone());
-                    gone.push(format!("{label}: our token is gone (deleted, or expired)"));
-                }
-                Some(Ok(NodeExtend::Missing)) => {
-                    gone.push(format!("{label}: our token is gone (deleted, or expired)"))
-                }
-                Some(Ok(NodeExtend::Taken(holder))) => {
-                    gone.push(format!("{label}: now held by {}", describe_holder(&holder)))
-                }
-                Some(Ok(NodeExtend::WrongType(t))) => {
-                    gone.push(format!("{label}: the key is now a {t}"))
-                }
-                Some(Err(e)) => failed.push(e.to_string()),
-            }
-        }
-        if ours >= m {
-            if !set_again.is_empty() {
-                crate::info!(
-                    "{}: set our token again on {}, which had lost it",
-                    self.what(),
-                    set_again.join(", ")
-                );
-            }
-            return Ok(self.ttl.saturating_sub(drift(self.ttl)));
-        }
-        if gone.len() >= m {
-            if !set_again.is_empty() {
-                self.release_round(token).await;
-            }
-            let detail = gone
-                .iter()
-                .map(|g| g.split_once(": ").map_or(g.as_str(), |(_, why)| why))
-                .collect::<Vec<_>>();
-            return Err(RenewError::Lost(if n == 1 {
-                format!(
-                    "the key {} no longer holds our token: {}",
-                    self.key,
-                    detail.join("; ")
-                )
-            } else {
-                format!(
-                    "our token is gone from {} of {n} masters: {}",
-                    gone.len(),
-                    gone.join("; ")
-                )
-            }));
-        }
-        let mut why = gone;
-        why.extend(failed);
-        Err(RenewError::Failed(Error::Unavailable(format!(
-            "extended on {ours} of {n} masters, {m} needed: {}",
-            why.join("; ")
-        ))))
+        .await
     }
 }
 

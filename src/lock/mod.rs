@@ -74,6 +74,7 @@ mod held;
 mod info;
 mod kind;
 mod release;
+mod tally;
 mod token;
 
 pub use held::HeldLock;
@@ -84,7 +85,7 @@ pub use token::{Holder, Token, describe_holder, host};
 
 use crate::base::BootInstant;
 use crate::base::setting::Setting;
-use crate::claim::{Attempt as ClaimAttempt, Claim, Claimant, RenewError, drift, rounded};
+use crate::claim::{Attempt as ClaimAttempt, Claim, Claimant, RenewError, rounded, validity};
 use crate::error::{Error, Result};
 use crate::seq::MajoritySequence;
 use crate::store::{Quorum, Replies, Target, gather, reply};

@@ -51,8 +51,8 @@ pub struct ChildSpec {
     pub argv: Vec<String>,
     /// Variables set for the command (its id, its token).
     pub env: Vec<(String, String)>,
-    /// Variables of yaraus's environment it must not inherit
-    /// ([`crate::store::credentials::SECRET_VARS`] but for `--pass-env`).
+    /// Variables of yaraus's environment it must not inherit (those that
+    /// carry credentials, but for those the user lets through).
     pub env_remove: Vec<String>,
 }
 

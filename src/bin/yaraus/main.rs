@@ -1,4 +1,11 @@
-//! The `yaraus` binary: parse, dispatch, turn an error into an exit status.
+//! The `yaraus` binary: parse, work the settings out once, dispatch, turn an
+//! error into an exit status.
+//!
+//! Everything that knows about the command line lives here: the clap
+//! definitions ([`cli`]), their turning into the library's settings
+//! ([`settings`]), and one function per subcommand ([`commands`]). The
+//! library below speaks of settings, never of flags; [`cli::flag`] is how
+//! its messages learn to name them.
 
 mod cli;
 mod commands;
@@ -6,8 +13,9 @@ mod settings;
 
 use clap::Parser;
 use cli::Cli;
-use yaraus::error::EXIT_USAGE;
+use yaraus::error::{EXIT_SOFTWARE, EXIT_USAGE};
 use yaraus::log::EXIT_FLUSH;
+use yaraus::supervise::Watchdog;
 
 fn main() {
     // Before anything catches a signal: one that was ignored when yaraus
@@ -15,61 +23,10 @@ fn main() {
     yaraus::supervise::signals::ignored_at_start();
     // Messages of the library name settings by the flags that set them.
     yaraus::base::setting::name_settings(cli::flag);
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            if matches!(
-                e.kind(),
-                ErrorKind::DisplayHelp
-                    | ErrorKind::DisplayVersion
-                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-            ) {
-                // clap's own exit() would report success whatever the write did.
-                let code = match e.print() {
-                    Ok(()) => e.exit_code(),
-                    Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => e.exit_code(),
-                    Err(err) => {
-                        eprintln!("yaraus: cannot write to stdout: {err}");
-                        yaraus::error::EXIT_SOFTWARE
-                    }
-                };
-                std::process::exit(code);
-            }
-            // One line, as for every other error: clap's first line, without
-            // its "error: " prefix and the usage block that follows.
-            let text = e.to_string();
-            let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
-            let first = lines.next().unwrap_or("");
-            let mut first = first.strip_prefix("error: ").unwrap_or(first).to_string();
-            // "the following required arguments were not provided:" names
-            // them on the indented lines that follow: keep them.
-            if first.ends_with(':') {
-                let named: Vec<&str> = lines
-                    .take_while(|l| l.starts_with(' ') && !l.trim().is_empty())
-                    .map(str::trim)
-                    .collect();
-                if !named.is_empty() {
-                    first = format!("{first} {}", named.join(", "));
-                }
-            }
-            eprintln!("yaraus: {first} (see yaraus --help)");
-            std::process::exit(EXIT_USAGE);
-        }
-    };
+    let cli = Cli::try_parse().unwrap_or_else(|e| exit_on_parse_error(e));
     // Forked now, while the process has a single thread: the watchdog is a
     // copy of this process that starts and guards the command.
-    let watchdog = if cli.runs_a_command() {
-        match yaraus::supervise::Watchdog::start() {
-            Ok(w) => Some(w),
-            Err(e) => {
-                eprintln!("yaraus: {e}");
-                std::process::exit(e.exit_code());
-            }
-        }
-    } else {
-        None
-    };
+    let watchdog = cli.runs_a_command().then(start_watchdog);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -77,7 +34,7 @@ fn main() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("yaraus: cannot start: {e}");
-            std::process::exit(yaraus::error::EXIT_SOFTWARE);
+            std::process::exit(EXIT_SOFTWARE);
         }
     };
     let code = match runtime.block_on(commands::execute(cli, watchdog)) {
@@ -94,4 +51,57 @@ fn main() {
     // exit does not wait for the log's writer thread.
     yaraus::log::flush(EXIT_FLUSH);
     std::process::exit(code);
+}
+
+/// The watchdog process, or the exit if it cannot be started.
+fn start_watchdog() -> Watchdog {
+    Watchdog::start().unwrap_or_else(|e| {
+        eprintln!("yaraus: {e}");
+        std::process::exit(e.exit_code());
+    })
+}
+
+/// Help and version go to stdout; any other parse error is one line on
+/// stderr, as every other error is, and exit 2.
+fn exit_on_parse_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        // clap's own exit() would report success whatever the write did.
+        let code = match e.print() {
+            Ok(()) => e.exit_code(),
+            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => e.exit_code(),
+            Err(err) => {
+                eprintln!("yaraus: cannot write to stdout: {err}");
+                EXIT_SOFTWARE
+            }
+        };
+        std::process::exit(code);
+    }
+    eprintln!("yaraus: {} (see yaraus --help)", one_line(&e));
+    std::process::exit(EXIT_USAGE);
+}
+
+/// clap's first line, without its "error: " prefix and the usage block that
+/// follows; where it ends in a colon ("the following required arguments
+/// were not provided:"), the names on the indented lines after it.
+fn one_line(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
+    let first = lines.next().unwrap_or("");
+    let mut first = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    if first.ends_with(':') {
+        let named: Vec<&str> = lines
+            .take_while(|l| l.starts_with(' ') && !l.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        if !named.is_empty() {
+            first = format!("{first} {}", named.join(", "));
+        }
+    }
+    first
 }

@@ -1,41 +1,21 @@
-//! One client connection: read, parse, run, reply in request order.
+//! [`Connection`]: one client's socket and its buffers, as mini-redis has it:
+//! bytes in, requests out (through the incremental parser of `resp.rs`);
+//! replies in, bytes out. What to do with a request is the handler's
+//! (`handler.rs`); this file only decides how much memory a connection
+//! holds and how it reads and writes.
 //!
-//! Every complete request in the buffer, and in the socket already, is
-//! dispatched before any reply is awaited, so a client that pipelines
-//! `INCR`s has them all queued at once and they share a round; the replies
-//! are then written in request order.
-//! At most [`MAX_PENDING`] requests (and about [`MAX_QUEUED`] bytes of
-//! replies) are outstanding per connection, and the socket is not read
-//! while they are, so the sequencers' queues and this connection's buffers
-//! stay bounded whatever the client sends: about 200 KiB at worst, 512
-//! bytes of buffer for an idle connection.
-//!
-//! A connection is closed on:
-//! * a protocol error (`-ERR Protocol error: …` first, as Redis does);
-//! * `QUIT`, end of stream, or a failed write;
-//! * `--idle-timeout` without a complete request: a client that sent half
-//!   a frame and went silent counts as idle, the half frame does not renew
-//!   the timer; so is one that reads none of its replies for that long;
-//! * the server stopping, once the replies of its requests in flight are
-//!   written (an idle connection closes at once).
+//! Buffers stay small because most connections are idle or send one short
+//! request at a time: a read buffer that grew (a pipeline, a large `ECHO`)
+//! is given back once it is empty, so an idle connection holds
+//! [`FIRST_READ`] bytes whatever it sent before.
 
-use super::command::{self, Outcome};
-use super::resp::{self, Parser};
-use super::{Client, Server};
+use super::resp::{Parser, ProtocolError, Request};
 use bytes::BytesMut;
-use std::sync::Arc;
-use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
-use tokio::time::Instant;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
-/// Most requests of one connection in flight at once.
-pub const MAX_PENDING: usize = 256;
-/// Most bytes of replies one connection holds before it writes them (the
-/// socket is not read meanwhile): a client that pipelines large `ECHO`s
-/// and reads nothing stalls itself, not the server's memory.
-const MAX_QUEUED: usize = 64 * 1024;
 /// Room made in an empty buffer before a read: most connections send one
 /// short request at a time, and an idle one holds this much while it
 /// waits (10,000 idle connections: about 25 MB in all).
@@ -44,120 +24,93 @@ const FIRST_READ: usize = 512;
 /// pipeline) before the next read.
 const READ_SIZE: usize = 4096;
 
-pub async fn serve(
-    server: &Arc<Server>,
-    stream: TcpStream,
-    mut client: Client,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    let (mut rd, mut wr) = stream.into_split();
-    let mut buf = BytesMut::new();
-    let mut parser = Parser::default();
-    let mut last_request = Instant::now();
-    let mut out = Vec::new();
-    loop {
-        let mut pending = Vec::new();
-        let mut closing = false;
-        let mut ended = false;
-        // Bytes of replies already made (an ECHO of 64 KiB, say).
-        let mut queued = 0;
-        while pending.len() < MAX_PENDING && queued < MAX_QUEUED && !closing {
-            match parser.next(&mut buf) {
-                Ok(Some(req)) => {
-                    last_request = Instant::now();
-                    let outcome = command::dispatch(server, &mut client, req);
-                    closing = matches!(outcome, Outcome::Close(_));
-                    if let Outcome::Now(reply) | Outcome::Close(reply) = &outcome {
-                        queued += reply.len();
-                    }
-                    pending.push(outcome);
-                }
-                // Requests of a pipeline may be in the socket already: take
-                // them now, so that they share the round of those before.
-                Ok(None) if !pending.is_empty() => {
-                    buf.reserve(READ_SIZE);
-                    match rd.try_read_buf(&mut buf) {
-                        Ok(0) => {
-                            ended = true;
-                            break;
-                        }
-                        Ok(_) => {}
-                        Err(_) => break,
-                    }
-                }
-                Ok(None) => break,
-                Err(resp::ProtocolError(what)) => {
-                    server.stats.protocol_errors.fetch_add(1, Relaxed);
-                    let mut reply = Vec::new();
-                    resp::error_reply(&mut reply, &format!("ERR Protocol error: {what}"));
-                    pending.push(Outcome::Close(reply));
-                    closing = true;
-                }
-            }
-        }
-        let full = pending.len() >= MAX_PENDING || queued >= MAX_QUEUED;
-        for outcome in pending {
-            match outcome {
-                Outcome::Now(reply) | Outcome::Close(reply) => out.extend(reply),
-                Outcome::Later(rx) => match rx.await {
-                    Ok(reply) => out.extend(reply),
-                    Err(_) => resp::error_reply(&mut out, "ERR the server is shutting down"),
-                },
-            }
-        }
-        if !out.is_empty() {
-            // A client that reads nothing for --idle-timeout is idle too.
-            let write = wr.write_all(&out);
-            let written = match server.idle_timeout {
-                Some(limit) => tokio::time::timeout(limit, write).await.ok(),
-                None => Some(write.await),
-            };
-            if !matches!(written, Some(Ok(()))) {
-                return;
-            }
-            out.clear();
-        }
-        if closing {
-            let _ = wr.shutdown().await;
-            return;
-        }
-        if ended {
-            return;
-        }
-        if full {
-            continue;
-        }
-        if *shutdown.borrow() {
-            return;
-        }
-        // Nothing complete is left: read more.
-        let idle = server.idle_timeout.map(|t| last_request + t);
-        if buf.is_empty() {
-            if buf.capacity() > FIRST_READ {
-                buf = BytesMut::new();
-            }
-            buf.reserve(FIRST_READ);
-        } else {
-            buf.reserve(READ_SIZE);
-        }
-        tokio::select! {
-            read = rd.read_buf(&mut buf) => match read {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            },
-            () = sleep_until(idle) => {
-                server.stats.idle_closed.fetch_add(1, Relaxed);
-                return;
-            }
-            _ = shutdown.changed() => return,
-        }
-    }
+/// What a read that does not wait found.
+pub enum ReadNow {
+    /// More bytes are in the buffer.
+    Some,
+    /// The client closed its end.
+    Ended,
+    /// Nothing yet (or an error, which the next waiting read meets again).
+    Nothing,
 }
 
-/// Sleeps until `at`, or forever without it.
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
+/// A client's socket, with what was read of it and not yet parsed, and the
+/// replies not yet written.
+pub struct Connection {
+    rd: OwnedReadHalf,
+    wr: OwnedWriteHalf,
+    buf: BytesMut,
+    parser: Parser,
+    out: Vec<u8>,
+}
+
+impl Connection {
+    pub fn new(stream: TcpStream) -> Connection {
+        let (rd, wr) = stream.into_split();
+        Connection {
+            rd,
+            wr,
+            buf: BytesMut::new(),
+            parser: Parser::default(),
+            out: Vec::new(),
+        }
+    }
+
+    /// The next complete request among the bytes read; `None` when more
+    /// bytes are needed.
+    pub fn request(&mut self) -> Result<Option<Request>, ProtocolError> {
+        self.parser.next(&mut self.buf)
+    }
+
+    /// Takes what the socket holds already, without waiting.
+    pub fn read_now(&mut self) -> ReadNow {
+        self.buf.reserve(READ_SIZE);
+        match self.rd.try_read_buf(&mut self.buf) {
+            Ok(0) => ReadNow::Ended,
+            Ok(_) => ReadNow::Some,
+            Err(_) => ReadNow::Nothing,
+        }
+    }
+
+    /// Waits for more bytes; `false` at the end of the stream or on an
+    /// error. Cancel-safe.
+    pub async fn read(&mut self) -> bool {
+        if self.buf.is_empty() {
+            if self.buf.capacity() > FIRST_READ {
+                self.buf = BytesMut::new();
+            }
+            self.buf.reserve(FIRST_READ);
+        } else {
+            self.buf.reserve(READ_SIZE);
+        }
+        matches!(self.rd.read_buf(&mut self.buf).await, Ok(n) if n > 0)
+    }
+
+    /// Adds a reply, written at the next [`flush`](Self::flush).
+    pub fn queue(&mut self, reply: &[u8]) {
+        self.out.extend_from_slice(reply);
+    }
+
+    /// Writes the queued replies; `false` when that failed or took longer
+    /// than `limit` (a client that reads nothing is idle too).
+    pub async fn flush(&mut self, limit: Option<Duration>) -> bool {
+        if self.out.is_empty() {
+            return true;
+        }
+        let write = self.wr.write_all(&self.out);
+        let written = match limit {
+            Some(limit) => tokio::time::timeout(limit, write).await.ok(),
+            None => Some(write.await),
+        };
+        if !matches!(written, Some(Ok(()))) {
+            return false;
+        }
+        self.out.clear();
+        true
+    }
+
+    /// Closes our end of the stream.
+    pub async fn shutdown(&mut self) {
+        let _ = self.wr.shutdown().await;
     }
 }

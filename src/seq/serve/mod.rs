@@ -6,7 +6,8 @@
 //!
 //! ```text
 //! accept (mod.rs)        --max-clients: one more gets `-ERR max number of clients reached`
-//! connection (conn.rs)   read → resp.rs parser (limits) → command.rs → replies in request order
+//! handler.rs             one per connection: conn.rs reads → resp.rs parser (limits)
+//!                          → command.rs → conn.rs writes the replies in request order
 //! INCR / INCRBY          → the name's queue → its sequencer (batch.rs): one majority round
 //!                          for every request waiting (group commit), ids in arrival order
 //! GET                    → a read of the nodes (MajoritySequence::current), on its own task
@@ -31,6 +32,7 @@
 mod batch;
 mod command;
 mod conn;
+mod handler;
 mod info;
 mod resp;
 
@@ -191,7 +193,7 @@ impl Server {
             name: None,
         };
         tokio::spawn(async move {
-            conn::serve(&self, stream, client, shutdown).await;
+            handler::serve(&self, stream, client, shutdown).await;
             if self.stats.connected.fetch_sub(1, Relaxed) == 1 {
                 self.emptied.notify_waiters();
             }

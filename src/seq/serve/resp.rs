@@ -58,107 +58,141 @@ struct Array {
     size: usize,
 }
 
+/// What one step of the parser came to.
+enum Step {
+    /// A complete request.
+    Request(Request),
+    /// More bytes are needed.
+    More,
+    /// Something was taken out of the buffer (a header, an element, a blank
+    /// line): step again.
+    Again,
+}
+
 impl Parser {
     /// The next complete request in `buf`, taking its bytes out; `None`
     /// when more bytes are needed (what is there is kept, or taken into
     /// the parser's state).
     pub fn next(&mut self, buf: &mut BytesMut) -> Result<Option<Request>, ProtocolError> {
         loop {
-            let Some(array) = &mut self.array else {
-                let Some(&first) = buf.first() else {
-                    return Ok(None);
-                };
-                if first != b'*' {
-                    let Some(line) = line(
-                        buf,
-                        &mut self.scanned,
-                        MAX_REQUEST,
-                        "too big inline request",
-                    )?
-                    else {
-                        return Ok(None);
-                    };
-                    let args: Request = line
-                        .split(|b| b.is_ascii_whitespace())
-                        .filter(|w| !w.is_empty())
-                        .map(<[u8]>::to_vec)
-                        .collect();
-                    if args.is_empty() {
-                        continue;
+            let step = match &mut self.array {
+                None => self.start(buf)?,
+                Some(array) => {
+                    let step = array.element(buf, &mut self.scanned)?;
+                    if matches!(step, Step::Request(_)) {
+                        self.array = None;
                     }
-                    return Ok(Some(args));
+                    step
                 }
-                let Some(header) = line(
-                    buf,
-                    &mut self.scanned,
-                    MAX_HEADER,
-                    "too big multibulk count string",
-                )?
-                else {
-                    return Ok(None);
-                };
-                let n = number(&header[1..]).ok_or_else(|| error("invalid multibulk length"))?;
-                if n > MAX_ARGS as i64 {
-                    return Err(error("invalid multibulk length"));
-                }
-                if n <= 0 {
-                    // `*0` and `*-1`: nothing to do, as in Redis.
-                    continue;
-                }
-                self.array = Some(Array {
-                    remaining: n as usize,
-                    args: Vec::with_capacity((n as usize).min(8)),
-                    bulk: None,
-                    size: 0,
-                });
-                continue;
             };
-            if array.remaining == 0 {
-                let done = self.array.take().map(|a| a.args).unwrap_or_default();
-                return Ok(Some(done));
+            match step {
+                Step::Request(request) => return Ok(Some(request)),
+                Step::More => return Ok(None),
+                Step::Again => {}
             }
-            match array.bulk {
-                None => {
-                    let Some(header) = line(
-                        buf,
-                        &mut self.scanned,
-                        MAX_HEADER,
-                        "too big bulk count string",
-                    )?
-                    else {
-                        return Ok(None);
-                    };
-                    if header.first() != Some(&b'$') {
-                        let got = header.first().map_or(' ', |&b| b as char);
-                        return Err(ProtocolError(format!(
-                            "expected '$', got '{}'",
-                            got.escape_default()
-                        )));
-                    }
-                    let len = number(&header[1..])
-                        .filter(|&n| (0..=MAX_BULK as i64).contains(&n))
-                        .ok_or_else(|| error("invalid bulk length"))?
-                        as usize;
-                    if array.size + len > MAX_REQUEST {
-                        return Err(error("request too big"));
-                    }
-                    array.bulk = Some(len);
+        }
+    }
+
+    /// Outside an array: an inline command, or the header of an array.
+    fn start(&mut self, buf: &mut BytesMut) -> Result<Step, ProtocolError> {
+        let Some(&first) = buf.first() else {
+            return Ok(Step::More);
+        };
+        if first != b'*' {
+            return self.inline(buf);
+        }
+        let Some(header) = line(
+            buf,
+            &mut self.scanned,
+            MAX_HEADER,
+            "too big multibulk count string",
+        )?
+        else {
+            return Ok(Step::More);
+        };
+        let n = number(&header[1..]).ok_or_else(|| error("invalid multibulk length"))?;
+        if n > MAX_ARGS as i64 {
+            return Err(error("invalid multibulk length"));
+        }
+        // `*0` and `*-1`: nothing to do, as in Redis.
+        if n > 0 {
+            self.array = Some(Array {
+                remaining: n as usize,
+                args: Vec::with_capacity((n as usize).min(8)),
+                bulk: None,
+                size: 0,
+            });
+        }
+        Ok(Step::Again)
+    }
+
+    /// A line of words; an empty one is skipped.
+    fn inline(&mut self, buf: &mut BytesMut) -> Result<Step, ProtocolError> {
+        let Some(line) = line(
+            buf,
+            &mut self.scanned,
+            MAX_REQUEST,
+            "too big inline request",
+        )?
+        else {
+            return Ok(Step::More);
+        };
+        let args: Request = line
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|w| !w.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect();
+        if args.is_empty() {
+            return Ok(Step::Again);
+        }
+        Ok(Step::Request(args))
+    }
+}
+
+impl Array {
+    /// The next bulk string's header, or its body; the request once the
+    /// last element is in.
+    fn element(&mut self, buf: &mut BytesMut, scanned: &mut usize) -> Result<Step, ProtocolError> {
+        match self.bulk {
+            None => {
+                let Some(header) = line(buf, scanned, MAX_HEADER, "too big bulk count string")?
+                else {
+                    return Ok(Step::More);
+                };
+                if header.first() != Some(&b'$') {
+                    let got = header.first().map_or(' ', |&b| b as char);
+                    return Err(ProtocolError(format!(
+                        "expected '$', got '{}'",
+                        got.escape_default()
+                    )));
                 }
-                Some(len) => {
-                    if buf.len() < len + 2 {
-                        return Ok(None);
-                    }
-                    if &buf[len..len + 2] != b"\r\n" {
-                        return Err(error("expected CRLF after a bulk string"));
-                    }
-                    array.args.push(buf.split_to(len).to_vec());
-                    buf.advance(2);
-                    array.size += len;
-                    array.remaining -= 1;
-                    array.bulk = None;
+                let len = number(&header[1..])
+                    .filter(|&n| (0..=MAX_BULK as i64).contains(&n))
+                    .ok_or_else(|| error("invalid bulk length"))?
+                    as usize;
+                if self.size + len > MAX_REQUEST {
+                    return Err(error("request too big"));
+                }
+                self.bulk = Some(len);
+            }
+            Some(len) => {
+                if buf.len() < len + 2 {
+                    return Ok(Step::More);
+                }
+                if &buf[len..len + 2] != b"\r\n" {
+                    return Err(error("expected CRLF after a bulk string"));
+                }
+                self.args.push(buf.split_to(len).to_vec());
+                buf.advance(2);
+                self.size += len;
+                self.remaining -= 1;
+                self.bulk = None;
+                if self.remaining == 0 {
+                    return Ok(Step::Request(std::mem::take(&mut self.args)));
                 }
             }
         }
+        Ok(Step::Again)
     }
 }
 

@@ -37,58 +37,127 @@ pub(super) enum Group {
 /// `redis+sentinel://[cred@]h1:p1[,h2:p2…]/MASTER[/db][?query]` and
 /// `redis+cluster://[cred@]h1:p1[,h2:p2…][/][?query]`.
 pub(super) fn parse_group(raw: &str, group: Group) -> Result<Target> {
-    let (scheme, after) = raw.split_once("://").unwrap_or((raw, ""));
-    let end = after.find(['/', '?']).unwrap_or(after.len());
-    let (authority, tail) = after.split_at(end);
-    let (userinfo, hosts) = match authority.rsplit_once('@') {
-        Some((u, h)) => (format!("{u}@"), h),
-        None => (String::new(), authority),
-    };
-    let (path, query) = match tail.split_once('?') {
-        Some((p, q)) => (p, format!("?{q}")),
-        None => (tail, String::new()),
-    };
     let bad = |why: &str| {
         Error::Usage(format!(
             "invalid Redis URL '{}': {why}",
             redact_unparsed(raw)
         ))
     };
-    let hosts: Vec<&str> = hosts.split(',').collect();
-    if hosts.iter().any(|h| h.is_empty()) {
+    let url = GroupUrl::cut(raw);
+    if url.hosts.iter().any(|h| h.is_empty()) {
         return Err(bad("expected host:port[,host:port…] after ://"));
     }
-    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    let (master, db) = match (group, segments.as_slice()) {
-        (Group::Sentinel, [master]) => (Some(*master), "0"),
-        (Group::Sentinel, [master, db]) => (Some(*master), *db),
-        (Group::Sentinel, _) => {
-            return Err(bad(
-                "expected the master's name after the sentinels, as in \
-                 redis+sentinel://host:26379/mymaster[/db]",
-            ));
+    let (master, db) = url.master_and_db(group).map_err(bad)?;
+    let parsed = url.parse_hosts(group, db)?;
+    let (endpoint, path) = endpoint(&parsed, master, db);
+    Ok(Target {
+        endpoint,
+        display: display(url.scheme, &parsed, &path),
+        namespace: parsed[0].namespace.clone(),
+        tls: None,
+        min_replicas: 0,
+        replicas: None,
+    })
+}
+
+/// A multi-host URL cut into its parts, by hand: `url` cannot parse a host
+/// list.
+struct GroupUrl<'a> {
+    scheme: &'a str,
+    /// `user:pass@`, or nothing.
+    userinfo: String,
+    hosts: Vec<&'a str>,
+    path: &'a str,
+    /// `?query`, or nothing.
+    query: String,
+}
+
+impl GroupUrl<'_> {
+    fn cut(raw: &str) -> GroupUrl<'_> {
+        let (scheme, after) = raw.split_once("://").unwrap_or((raw, ""));
+        let end = after.find(['/', '?']).unwrap_or(after.len());
+        let (authority, tail) = after.split_at(end);
+        let (userinfo, hosts) = match authority.rsplit_once('@') {
+            Some((u, h)) => (format!("{u}@"), h),
+            None => (String::new(), authority),
+        };
+        let (path, query) = match tail.split_once('?') {
+            Some((p, q)) => (p, format!("?{q}")),
+            None => (tail, String::new()),
+        };
+        GroupUrl {
+            scheme,
+            userinfo,
+            hosts: hosts.split(',').collect(),
+            path,
+            query,
         }
-        (Group::Cluster, []) => (None, "0"),
-        (Group::Cluster, _) => {
-            return Err(bad(
-                "a Redis Cluster has no databases or path: redis+cluster://host:7000,host:7001",
-            ));
+    }
+
+    /// The master's name (a Sentinel group) and the db, from the path;
+    /// `Err`: why the path is wrong.
+    fn master_and_db(&self, group: Group) -> std::result::Result<(Option<&str>, &str), &str> {
+        let segments: Vec<&str> = self.path.split('/').filter(|s| !s.is_empty()).collect();
+        match (group, segments.as_slice()) {
+            (Group::Sentinel, [master]) => Ok((Some(*master), "0")),
+            (Group::Sentinel, [master, db]) => Ok((Some(*master), *db)),
+            (Group::Sentinel, _) => Err("expected the master's name after the sentinels, as in \
+                 redis+sentinel://host:26379/mymaster[/db]"),
+            (Group::Cluster, []) => Ok((None, "0")),
+            (Group::Cluster, _) => {
+                Err("a Redis Cluster has no databases or path: redis+cluster://host:7000,host:7001")
+            }
         }
-    };
-    let mut parsed = Vec::new();
-    for host in &hosts {
+    }
+
+    /// Each host as a one-host `redis://` URL (with the group's default
+    /// port when it has none), parsed as any other.
+    fn parse_hosts(&self, group: Group, db: &str) -> Result<Vec<Parsed>> {
         let default_port = if group == Group::Sentinel {
             26379
         } else {
             6379
         };
-        let host = if host.rsplit_once(':').is_some_and(|(_, p)| !p.contains(']')) {
-            host.to_string()
-        } else {
-            format!("{host}:{default_port}")
-        };
-        parsed.push(parse_url(&format!("redis://{userinfo}{host}/{db}{query}"))?);
+        self.hosts
+            .iter()
+            .map(|host| {
+                let host = if host.rsplit_once(':').is_some_and(|(_, p)| !p.contains(']')) {
+                    host.to_string()
+                } else {
+                    format!("{host}:{default_port}")
+                };
+                let (userinfo, query) = (&self.userinfo, &self.query);
+                parse_url(&format!("redis://{userinfo}{host}/{db}{query}"))
+            })
+            .collect()
     }
+}
+
+/// The sentinels of `master` (asked without the master's credentials), or
+/// the nodes of a cluster; and the path to show.
+fn endpoint(parsed: &[Parsed], master: Option<&str>, db: &str) -> (Endpoint, String) {
+    let Some(master) = master else {
+        let nodes = parsed.iter().map(|p| p.info.clone()).collect();
+        return (Endpoint::Cluster { nodes }, String::new());
+    };
+    let sentinels = parsed
+        .iter()
+        .map(|p| {
+            p.info
+                .clone()
+                .set_redis_settings(redis::RedisConnectionInfo::default().set_skip_set_lib_name())
+        })
+        .collect();
+    let endpoint = Endpoint::Sentinel {
+        sentinels,
+        master: master.to_string(),
+        node: parsed[0].info.redis_settings().clone(),
+    };
+    (endpoint, format!("/{master}/{db}"))
+}
+
+/// How the target is shown: every host with its port, the password hidden.
+fn display(scheme: &str, parsed: &[Parsed], path: &str) -> String {
     let first = &parsed[0];
     let host_list: Vec<String> = parsed
         .iter()
@@ -110,39 +179,10 @@ pub(super) fn parse_group(raw: &str, group: Group) -> Result<Target> {
         .split_once('?')
         .map(|(_, q)| format!("?{q}"))
         .unwrap_or_default();
-    let (endpoint, path) = match master {
-        Some(master) => {
-            let sentinels = parsed
-                .iter()
-                .map(|p| {
-                    p.info.clone().set_redis_settings(
-                        redis::RedisConnectionInfo::default().set_skip_set_lib_name(),
-                    )
-                })
-                .collect();
-            let endpoint = Endpoint::Sentinel {
-                sentinels,
-                master: master.to_string(),
-                node: first.info.redis_settings().clone(),
-            };
-            (endpoint, format!("/{master}/{db}"))
-        }
-        None => {
-            let nodes = parsed.iter().map(|p| p.info.clone()).collect();
-            (Endpoint::Cluster { nodes }, String::new())
-        }
-    };
-    Ok(Target {
-        endpoint,
-        display: format!(
-            "{scheme}://{cred}{}{path}{shown_query}",
-            host_list.join(",")
-        ),
-        namespace: first.namespace.clone(),
-        tls: None,
-        min_replicas: 0,
-        replicas: None,
-    })
+    format!(
+        "{scheme}://{cred}{}{path}{shown_query}",
+        host_list.join(",")
+    )
 }
 
 /// The `redis://host:port` URLs `raws`, taken as the sentinels of `master`.

@@ -110,19 +110,13 @@ async fn supervise(
             deadline,
             timing.kill_after(),
         );
-        let (result, back) =
-            hold_once(keeper, watchdog, &spec(command, pair), options, signals).await;
-        match (result, back) {
-            (Err(Error::Lost(why)), Some(back)) => {
+        let outcome = hold_once(keeper, watchdog, &spec(command, pair), options, signals).await;
+        match outcome.restartable() {
+            Ok((why, back)) => {
                 yaraus::info!("{why}; it starts again once a fresh pair is settled");
                 watchdog = back;
             }
-            (result, back) => {
-                if let Some(back) = back {
-                    back.stand_down().await;
-                }
-                return result;
-            }
+            Err(outcome) => return outcome.finish().await,
         }
     }
 }
