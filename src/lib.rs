@@ -1,26 +1,109 @@
 //! yaraus: lease scarce, cluster-wide things from Redis to ordinary processes.
 //!
 //! The `yaraus` binary (`src/bin/yaraus/`) is a thin shell over this
-//! library: it parses the command line, works the settings out once, calls
-//! the library and turns an error into an exit status
-//! ([`error::Error::exit_code`]). The pieces are usable on their own:
+//! library: it parses the command line, works the settings out once into a
+//! [`context::Context`], calls the library and turns an error into an exit
+//! status ([`error::Error::exit_code`]). The library has no command line:
+//! its messages name a [`base::setting::Setting`], which the binary spells
+//! as its flag and an embedding program as it likes.
 //!
-//! * [`store`]: connecting to Redis (URL forms, timeouts, reconnecting,
-//!   `WAIT` for replicas), with every error sorted into what the user sees;
-//!   a [`store::Quorum`] of independent masters asked all at once;
-//! * [`claim`]: the life of any claim: one attempt ([`claim::Claimant`]),
-//!   the wait loop, validity, and [`claim::Keeper`], which renews it;
-//! * [`lease`]: the worker-id pool (Go yaraus keyspace): init, acquire,
-//!   renew, release, stats, list;
-//! * [`supervise`]: running a command only while its claim holds: a watchdog process that kills the
-//!   command's whole tree by the claim's deadline however yaraus dies or
-//!   stalls, signals forwarded, exit status as a shell reports it;
-//! * [`lock`]: locks over one or N Redis masters (Redlock), with fencing
-//!   tokens, and semaphores; [`seq`]: the majority monotonic sequence under
-//!   the fencing tokens;
-//! * [`hilo`]: ids in blocks from windows on several Redis shards, the agent
-//!   that stocks them, and the in-process [`hilo::Allocator`];
-//! * [`index`]: distributed peer indexing (index, replicas) per interval.
+//! Layers, each importing only those below it:
+//!
+//! * the resolved settings: [`context`] (servers, namespace, durability,
+//!   [`timing::Timeouts`]);
+//! * one concept each: [`lease`] (the worker-id pool, Go yaraus keyspace),
+//!   [`lock`] (locks over one or N masters, Redlock, fencing tokens,
+//!   semaphores), [`seq`] (the majority monotonic sequence, and `seq serve`,
+//!   its RESP front), [`hilo`] (ids in blocks from windows on several
+//!   shards, the agent that stocks them, the in-process
+//!   [`hilo::Allocator`]), [`index`] ((index, replicas) per interval),
+//!   [`acl`] (the least ACL a Redis user needs);
+//! * what every claim shares: [`claim`] (one attempt, the wait loop,
+//!   [`claim::Keeper`], which renews it) and [`supervise`] (the command
+//!   runs only while its claim holds: a watchdog process kills its whole
+//!   tree by the deadline however yaraus dies or stalls);
+//! * [`store`]: one Redis deployment (URL forms, TLS, Sentinel, Cluster,
+//!   `WAIT`), or a [`store::Quorum`] of independent masters asked at once;
+//! * the bottom: [`timing`] (every timing rule, with its reason), [`base`]
+//!   (the boot clock, random tokens, the counter Lua prelude, key names,
+//!   settings), [`error`] and [`log`].
+//!
+//! # Embedding
+//!
+//! A program uses the pieces without the binary. Every example starts from a
+//! [`context::Context`]: parsed servers, a namespace, the timeouts.
+//!
+//! A lock over three independent masters, with its fencing token:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use yaraus::context::Context;
+//! use yaraus::lock::{LockOptions, Locker};
+//! use yaraus::store::Target;
+//! use yaraus::timing::Timeouts;
+//!
+//! # async fn example() -> yaraus::error::Result<()> {
+//! let targets = ["redis://a:6379", "redis://b:6379", "redis://c:6379"]
+//!     .iter()
+//!     .map(|url| Target::parse(url))
+//!     .collect::<yaraus::error::Result<Vec<_>>>()?;
+//! let ctx = Context::new(targets, Some("myapp"), Timeouts::default())?;
+//! let mut options = LockOptions::new(Duration::from_secs(30));
+//! options.namespace = ctx.namespace().to_string();
+//! let mut locker = Locker::new(ctx.targets(), "nightly-backup", options)?;
+//! // Wait up to 5 s; a future that resolves to an error would end the wait.
+//! let held = locker
+//!     .acquire(Some(Duration::from_secs(5)), std::future::pending())
+//!     .await?;
+//! println!("held, fencing token {}", held.fencing_token());
+//! locker.release(held.token()).await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Ids in blocks from the windows a `yaraus hilo agent` keeps stocked:
+//!
+//! ```no_run
+//! use yaraus::context::Context;
+//! use yaraus::hilo::{Allocator, AllocatorOptions, HiloKeys, Reserver};
+//! use yaraus::store::Target;
+//! use yaraus::timing::Timeouts;
+//!
+//! # async fn example() -> yaraus::error::Result<()> {
+//! let shards = vec![Target::parse("redis://s1:6379")?, Target::parse("redis://s2:6379")?];
+//! let ctx = Context::new(shards, None, Timeouts::default())?;
+//! let quorum = ctx.quorum(ctx.timeouts().shard_request())?;
+//! let keys = HiloKeys::new(ctx.namespace(), "orders")?;
+//! let mut ids = Allocator::new(Reserver::new(quorum, keys)?, AllocatorOptions::new(100))?;
+//! let id = ids.next().await?;
+//! # let _ = id;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Numbers that only grow, agreed on by a majority of durable nodes:
+//!
+//! ```no_run
+//! use tokio::time::Instant;
+//! use yaraus::context::Context;
+//! use yaraus::seq::{MajoritySequence, SeqKeys};
+//! use yaraus::store::Target;
+//! use yaraus::timing::Timeouts;
+//!
+//! # async fn example() -> yaraus::error::Result<()> {
+//! let nodes = ["redis://n1:6379", "redis://n2:6379", "redis://n3:6379"]
+//!     .iter()
+//!     .map(|url| Target::parse(url))
+//!     .collect::<yaraus::error::Result<Vec<_>>>()?;
+//! let ctx = Context::new(nodes, None, Timeouts::default())?;
+//! let mut quorum = ctx.quorum(ctx.timeouts().sequence_request())?;
+//! let mut invoices = MajoritySequence::new(SeqKeys::new(ctx.namespace()).counter("invoices")?);
+//! let deadline = Instant::now() + ctx.timeouts().timeout();
+//! let number = invoices.next(&mut quorum, deadline).await?;
+//! # let _ = number;
+//! # Ok(())
+//! # }
+//! ```
 
 #![deny(unsafe_code)]
 
