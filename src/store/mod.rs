@@ -30,6 +30,7 @@
 
 mod connection;
 mod credentials;
+mod node;
 pub mod quorum;
 pub mod reply;
 mod target;
@@ -37,7 +38,8 @@ mod target;
 pub use crate::timing::Timeouts;
 pub use connection::Connection;
 pub use credentials::Password;
-pub use quorum::{Node, Quorum, Replies, gather, majority};
+pub use node::Node;
+pub use quorum::{Quorum, Replies, gather, majority};
 pub use target::{ConnectOptions, Target, Tls, split_urls};
 
 use crate::base::setting::Setting;
