@@ -16,7 +16,6 @@
 //! | 127 | the command was not found |
 //! | 128+N | the child died of signal N, or yaraus itself was stopped by signal N before the child ran |
 
-use crate::timing::TimingError;
 use std::fmt;
 
 /// Usage error: the command line or a value in it makes no sense.
@@ -39,8 +38,6 @@ pub const EXIT_NOT_FOUND: i32 = 127;
 pub enum Error {
     /// Bad input from the command line or environment.
     Usage(String),
-    /// A duration that breaks a timing rule (a usage error, with the values).
-    Timing(Box<TimingError>),
     /// Redis is unreachable or timed out: retrying later may succeed.
     Unavailable(String),
     /// Redis refused us in a way waiting cannot cure (a wrong password, a
@@ -68,7 +65,7 @@ impl Error {
     /// The exit status the binary uses for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage(_) | Error::Timing(_) => EXIT_USAGE,
+            Error::Usage(_) => EXIT_USAGE,
             Error::Unavailable(_) | Error::Refused(_) => EXIT_UNAVAILABLE,
             Error::Exhausted(_) => EXIT_TEMPFAIL,
             Error::Lost(_) => EXIT_LOST,
@@ -103,16 +100,9 @@ impl fmt::Display for Error {
             | Error::Exec(_, m)
             | Error::Redis(m)
             | Error::Output(m) => f.write_str(m),
-            Error::Timing(e) => e.fmt(f),
             Error::Interrupted(sig) => write!(f, "interrupted by signal {sig}"),
         }
     }
 }
 
 impl std::error::Error for Error {}
-
-impl From<TimingError> for Error {
-    fn from(e: TimingError) -> Error {
-        Error::Timing(Box::new(e))
-    }
-}

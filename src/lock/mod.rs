@@ -329,10 +329,7 @@ mod tests {
     #[test]
     fn nonsense_is_a_usage_error() {
         let usage = |name: &str, options: LockOptions, targets: &[Target]| {
-            matches!(
-                Locker::new(targets, name, options),
-                Err(Error::Usage(_) | Error::Timing(_))
-            )
+            matches!(Locker::new(targets, name, options), Err(Error::Usage(_)))
         };
         let ok = LockOptions::new(Duration::from_secs(30));
         assert!(usage("", ok.clone(), &target()));

@@ -26,8 +26,9 @@
 //!
 //! A rule that a value breaks is a [`TimingError`], which carries the values
 //! and names the settings ([`Setting`]); the front end decides how a setting
-//! is spelled (the binary: its flags). This module imports nothing of the
-//! crate but the bottom layer, so that every layer may use it.
+//! is spelled (the binary: its flags). As a crate [`crate::error::Error`] it
+//! is a usage error (exit 2). This module imports nothing of the crate but
+//! the bottom layer, so that every layer may use it.
 
 pub mod drift;
 pub mod index;
@@ -242,6 +243,16 @@ impl fmt::Display for TimingError {
 }
 
 impl std::error::Error for TimingError {}
+
+/// A broken rule is a usage error: the user's values cannot work. The
+/// message is made here, with the settings named as the front end spells
+/// them; a caller that wants the values matches on the [`TimingError`]
+/// before converting it.
+impl From<TimingError> for crate::error::Error {
+    fn from(e: TimingError) -> crate::error::Error {
+        crate::error::Error::Usage(e.to_string())
+    }
+}
 
 #[cfg(test)]
 mod tests {
