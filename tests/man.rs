@@ -3,6 +3,8 @@
 //! copies are stale; `YARAUS_UPDATE_MAN=1 cargo test --test man` (or
 //! `scripts/gen-man.sh`) rewrites them.
 
+mod common;
+
 use clap::CommandFactory;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -53,7 +55,7 @@ fn man_pages_are_up_to_date() {
 #[test]
 fn completions_are_generated_for_every_shell() {
     for shell in ["bash", "zsh", "fish"] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_yaraus"))
+        let out = common::yaraus()
             .args(["completions", shell])
             .output()
             .unwrap();

@@ -24,9 +24,8 @@ mod terminal;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -37,7 +36,7 @@ use common::process::{
     Run, alive, live_members, proc_stat, read_pid, run_cmd, run_to_end, timings, with,
     yaraus_ancestor,
 };
-use common::pty::{on_a_pty, pty_available, shell_words};
+use common::pty::{on_a_pty, require_bash, yaraus_run_line};
 use common::scratch::Scratch;
 use common::{EVENT, RedisServer, ServerOptions, wait_until};
 use nix::sys::signal::Signal;

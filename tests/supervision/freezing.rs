@@ -1,0 +1,235 @@
+//! Freezes: Redis frozen while a child ignores SIGTERM (`--kill-after`
+//! inside the validity, and refused when it does not fit), and yaraus
+//! itself frozen by SIGSTOP.
+
+use super::*;
+
+// ===========================================================================
+// --kill-after inside the validity.
+// ===========================================================================
+
+#[test]
+fn a_child_ignoring_sigterm_is_dead_before_the_lease_expires_when_redis_freezes() {
+    let server = RedisServer::start();
+    init_pool(&server, 1, 1);
+    let scratch = Scratch::new();
+    let child = scratch.script("child.sh", STUBBORN_HEARTBEAT);
+    let mut run = Run::start(
+        &server.url_ns(NS),
+        &scratch,
+        &timings("2s", "800ms"),
+        &["sh", &child],
+    );
+    let pid = read_pid(&scratch, "pid");
+    let pgid = pgid_of(pid);
+    wait_beating(&scratch);
+    wait_renewal(&server);
+
+    pause_writes(&server);
+    let expiry = score(&server, 1).expect("id 1 in the pool");
+    server.sigstop();
+    wait_child_and_group_dead(pid, pgid, "the child to be killed while Redis is frozen");
+    assert_beats_end_before(&scratch, expiry, "run, --kill-after 800ms");
+
+    server.sigcont();
+    unpause(&server);
+    assert_eq!(run.wait(), EXIT_LOST, "{}", run.log());
+}
+
+#[test]
+fn a_child_ignoring_sigterm_is_dead_before_the_lock_expires_when_redis_freezes() {
+    let server = RedisServer::start();
+    let scratch = Scratch::new();
+    let child = scratch.script("child.sh", STUBBORN_HEARTBEAT);
+    let mut run = Run::spawn(
+        lock_cmd(
+            &server.url_ns(NS),
+            &scratch,
+            "frozen",
+            &["--ttl", "3s", "--kill-after", "800ms"],
+            &["sh", &child],
+        ),
+        &scratch,
+    );
+    let pid = read_pid(&scratch, "pid");
+    let pgid = pgid_of(pid);
+    wait_beating(&scratch);
+    wait_extension(&server, "frozen");
+
+    pause_writes(&server);
+    let expiry = lock_expiry(&server, "frozen");
+    server.sigstop();
+    wait_child_and_group_dead(pid, pgid, "the child to be killed while Redis is frozen");
+    assert_beats_end_before(&scratch, expiry, "lock, --kill-after 800ms");
+
+    server.sigcont();
+    unpause(&server);
+    assert_eq!(run.wait(), EXIT_LOST, "{}", run.log());
+}
+
+/// Runs `cmd` (whose command touches `$D/ran`) and asserts a usage error
+/// about --kill-after: exit 2, one line, Redis unchanged, nothing run.
+fn assert_kill_after_refused(server: &RedisServer, scratch: &Scratch, cmd: Command, what: &str) {
+    let before = server.snapshot();
+    let mut run = Run::spawn(cmd, scratch);
+    let code = run.wait();
+    let stderr = run.log();
+    assert_eq!(code, EXIT_USAGE, "{what}: stderr: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{what}: not one line: {stderr}");
+    assert!(stderr.contains("--kill-after"), "{what}: {stderr}");
+    assert!(!scratch.exists("ran"), "{what}: the command ran");
+    assert_eq!(server.snapshot(), before, "{what}: Redis changed");
+}
+
+#[test]
+fn a_kill_after_that_does_not_fit_in_the_lock_validity_is_a_usage_error() {
+    let server = RedisServer::start();
+    let scratch = Scratch::new();
+    // validity 2s − 1% − 2ms = 1978ms; minus the extension interval
+    // (ttl/3 = 666ms) leaves 1312ms < 1500ms.
+    let cmd = lock_cmd(
+        &server.url_ns(NS),
+        &scratch,
+        "fit",
+        &["--ttl", "2s", "--kill-after", "1500ms"],
+        &["touch", &scratch.arg("ran")],
+    );
+    assert_kill_after_refused(&server, &scratch, cmd, "lock --ttl 2s --kill-after 1500ms");
+}
+
+#[test]
+fn a_kill_after_that_does_not_fit_in_the_lease_validity_is_a_usage_error() {
+    let server = RedisServer::start();
+    init_pool(&server, 1, 1);
+    let scratch = Scratch::new();
+    // validity 2s − 1% − 2ms = 1978ms; minus the interval (500ms) leaves
+    // 1478ms < 1800ms: no room for a renewal before the SIGTERM.
+    let cmd = run_cmd(
+        &server.url_ns(NS),
+        &scratch,
+        &[
+            "--expire",
+            "2s",
+            "--interval",
+            "500ms",
+            "--kill-after",
+            "1800ms",
+            "--delay",
+            "0",
+        ],
+        &["touch", &scratch.arg("ran")],
+    );
+    assert_kill_after_refused(
+        &server,
+        &scratch,
+        cmd,
+        "run --expire 2s --interval 500ms --kill-after 1800ms",
+    );
+    // --no-safeguards gives up the room for renewals, not the budget: a
+    // kill-after longer than the whole validity is refused all the same.
+    let cmd = run_cmd(
+        &server.url_ns(NS),
+        &scratch,
+        &[
+            "--expire",
+            "2s",
+            "--interval",
+            "500ms",
+            "--kill-after",
+            "2s",
+            "--delay",
+            "0",
+            "--no-safeguards",
+        ],
+        &["touch", &scratch.arg("ran")],
+    );
+    assert_kill_after_refused(
+        &server,
+        &scratch,
+        cmd,
+        "run --expire 2s --kill-after 2s --no-safeguards",
+    );
+}
+
+// ===========================================================================
+// yaraus itself frozen (SIGSTOP to yaraus alone).
+// ===========================================================================
+
+/// Freezes yaraus alone (not its group) and asserts that its child is dead
+/// before `expiry`, read with writes paused; then thaws everything and
+/// expects 124.
+fn freeze_yaraus_and_check(
+    server: &RedisServer,
+    scratch: &Scratch,
+    mut run: Run,
+    pid: i32,
+    read_expiry: impl FnOnce() -> f64,
+    what: &str,
+) {
+    let pgid = pgid_of(pid);
+    pause_writes(server);
+    let expiry = read_expiry();
+    kill(run.pid(), Signal::SIGSTOP).expect("SIGSTOP yaraus");
+    let yaraus = run.pid().as_raw();
+    wait_until("yaraus to stop", EVENT, || state(yaraus) == Some('T'));
+
+    wait_child_and_group_dead(pid, pgid, "the child to be killed while yaraus is stopped");
+    assert_beats_end_before(scratch, expiry, what);
+
+    unpause(server);
+    kill(run.pid(), Signal::SIGCONT).expect("SIGCONT yaraus");
+    assert_eq!(run.wait(), EXIT_LOST, "{}", run.log());
+}
+
+#[test]
+fn a_frozen_yaraus_run_still_gets_its_child_killed_before_the_lease_expires() {
+    let server = RedisServer::start();
+    init_pool(&server, 1, 1);
+    let scratch = Scratch::new();
+    let child = scratch.script("child.sh", STUBBORN_HEARTBEAT);
+    let run = Run::start(
+        &server.url_ns(NS),
+        &scratch,
+        &timings("2s", "300ms"),
+        &["sh", &child],
+    );
+    let pid = read_pid(&scratch, "pid");
+    wait_beating(&scratch);
+    wait_renewal(&server);
+    freeze_yaraus_and_check(
+        &server,
+        &scratch,
+        run,
+        pid,
+        || score(&server, 1).expect("id 1 in the pool"),
+        "yaraus run stopped",
+    );
+}
+
+#[test]
+fn a_frozen_yaraus_lock_still_gets_its_child_killed_before_the_lock_expires() {
+    let server = RedisServer::start();
+    let scratch = Scratch::new();
+    let child = scratch.script("child.sh", STUBBORN_HEARTBEAT);
+    let run = Run::spawn(
+        lock_cmd(
+            &server.url_ns(NS),
+            &scratch,
+            "stopped",
+            &["--ttl", "3s", "--kill-after", "300ms"],
+            &["sh", &child],
+        ),
+        &scratch,
+    );
+    let pid = read_pid(&scratch, "pid");
+    wait_beating(&scratch);
+    wait_extension(&server, "stopped");
+    freeze_yaraus_and_check(
+        &server,
+        &scratch,
+        run,
+        pid,
+        || lock_expiry(&server, "stopped"),
+        "yaraus lock stopped",
+    );
+}
