@@ -10,6 +10,8 @@ use std::thread;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
+use super::RedisServer;
+use super::pool::NS;
 use super::scratch::Scratch;
 use super::{EVENT, wait_until};
 
@@ -61,6 +63,25 @@ pub const fn timings(expire: &'static str, kill_after: &'static str) -> [&'stati
         "--delay",
         "0",
         "--no-safeguards",
+    ]
+}
+
+/// The same with the safeguards on and the given delay: `--interval 100ms
+/// --expire E --kill-after K --delay D`.
+pub const fn safe_timings(
+    expire: &'static str,
+    kill_after: &'static str,
+    delay: &'static str,
+) -> [&'static str; 8] {
+    [
+        "--interval",
+        "100ms",
+        "--expire",
+        expire,
+        "--kill-after",
+        kill_after,
+        "--delay",
+        delay,
     ]
 }
 
@@ -201,6 +222,19 @@ impl Drop for Run {
             );
         }
     }
+}
+
+/// `yaraus run` with `opts` on namespace [`NS`] of `server`, running the
+/// shell script `body` (written to `child.sh` in the scratch directory).
+pub fn run_script(server: &RedisServer, scratch: &Scratch, opts: &[&str], body: &str) -> Run {
+    let child = scratch.script("child.sh", body);
+    Run::start(&server.url_ns(NS), scratch, opts, &["sh", &child])
+}
+
+/// The body of a child that runs `prologue` (a `trap`, usually), writes its
+/// pid to `$D/pid` and loops until it is killed.
+pub fn waiting_child(prologue: &str) -> String {
+    format!("{prologue}\necho $$ > \"$D/pid\"\nwhile :; do sleep 0.05; done\n")
 }
 
 /// Runs `yaraus run` to completion; returns the exit code and the finished run.

@@ -30,11 +30,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::pool::{
-    CLIENTS, IDS, NS, dec, enc, init_pool, owner, score, server_now, stat, wall_now,
+    CLIENTS, IDS, NS, dec, enc, fresh_pool, init_pool, owner, score, server_now, stat, steal,
+    wall_now,
 };
 use common::process::{
-    Run, alive, live_members, proc_stat, read_pid, run_cmd, run_to_end, timings, with,
-    yaraus_ancestor,
+    Run, alive, live_members, proc_stat, read_pid, run_cmd, run_script, run_to_end, safe_timings,
+    timings, waiting_child, with, yaraus_ancestor,
 };
 use common::pty::{on_a_pty, require_bash, yaraus_run_line};
 use common::scratch::Scratch;

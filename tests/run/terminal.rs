@@ -4,9 +4,7 @@ use super::*;
 
 #[test]
 fn an_interactive_child_reads_the_terminal_and_gets_ctrl_c_once() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     let child = scratch.script(
         "child.sh",
         r#"trap 'echo INT >> "$D/ints"' INT
@@ -45,9 +43,7 @@ fn ctrl_z_stops_the_child_and_yaraus_and_fg_resumes_both() {
     // An interactive bash with job control on a pseudo-terminal (script(1)),
     // driven as a user would: type the command, Ctrl-Z, `fg`.
     require_bash();
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     let child = scratch.script(
         "child.sh",
         r#"echo $$ > "$D/pid"

@@ -4,67 +4,108 @@
 
 use super::*;
 
+/// A [`STUBBORN_HEARTBEAT`] child under `yaraus run` with a pool of one id
+/// and `timings(expire, kill_after)`, once it beats and its lease has been
+/// renewed: the run and the child's pid.
+fn stubborn_run(
+    server: &RedisServer,
+    scratch: &Scratch,
+    expire: &'static str,
+    kill_after: &'static str,
+) -> (Run, i32) {
+    let child = scratch.script("child.sh", STUBBORN_HEARTBEAT);
+    let run = Run::start(
+        &server.url_ns(NS),
+        scratch,
+        &timings(expire, kill_after),
+        &["sh", &child],
+    );
+    let pid = read_pid(scratch, "pid");
+    wait_beating(scratch);
+    wait_renewal(server);
+    (run, pid)
+}
+
+/// The same under `yaraus lock NAME --ttl TTL --kill-after K`, once the
+/// lock has been extended.
+fn stubborn_lock(
+    server: &RedisServer,
+    scratch: &Scratch,
+    name: &str,
+    ttl: &str,
+    kill_after: &str,
+) -> (Run, i32) {
+    let child = scratch.script("child.sh", STUBBORN_HEARTBEAT);
+    let run = Run::spawn(
+        lock_cmd(
+            &server.url_ns(NS),
+            scratch,
+            name,
+            &["--ttl", ttl, "--kill-after", kill_after],
+            &["sh", &child],
+        ),
+        scratch,
+    );
+    let pid = read_pid(scratch, "pid");
+    wait_beating(scratch);
+    wait_extension(server, name);
+    (run, pid)
+}
+
 // ===========================================================================
 // --kill-after inside the validity.
 // ===========================================================================
 
-#[test]
-fn a_child_ignoring_sigterm_is_dead_before_the_lease_expires_when_redis_freezes() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
-    let child = scratch.script("child.sh", STUBBORN_HEARTBEAT);
-    let mut run = Run::start(
-        &server.url_ns(NS),
-        &scratch,
-        &timings("2s", "800ms"),
-        &["sh", &child],
-    );
-    let pid = read_pid(&scratch, "pid");
+/// Freezes Redis (SIGSTOP) with writes paused and asserts that the child
+/// `pid` and its group are dead before the expiry `read_expiry` reads; then
+/// thaws everything and expects 124.
+fn freeze_redis_and_check(
+    server: &RedisServer,
+    scratch: &Scratch,
+    mut run: Run,
+    pid: i32,
+    read_expiry: impl FnOnce() -> f64,
+    what: &str,
+) {
     let pgid = pgid_of(pid);
-    wait_beating(&scratch);
-    wait_renewal(&server);
-
-    pause_writes(&server);
-    let expiry = score(&server, 1).expect("id 1 in the pool");
+    pause_writes(server);
+    let expiry = read_expiry();
     server.sigstop();
     wait_child_and_group_dead(pid, pgid, "the child to be killed while Redis is frozen");
-    assert_beats_end_before(&scratch, expiry, "run, --kill-after 800ms");
+    assert_beats_end_before(scratch, expiry, what);
 
     server.sigcont();
-    unpause(&server);
+    unpause(server);
     assert_eq!(run.wait(), EXIT_LOST, "{}", run.log());
+}
+
+#[test]
+fn a_child_ignoring_sigterm_is_dead_before_the_lease_expires_when_redis_freezes() {
+    let (server, scratch) = fresh_pool(1, 1);
+    let (run, pid) = stubborn_run(&server, &scratch, "2s", "800ms");
+    freeze_redis_and_check(
+        &server,
+        &scratch,
+        run,
+        pid,
+        || score(&server, 1).expect("id 1 in the pool"),
+        "run, --kill-after 800ms",
+    );
 }
 
 #[test]
 fn a_child_ignoring_sigterm_is_dead_before_the_lock_expires_when_redis_freezes() {
     let server = RedisServer::start();
     let scratch = Scratch::new();
-    let child = scratch.script("child.sh", STUBBORN_HEARTBEAT);
-    let mut run = Run::spawn(
-        lock_cmd(
-            &server.url_ns(NS),
-            &scratch,
-            "frozen",
-            &["--ttl", "3s", "--kill-after", "800ms"],
-            &["sh", &child],
-        ),
+    let (run, pid) = stubborn_lock(&server, &scratch, "frozen", "3s", "800ms");
+    freeze_redis_and_check(
+        &server,
         &scratch,
+        run,
+        pid,
+        || lock_expiry(&server, "frozen"),
+        "lock, --kill-after 800ms",
     );
-    let pid = read_pid(&scratch, "pid");
-    let pgid = pgid_of(pid);
-    wait_beating(&scratch);
-    wait_extension(&server, "frozen");
-
-    pause_writes(&server);
-    let expiry = lock_expiry(&server, "frozen");
-    server.sigstop();
-    wait_child_and_group_dead(pid, pgid, "the child to be killed while Redis is frozen");
-    assert_beats_end_before(&scratch, expiry, "lock, --kill-after 800ms");
-
-    server.sigcont();
-    unpause(&server);
-    assert_eq!(run.wait(), EXIT_LOST, "{}", run.log());
 }
 
 /// Runs `cmd` (whose command touches `$D/ran`) and asserts a usage error
@@ -99,9 +140,7 @@ fn a_kill_after_that_does_not_fit_in_the_lock_validity_is_a_usage_error() {
 
 #[test]
 fn a_kill_after_that_does_not_fit_in_the_lease_validity_is_a_usage_error() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     // validity 2s − 1% − 2ms = 1978ms; minus the interval (500ms) leaves
     // 1478ms < 1800ms: no room for a renewal before the SIGTERM.
     let cmd = run_cmd(
@@ -183,19 +222,8 @@ fn freeze_yaraus_and_check(
 
 #[test]
 fn a_frozen_yaraus_run_still_gets_its_child_killed_before_the_lease_expires() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
-    let child = scratch.script("child.sh", STUBBORN_HEARTBEAT);
-    let run = Run::start(
-        &server.url_ns(NS),
-        &scratch,
-        &timings("2s", "300ms"),
-        &["sh", &child],
-    );
-    let pid = read_pid(&scratch, "pid");
-    wait_beating(&scratch);
-    wait_renewal(&server);
+    let (server, scratch) = fresh_pool(1, 1);
+    let (run, pid) = stubborn_run(&server, &scratch, "2s", "300ms");
     freeze_yaraus_and_check(
         &server,
         &scratch,
@@ -210,20 +238,7 @@ fn a_frozen_yaraus_run_still_gets_its_child_killed_before_the_lease_expires() {
 fn a_frozen_yaraus_lock_still_gets_its_child_killed_before_the_lock_expires() {
     let server = RedisServer::start();
     let scratch = Scratch::new();
-    let child = scratch.script("child.sh", STUBBORN_HEARTBEAT);
-    let run = Run::spawn(
-        lock_cmd(
-            &server.url_ns(NS),
-            &scratch,
-            "stopped",
-            &["--ttl", "3s", "--kill-after", "300ms"],
-            &["sh", &child],
-        ),
-        &scratch,
-    );
-    let pid = read_pid(&scratch, "pid");
-    wait_beating(&scratch);
-    wait_extension(&server, "stopped");
+    let (run, pid) = stubborn_lock(&server, &scratch, "stopped", "3s", "300ms");
     freeze_yaraus_and_check(
         &server,
         &scratch,

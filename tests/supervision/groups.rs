@@ -34,9 +34,7 @@ const TWO_SLEEPS: &str = r#"sleep 1001 & echo $! > "$D/a"; sleep 1002 & echo $! 
 
 #[test]
 fn killing_yaraus_process_group_kills_the_grandchildren_too() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     let cmd = run_cmd(
         &server.url_ns(NS),
         &scratch,
@@ -70,33 +68,30 @@ const START_ESCAPEE: &str = r#"setsid sh -c 'trap "" TERM; echo $$ > "$D/esc"; w
 while [ ! -s "$D/esc" ]; do sleep 0.01; done
 "#;
 
+/// Asserts that the escapee and every process of its group are dead (or
+/// zombies waiting for init) `when`.
+fn assert_escapee_gone(escapee: i32, when: &str) {
+    assert!(
+        !alive(escapee),
+        "the escapee (pid {escapee}, its own session) still runs {when}"
+    );
+    assert_eq!(
+        live_members(escapee),
+        Vec::<i32>::new(),
+        "processes of the escapee's group still run {when}"
+    );
+}
+
 #[test]
 fn a_descendant_that_calls_setsid_is_killed_before_the_id_is_released() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
-    let child = scratch.script("child.sh", &format!("{START_ESCAPEE}exit 0\n"));
-    let mut run = Run::start(
-        &server.url_ns(NS),
-        &scratch,
-        &timings("30s", "300ms"),
-        &["sh", &child],
-    );
+    let (server, scratch, mut run) = long_lease_run(&format!("{START_ESCAPEE}exit 0\n"));
     let escapee = read_pid(&scratch, "esc");
     let _leftovers = KillOnDrop(vec![escapee]);
 
     assert_eq!(run.wait(), 0, "{}", run.log());
     // Dead (or a zombie waiting for init) once yaraus has exited, and so is
     // whatever it was running (its `date`, its `sleep`).
-    assert!(
-        !alive(escapee),
-        "the escapee (pid {escapee}, its own session) still runs after yaraus exited"
-    );
-    assert_eq!(
-        live_members(escapee),
-        Vec::<i32>::new(),
-        "processes of the escapee's group still run after yaraus exited"
-    );
+    assert_escapee_gone(escapee, "after yaraus exited");
     // The release set the id's score to the server's now: the release
     // instant. The escapee must have been dead before it.
     let released = score(&server, 1).expect("id 1 in the pool");
@@ -110,32 +105,12 @@ fn a_descendant_that_calls_setsid_is_killed_before_the_id_is_released() {
 
 #[test]
 fn a_descendant_that_calls_setsid_is_killed_when_the_id_is_lost() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
-    let child = scratch.script(
-        "child.sh",
-        &format!("{START_ESCAPEE}echo $$ > \"$D/pid\"\nwhile :; do sleep 0.05; done\n"),
-    );
-    let mut run = Run::start(
-        &server.url_ns(NS),
-        &scratch,
-        &timings("30s", "300ms"),
-        &["sh", &child],
-    );
+    let (server, scratch, mut run) = long_lease_run(&waiting_child(START_ESCAPEE.trim_end()));
     let escapee = read_pid(&scratch, "esc");
     let _leftovers = KillOnDrop(vec![escapee]);
     read_pid(&scratch, "pid");
 
-    server.cmd(&["HSET", CLIENTS, &enc(1), "thief"]);
+    steal(&server, 1);
     assert_eq!(run.wait(), EXIT_LOST, "{}", run.log());
-    assert!(
-        !alive(escapee),
-        "the escapee (pid {escapee}, its own session) still runs after yaraus lost the id"
-    );
-    assert_eq!(
-        live_members(escapee),
-        Vec::<i32>::new(),
-        "processes of the escapee's group still run after yaraus lost the id"
-    );
+    assert_escapee_gone(escapee, "after yaraus lost the id");
 }

@@ -12,9 +12,7 @@ fn run_line(server: &RedisServer, opts: &[&str], child: &str) -> String {
 #[test]
 fn after_ctrl_z_past_the_expiry_fg_does_not_resume_the_child_and_exits_124() {
     require_bash();
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     // SIGTERM-proof: only a SIGKILL ends it, so whatever runs it after the
     // expiry shows in its heartbeats.
     let child = scratch.script("child.sh", STUBBORN_HEARTBEAT);
@@ -54,9 +52,7 @@ fn after_ctrl_z_past_the_expiry_fg_does_not_resume_the_child_and_exits_124() {
 #[test]
 fn a_background_run_brought_to_the_foreground_gets_the_terminal_and_is_continued() {
     require_bash();
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     let child = scratch.script(
         "child.sh",
         r#"echo $$ > "$D/pid"

@@ -49,10 +49,10 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use common::pool::{CLIENTS, NS, enc, init_pool, score, server_now, stat};
+use common::pool::{NS, fresh_pool, score, server_now, stat, steal};
 use common::process::{
     KillOnDrop, Run, alive, is_yaraus, live_members, lock_cmd, proc_stat, read_pid, run_cmd,
-    terminal_foreground, timings, yaraus_ancestor, yaraus_in,
+    run_script, terminal_foreground, timings, waiting_child, yaraus_ancestor, yaraus_in,
 };
 use common::pty::{on_a_pty, require_bash, yaraus_run_line};
 use common::scratch::Scratch;
@@ -79,6 +79,14 @@ while :; do date +%s.%N >> "$D/beats"; sleep 0.02; done
 "#;
 
 // ----- helpers ---------------------------------------------------------------
+
+/// A pool of one id, and `yaraus run` of the shell script `body` with a
+/// long lease (30 s) and a short kill-after (300 ms).
+fn long_lease_run(body: &str) -> (RedisServer, Scratch, Run) {
+    let (server, scratch) = fresh_pool(1, 1);
+    let run = run_script(&server, &scratch, &timings("30s", "300ms"), body);
+    (server, scratch, run)
+}
 
 /// The last heartbeat the children wrote to `$D/beats`, in Unix seconds.
 fn last_beat(scratch: &Scratch) -> f64 {

@@ -50,9 +50,7 @@ fn drain_pipe(read: OwnedFd) -> Arc<Mutex<Vec<u8>>> {
 
 #[test]
 fn a_blocked_stderr_does_not_keep_the_child_alive_past_the_expiry() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     let child = scratch.script("child.sh", HEARTBEAT);
     let (read_end, write_end) = nix::unistd::pipe2(OFlag::O_CLOEXEC).expect("pipe");
     // The same open file description as yaraus's stderr: its O_NONBLOCK is

@@ -4,25 +4,9 @@
 
 use super::*;
 
-/// A pool of one id, and `yaraus run` of the shell script `body` with a
-/// long lease and a short kill-after.
-fn run_script(body: &str) -> (RedisServer, Scratch, Run) {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
-    let child = scratch.script("child.sh", body);
-    let run = Run::start(
-        &server.url_ns(NS),
-        &scratch,
-        &timings("30s", "300ms"),
-        &["sh", &child],
-    );
-    (server, scratch, run)
-}
-
 #[test]
 fn a_sigkilled_yaraus_takes_even_a_descendant_that_left_the_session() {
-    let (_server, scratch, mut run) = run_script(
+    let (_server, scratch, mut run) = long_lease_run(
         r#"setsid sh -c 'echo $$ > "$D/esc"; exec sleep 1000' &
 echo $$ > "$D/pid"
 wait
@@ -46,7 +30,7 @@ wait
 
 #[test]
 fn a_killed_watchdog_takes_the_command_along_and_yaraus_releases_and_exits_125() {
-    let (server, scratch, mut run) = run_script(
+    let (server, scratch, mut run) = long_lease_run(
         r#"sleep 1000 &
 echo $! > "$D/grandchild"
 echo $PPID > "$D/watchdog"
