@@ -49,24 +49,7 @@ pub fn lock_cmd(
     cmd
 }
 
-/// Short timings for `yaraus run`, safeguards off, with the given lease
-/// length and kill-after: `--interval 100ms --expire E --kill-after K
-/// --delay 0 --no-safeguards`.
-pub const fn timings(expire: &'static str, kill_after: &'static str) -> [&'static str; 9] {
-    [
-        "--interval",
-        "100ms",
-        "--expire",
-        expire,
-        "--kill-after",
-        kill_after,
-        "--delay",
-        "0",
-        "--no-safeguards",
-    ]
-}
-
-/// The same with the safeguards on and the given delay: `--interval 100ms
+/// Timings for `yaraus run` with the safeguards on: `--interval 100ms
 /// --expire E --kill-after K --delay D`.
 pub const fn safe_timings(
     expire: &'static str,
@@ -83,6 +66,20 @@ pub const fn safe_timings(
         "--delay",
         delay,
     ]
+}
+
+/// Short timings for `yaraus run`, safeguards off, with the given lease
+/// length and kill-after: [`safe_timings`] with `--delay 0`, then
+/// `--no-safeguards`.
+pub const fn timings(expire: &'static str, kill_after: &'static str) -> [&'static str; 9] {
+    let safe = safe_timings(expire, kill_after, "0");
+    let mut out = ["--no-safeguards"; 9];
+    let mut i = 0;
+    while i < safe.len() {
+        out[i] = safe[i];
+        i += 1;
+    }
+    out
 }
 
 pub fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {

@@ -45,6 +45,14 @@ pub fn require_bash() {
     );
 }
 
+/// The body of a child that writes its pid to `$D/pid`, reads a line from
+/// the terminal into `$D/line` (`got: LINE`), and exits 6.
+pub const READS_A_LINE: &str = r#"echo $$ > "$D/pid"
+read line
+echo "got: $line" > "$D/line"
+exit 6
+"#;
+
 /// `args` as one shell command line.
 pub fn shell_words<S: AsRef<str>>(args: &[S]) -> String {
     args.iter()

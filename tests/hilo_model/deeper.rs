@@ -36,14 +36,12 @@ fn case(name: &str, m: &Model, expect: Expect) -> Result<String, String> {
         )),
         o.seconds
     );
-    if ok {
-        Ok(line)
-    } else {
-        Err(format!(
+    ok.then_some(line).ok_or_else(|| {
+        format!(
             "{name}: expected {expect:?}, found {found:?}, most {}",
             o.most
-        ))
-    }
+        )
+    })
 }
 
 /// Restarts gated by `gate`, unlimited in number.

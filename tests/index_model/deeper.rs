@@ -35,11 +35,8 @@ fn case(name: &str, m: &Model, expect: Expect) -> Result<String, String> {
         )),
         o.seconds
     );
-    if ok {
-        Ok(line)
-    } else {
-        Err(format!("{name}: expected {expect:?}, found {found:?}"))
-    }
+    ok.then_some(line)
+        .ok_or_else(|| format!("{name}: expected {expect:?}, found {found:?}"))
 }
 
 #[test]

@@ -15,13 +15,15 @@ fn losing_the_lock_kills_the_child_and_its_grandchildren() {
         child_pid.display(),
         grandchild_pid.display()
     );
-    let running = lock_cmd(&all(&servers))
-        .args(["--ttl", "3s", "--kill-after", "1s", "lost", "-c", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let running = start(lock_cmd(&all(&servers)).args([
+        "--ttl",
+        "3s",
+        "--kill-after",
+        "1s",
+        "lost",
+        "-c",
+        &script,
+    ]));
     let (child, grandchild) = (read_pid(&child_pid), read_pid(&grandchild_pid));
     assert!(alive(child) && alive(grandchild));
 
@@ -52,14 +54,11 @@ fn losing_the_lock_on_one_master_kills_the_child() {
     let servers = masters(1, false);
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("child");
-    let running = lock_cmd(&all(&servers))
-        .args(["--ttl", "1s", "lost1", "--", "sh", "-c"])
-        .arg(format!("echo $$ > {}; exec sleep 300", pid_file.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let running = start(
+        lock_cmd(&all(&servers))
+            .args(["--ttl", "1s", "lost1", "--", "sh", "-c"])
+            .arg(format!("echo $$ > {}; exec sleep 300", pid_file.display())),
+    );
     let child = read_pid(&pid_file);
     // Another client takes the name over.
     servers[0].cmd(&["SET", "lost1", "intruder", "PX", "60000"]);
@@ -131,13 +130,7 @@ fn a_held_yaraus_lock_blocks_a_raw_set_nx_and_is_freed_after() {
         started.display(),
         finish_flag.display()
     );
-    let running = lock_cmd(&all(&servers))
-        .args(["-q", "interop", "-c", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let running = start(lock_cmd(&all(&servers)).args(["-q", "interop", "-c", &script]));
     wait_until("the child to start", PROCESS_TIMEOUT, || started.exists());
     let taken = servers
         .iter()
@@ -170,18 +163,15 @@ fn a_two_second_lock_lives_through_a_ten_second_child_and_heals_a_restarted_mast
     let mut servers = masters(3, true);
     let dir = tempfile::tempdir().unwrap();
     let (started, done) = (dir.path().join("started"), dir.path().join("done"));
-    let running = lock_cmd(&all(&servers))
-        .args(["--ttl", "2s", "long", "-c"])
-        .arg(format!(
-            "touch {}; sleep 10; touch {}",
-            started.display(),
-            done.display()
-        ))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let running = start(
+        lock_cmd(&all(&servers))
+            .args(["--ttl", "2s", "long", "-c"])
+            .arg(format!(
+                "touch {}; sleep 10; touch {}",
+                started.display(),
+                done.display()
+            )),
+    );
     wait_until("the child to start", PROCESS_TIMEOUT, || started.exists());
     // On a majority for sure; a master that was a little slower than the
     // majority may have been left out (the round settles without it).

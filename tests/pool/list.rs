@@ -149,15 +149,7 @@ fn list_of_2_22_ids_is_complete() {
     lease(&s, "big", BIG, base + 600.0, "holder-of-the-last");
 
     let started = Instant::now();
-    let mut list = Spawned(Some(
-        common::yaraus()
-            .args(["--redis", &url, "list"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn yaraus list"),
-    ));
+    let mut list = Spawned::piped(&["--redis", &url, "list"]);
     let stdout = list.child().stdout.take().unwrap();
     let mut lines = BufReader::with_capacity(1 << 20, stdout).lines();
     assert_eq!(lines.next().unwrap().unwrap(), "[");
@@ -187,13 +179,7 @@ fn list_of_2_22_ids_is_complete() {
     }
     let status = list.wait(BIG_TIMEOUT);
     let list_took = started.elapsed();
-    let mut stderr = String::new();
-    list.child()
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let stderr = list.stderr();
     println!(
         "2^22 ids: init {init_took:?}, list {list_took:?} wall (debug binary), {count} entries"
     );
@@ -256,28 +242,14 @@ fn list_to_a_closed_pipe_is_not_an_error() {
     // Far more output than a pipe buffers.
     yaraus_ok(&["-q", "--redis", &url, "init", "--max", "100000"]);
     for format in ["json", "table"] {
-        let mut list = Spawned(Some(
-            common::yaraus()
-                .args(["--redis", &url, "list", "--format", format])
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn yaraus list"),
-        ));
+        let mut list = Spawned::piped(&["--redis", &url, "list", "--format", format]);
         // `| head -1`: read one line, then close the pipe.
         let stdout = list.child().stdout.take().unwrap();
         let mut first = String::new();
         BufReader::new(stdout).read_line(&mut first).unwrap();
         assert!(!first.is_empty());
         let status = list.wait(COMMAND_TIMEOUT);
-        let mut stderr = String::new();
-        list.child()
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
+        let stderr = list.stderr();
         assert_eq!(
             status.code(),
             Some(0),

@@ -86,10 +86,52 @@ fn yaraus_ok(args: &[&str]) -> Output {
     out
 }
 
+/// The arguments of a quiet `yaraus run` on `url` that starts its command
+/// at once (`--no-safeguards --delay 0`), followed by `rest` (more options,
+/// `--`, the command).
+fn quick_run<'a>(url: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "-q",
+        "--redis",
+        url,
+        "run",
+        "--no-safeguards",
+        "--delay",
+        "0",
+    ];
+    args.extend_from_slice(rest);
+    args
+}
+
 /// A spawned yaraus that is SIGKILLed if the test fails while it runs.
 struct Spawned(Option<Child>);
 
 impl Spawned {
+    /// `yaraus ARGS` with stdin closed and both outputs piped.
+    fn piped(args: &[&str]) -> Spawned {
+        Spawned(Some(
+            common::yaraus()
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn yaraus"),
+        ))
+    }
+
+    /// Everything on the piped stderr, to its end.
+    fn stderr(&mut self) -> String {
+        let mut stderr = String::new();
+        self.child()
+            .stderr
+            .take()
+            .expect("a piped stderr")
+            .read_to_string(&mut stderr)
+            .expect("read stderr");
+        stderr
+    }
+
     fn child(&mut self) -> &mut Child {
         self.0.as_mut().expect("child")
     }

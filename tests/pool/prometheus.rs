@@ -162,17 +162,7 @@ fn stats_prometheus_parses_and_matches_json() {
     let s = RedisServer::start();
     let url = s.url_ns("t");
     yaraus_ok(&["--redis", &url, "init", "--max", "10"]);
-    yaraus_ok(&[
-        "-q",
-        "--redis",
-        &url,
-        "run",
-        "--no-safeguards",
-        "--delay",
-        "0",
-        "--",
-        "true",
-    ]);
+    yaraus_ok(&quick_run(&url, &["--", "true"]));
     let base = server_secs(&s) as f64;
     for (id, ttl) in [(2, 100.0), (5, 250.0), (7, 3600.0)] {
         lease(&s, "t", id, base + ttl, &format!("c{id}"));

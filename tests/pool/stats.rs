@@ -19,17 +19,7 @@ fn stats_counts_a_known_sequence_of_runs() {
 
     // Three runs that lease, run `true`, release.
     for _ in 0..3 {
-        yaraus_ok(&[
-            "-q",
-            "--redis",
-            &url,
-            "run",
-            "--no-safeguards",
-            "--delay",
-            "0",
-            "--",
-            "true",
-        ]);
+        yaraus_ok(&quick_run(&url, &["--", "true"]));
     }
     let st = stats_json(&url);
     for (field, want) in [
@@ -49,19 +39,7 @@ fn stats_counts_a_known_sequence_of_runs() {
     for id in 1..=3 {
         lease(&s, "t", id, now + 600.0, "other");
     }
-    let out = yaraus(&[
-        "-q",
-        "--redis",
-        &url,
-        "run",
-        "--no-safeguards",
-        "--delay",
-        "0",
-        "--wait",
-        "0",
-        "--",
-        "true",
-    ]);
+    let out = yaraus(&quick_run(&url, &["--wait", "0", "--", "true"]));
     assert_eq!(out.code, Some(75), "{out:#?}");
     let st = stats_json(&url);
     assert_eq!(int(&st, "client_id_count"), 4);
@@ -80,15 +58,7 @@ fn stats_counts_a_known_sequence_of_runs() {
     let started = dir.path().join("started");
     let mut run = Spawned(Some(
         common::yaraus()
-            .args([
-                "-q",
-                "--redis",
-                &url,
-                "run",
-                "--no-safeguards",
-                "--delay",
-                "0",
-            ])
+            .args(quick_run(&url, &[]))
             .args([
                 "--interval",
                 "100ms",
@@ -130,13 +100,7 @@ fn stats_counts_a_known_sequence_of_runs() {
     );
     let _: i64 = s.query(&["HSET", "t:clients", member, "thief"]);
     let status = run.wait(Duration::from_secs(20));
-    let mut stderr = String::new();
-    run.child()
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let stderr = run.stderr();
     assert_eq!(status.code(), Some(124), "run that lost its id: {stderr}");
 
     let st = stats_json(&url);

@@ -55,14 +55,7 @@ fn stolen_ownership_kills_the_group_within_interval_plus_kill_after() {
 #[test]
 fn ownership_lost_during_the_delay_never_starts_the_child() {
     let (server, scratch) = fresh_pool(1, 1);
-    let mut run = Run::start(
-        &server.url_ns(NS),
-        &scratch,
-        &safe_timings("30s", "300ms", "1m"),
-        &["touch", &scratch.arg("ran")],
-    );
-    run.wait_log("sleep 1m");
-    let (_, id) = run.lease().unwrap();
+    let (mut run, _, id) = in_the_delay(&server, &scratch, "30s");
     steal(&server, id);
     assert_eq!(run.wait(), 124, "{}", run.log());
     assert!(

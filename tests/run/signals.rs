@@ -98,14 +98,7 @@ fn signal_while_waiting_for_an_id_exits_128_plus_n_and_leaves_ids_unchanged() {
 #[test]
 fn signal_during_the_delay_releases_the_id_and_never_starts_the_child() {
     let (server, scratch) = fresh_pool(1, 1);
-    let mut run = Run::start(
-        &server.url_ns(NS),
-        &scratch,
-        &safe_timings("1s", "300ms", "1m"),
-        &["touch", &scratch.arg("ran")],
-    );
-    run.wait_log("sleep 1m");
-    let (client, id) = run.lease().unwrap();
+    let (mut run, client, id) = in_the_delay(&server, &scratch, "1s");
     assert_leased_to(&server, id, &client);
     run.signal(Signal::SIGTERM);
     assert_eq!(run.wait(), 143, "{}", run.log());

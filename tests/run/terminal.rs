@@ -44,14 +44,7 @@ fn ctrl_z_stops_the_child_and_yaraus_and_fg_resumes_both() {
     // driven as a user would: type the command, Ctrl-Z, `fg`.
     require_bash();
     let (server, scratch) = fresh_pool(1, 1);
-    let child = scratch.script(
-        "child.sh",
-        r#"echo $$ > "$D/pid"
-read line
-echo "got: $line" > "$D/line"
-exit 6
-"#,
-    );
+    let child = scratch.script("child.sh", READS_A_LINE);
     let command_line = yaraus_run_line(
         &server.url_ns(NS),
         &timings("30s", "300ms"),

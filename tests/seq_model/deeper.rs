@@ -36,11 +36,8 @@ fn case<M: System<Violation = Violation>>(
         found.map_or("nothing".to_string(), |v| format!("{v:?}")),
         o.seconds
     );
-    if ok {
-        Ok(line)
-    } else {
-        Err(format!("{name}: expected {expect:?}, found {found:?}"))
-    }
+    ok.then_some(line)
+        .ok_or_else(|| format!("{name}: expected {expect:?}, found {found:?}"))
 }
 
 #[test]

@@ -52,14 +52,20 @@ fn stubborn_lock(
     (run, pid)
 }
 
-// ===========================================================================
-// --kill-after inside the validity.
-// ===========================================================================
+/// What a test freezes (SIGSTOP) while a child runs under a claim.
+#[derive(Clone, Copy)]
+enum Freeze {
+    /// The Redis server: no renewal can reach it.
+    Redis,
+    /// yaraus alone (not its group): its watchdog must still kill.
+    Yaraus,
+}
 
-/// Freezes Redis (SIGSTOP) with writes paused and asserts that the child
-/// `pid` and its group are dead before the expiry `read_expiry` reads; then
-/// thaws everything and expects 124.
-fn freeze_redis_and_check(
+/// Freezes `freeze` with writes paused on the server and asserts that the
+/// child `pid` and its group are dead before the expiry `read_expiry`
+/// reads; then thaws everything and expects 124.
+fn freeze_and_check(
+    freeze: Freeze,
     server: &RedisServer,
     scratch: &Scratch,
     mut run: Run,
@@ -70,42 +76,78 @@ fn freeze_redis_and_check(
     let pgid = pgid_of(pid);
     pause_writes(server);
     let expiry = read_expiry();
-    server.sigstop();
-    wait_child_and_group_dead(pid, pgid, "the child to be killed while Redis is frozen");
+    match freeze {
+        Freeze::Redis => {
+            server.sigstop();
+            wait_child_and_group_dead(pid, pgid, "the child to be killed while Redis is frozen");
+        }
+        Freeze::Yaraus => {
+            kill(run.pid(), Signal::SIGSTOP).expect("SIGSTOP yaraus");
+            let yaraus = run.pid().as_raw();
+            wait_until("yaraus to stop", EVENT, || state(yaraus) == Some('T'));
+            wait_child_and_group_dead(pid, pgid, "the child to be killed while yaraus is stopped");
+        }
+    }
     assert_beats_end_before(scratch, expiry, what);
 
-    server.sigcont();
-    unpause(server);
+    match freeze {
+        Freeze::Redis => {
+            server.sigcont();
+            unpause(server);
+        }
+        Freeze::Yaraus => {
+            unpause(server);
+            kill(run.pid(), Signal::SIGCONT).expect("SIGCONT yaraus");
+        }
+    }
     assert_eq!(run.wait(), EXIT_LOST, "{}", run.log());
 }
 
-#[test]
-fn a_child_ignoring_sigterm_is_dead_before_the_lease_expires_when_redis_freezes() {
+/// A [`STUBBORN_HEARTBEAT`] child under `yaraus run --expire 2s
+/// --kill-after K` with a pool of one id, through [`freeze_and_check`].
+fn freeze_a_run(freeze: Freeze, kill_after: &'static str, what: &str) {
     let (server, scratch) = fresh_pool(1, 1);
-    let (run, pid) = stubborn_run(&server, &scratch, "2s", "800ms");
-    freeze_redis_and_check(
+    let (run, pid) = stubborn_run(&server, &scratch, "2s", kill_after);
+    freeze_and_check(
+        freeze,
         &server,
         &scratch,
         run,
         pid,
         || score(&server, 1).expect("id 1 in the pool"),
-        "run, --kill-after 800ms",
+        what,
     );
 }
 
-#[test]
-fn a_child_ignoring_sigterm_is_dead_before_the_lock_expires_when_redis_freezes() {
+/// A [`STUBBORN_HEARTBEAT`] child under `yaraus lock NAME --ttl 3s
+/// --kill-after K`, through [`freeze_and_check`].
+fn freeze_a_lock(freeze: Freeze, name: &str, kill_after: &str, what: &str) {
     let server = RedisServer::start();
     let scratch = Scratch::new();
-    let (run, pid) = stubborn_lock(&server, &scratch, "frozen", "3s", "800ms");
-    freeze_redis_and_check(
+    let (run, pid) = stubborn_lock(&server, &scratch, name, "3s", kill_after);
+    freeze_and_check(
+        freeze,
         &server,
         &scratch,
         run,
         pid,
-        || lock_expiry(&server, "frozen"),
-        "lock, --kill-after 800ms",
+        || lock_expiry(&server, name),
+        what,
     );
+}
+
+// ===========================================================================
+// --kill-after inside the validity.
+// ===========================================================================
+
+#[test]
+fn a_child_ignoring_sigterm_is_dead_before_the_lease_expires_when_redis_freezes() {
+    freeze_a_run(Freeze::Redis, "800ms", "run, --kill-after 800ms");
+}
+
+#[test]
+fn a_child_ignoring_sigterm_is_dead_before_the_lock_expires_when_redis_freezes() {
+    freeze_a_lock(Freeze::Redis, "frozen", "800ms", "lock, --kill-after 800ms");
 }
 
 /// Runs `cmd` (whose command touches `$D/ran`) and asserts a usage error
@@ -194,57 +236,12 @@ fn a_kill_after_that_does_not_fit_in_the_lease_validity_is_a_usage_error() {
 // yaraus itself frozen (SIGSTOP to yaraus alone).
 // ===========================================================================
 
-/// Freezes yaraus alone (not its group) and asserts that its child is dead
-/// before `expiry`, read with writes paused; then thaws everything and
-/// expects 124.
-fn freeze_yaraus_and_check(
-    server: &RedisServer,
-    scratch: &Scratch,
-    mut run: Run,
-    pid: i32,
-    read_expiry: impl FnOnce() -> f64,
-    what: &str,
-) {
-    let pgid = pgid_of(pid);
-    pause_writes(server);
-    let expiry = read_expiry();
-    kill(run.pid(), Signal::SIGSTOP).expect("SIGSTOP yaraus");
-    let yaraus = run.pid().as_raw();
-    wait_until("yaraus to stop", EVENT, || state(yaraus) == Some('T'));
-
-    wait_child_and_group_dead(pid, pgid, "the child to be killed while yaraus is stopped");
-    assert_beats_end_before(scratch, expiry, what);
-
-    unpause(server);
-    kill(run.pid(), Signal::SIGCONT).expect("SIGCONT yaraus");
-    assert_eq!(run.wait(), EXIT_LOST, "{}", run.log());
-}
-
 #[test]
 fn a_frozen_yaraus_run_still_gets_its_child_killed_before_the_lease_expires() {
-    let (server, scratch) = fresh_pool(1, 1);
-    let (run, pid) = stubborn_run(&server, &scratch, "2s", "300ms");
-    freeze_yaraus_and_check(
-        &server,
-        &scratch,
-        run,
-        pid,
-        || score(&server, 1).expect("id 1 in the pool"),
-        "yaraus run stopped",
-    );
+    freeze_a_run(Freeze::Yaraus, "300ms", "yaraus run stopped");
 }
 
 #[test]
 fn a_frozen_yaraus_lock_still_gets_its_child_killed_before_the_lock_expires() {
-    let server = RedisServer::start();
-    let scratch = Scratch::new();
-    let (run, pid) = stubborn_lock(&server, &scratch, "stopped", "3s", "300ms");
-    freeze_yaraus_and_check(
-        &server,
-        &scratch,
-        run,
-        pid,
-        || lock_expiry(&server, "stopped"),
-        "yaraus lock stopped",
-    );
+    freeze_a_lock(Freeze::Yaraus, "stopped", "300ms", "yaraus lock stopped");
 }

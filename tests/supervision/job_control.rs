@@ -53,14 +53,7 @@ fn after_ctrl_z_past_the_expiry_fg_does_not_resume_the_child_and_exits_124() {
 fn a_background_run_brought_to_the_foreground_gets_the_terminal_and_is_continued() {
     require_bash();
     let (server, scratch) = fresh_pool(1, 1);
-    let child = scratch.script(
-        "child.sh",
-        r#"echo $$ > "$D/pid"
-read line
-echo "got: $line" > "$D/line"
-exit 6
-"#,
-    );
+    let child = scratch.script("child.sh", READS_A_LINE);
     let command_line = run_line(&server, &timings("30s", "300ms"), &child);
     let (mut shell, mut tty) = on_a_pty(&scratch, "bash --norc --noprofile -i");
     tty.type_in(format!("{command_line} &\n"));

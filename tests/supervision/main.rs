@@ -54,7 +54,7 @@ use common::process::{
     KillOnDrop, Run, alive, is_yaraus, live_members, lock_cmd, proc_stat, read_pid, run_cmd,
     run_script, terminal_foreground, timings, waiting_child, yaraus_ancestor, yaraus_in,
 };
-use common::pty::{on_a_pty, require_bash, yaraus_run_line};
+use common::pty::{READS_A_LINE, on_a_pty, require_bash, yaraus_run_line};
 use common::scratch::Scratch;
 use common::{EVENT, RedisServer, wait_until};
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
