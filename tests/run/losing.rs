@@ -174,15 +174,7 @@ fn the_child_starts_with_no_blocked_signals_and_default_dispositions() {
     // them with their default action. Others may be ignored by whoever
     // started the test, and are inherited as a shell would inherit them.
     let ignored = mask("SigIgn:");
-    for sig in [
-        Signal::SIGINT,
-        Signal::SIGTERM,
-        Signal::SIGHUP,
-        Signal::SIGQUIT,
-        Signal::SIGUSR1,
-        Signal::SIGUSR2,
-        Signal::SIGPIPE,
-    ] {
+    for sig in FORWARDED.into_iter().chain([Signal::SIGPIPE]) {
         assert_eq!(ignored & (1 << (sig as u64 - 1)), 0, "{sig} is ignored");
     }
 }

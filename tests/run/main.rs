@@ -61,6 +61,16 @@ fn in_the_delay(
     (run, client, id)
 }
 
+/// The signals yaraus forwards to its child.
+const FORWARDED: [Signal; 6] = [
+    Signal::SIGINT,
+    Signal::SIGTERM,
+    Signal::SIGHUP,
+    Signal::SIGQUIT,
+    Signal::SIGUSR1,
+    Signal::SIGUSR2,
+];
+
 /// Short timings, safeguards off: the child starts at once.
 const FAST: &[&str] = &timings("1s", "300ms");
 

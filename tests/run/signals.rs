@@ -2,16 +2,6 @@
 
 use super::*;
 
-/// The signals yaraus forwards to its child.
-const FORWARDED: [Signal; 6] = [
-    Signal::SIGINT,
-    Signal::SIGTERM,
-    Signal::SIGHUP,
-    Signal::SIGQUIT,
-    Signal::SIGUSR1,
-    Signal::SIGUSR2,
-];
-
 #[test]
 fn child_killed_by_a_signal_exits_128_plus_n() {
     let (server, scratch) = fresh_pool(1, 2);

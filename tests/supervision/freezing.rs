@@ -180,26 +180,23 @@ fn a_kill_after_that_does_not_fit_in_the_lock_validity_is_a_usage_error() {
     assert_kill_after_refused(&server, &scratch, cmd, "lock --ttl 2s --kill-after 1500ms");
 }
 
+/// `yaraus run --expire 2s --interval 500ms --delay 0 OPTS -- touch $D/ran`.
+fn two_second_run(server: &RedisServer, scratch: &Scratch, opts: &[&str]) -> Command {
+    let base = ["--expire", "2s", "--interval", "500ms", "--delay", "0"];
+    run_cmd(
+        &server.url_ns(NS),
+        scratch,
+        &with(&base, opts),
+        &["touch", &scratch.arg("ran")],
+    )
+}
+
 #[test]
 fn a_kill_after_that_does_not_fit_in_the_lease_validity_is_a_usage_error() {
     let (server, scratch) = fresh_pool(1, 1);
     // validity 2s − 1% − 2ms = 1978ms; minus the interval (500ms) leaves
     // 1478ms < 1800ms: no room for a renewal before the SIGTERM.
-    let cmd = run_cmd(
-        &server.url_ns(NS),
-        &scratch,
-        &[
-            "--expire",
-            "2s",
-            "--interval",
-            "500ms",
-            "--kill-after",
-            "1800ms",
-            "--delay",
-            "0",
-        ],
-        &["touch", &scratch.arg("ran")],
-    );
+    let cmd = two_second_run(&server, &scratch, &["--kill-after", "1800ms"]);
     assert_kill_after_refused(
         &server,
         &scratch,
@@ -208,21 +205,10 @@ fn a_kill_after_that_does_not_fit_in_the_lease_validity_is_a_usage_error() {
     );
     // --no-safeguards gives up the room for renewals, not the budget: a
     // kill-after longer than the whole validity is refused all the same.
-    let cmd = run_cmd(
-        &server.url_ns(NS),
+    let cmd = two_second_run(
+        &server,
         &scratch,
-        &[
-            "--expire",
-            "2s",
-            "--interval",
-            "500ms",
-            "--kill-after",
-            "2s",
-            "--delay",
-            "0",
-            "--no-safeguards",
-        ],
-        &["touch", &scratch.arg("ran")],
+        &["--kill-after", "2s", "--no-safeguards"],
     );
     assert_kill_after_refused(
         &server,

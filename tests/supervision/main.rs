@@ -52,7 +52,7 @@ use std::thread;
 use common::pool::{NS, fresh_pool, score, server_now, stat, steal};
 use common::process::{
     KillOnDrop, Run, alive, is_yaraus, live_members, lock_cmd, proc_stat, read_pid, run_cmd,
-    run_script, terminal_foreground, timings, waiting_child, yaraus_ancestor, yaraus_in,
+    run_script, terminal_foreground, timings, waiting_child, with, yaraus_ancestor, yaraus_in,
 };
 use common::pty::{READS_A_LINE, on_a_pty, require_bash, yaraus_run_line};
 use common::scratch::Scratch;
