@@ -28,6 +28,7 @@ mod figures;
 use common::RedisServer;
 use figures::{option, percentile, start_redis};
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use yaraus::seq::MajoritySequence;
@@ -136,23 +137,21 @@ fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1000.0)
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let requests: usize = option(&args, "--requests").unwrap_or(200_000);
-    let runs: usize = option(&args, "--runs").unwrap_or(200);
-    let seconds: u64 = option(&args, "--seconds").unwrap_or(5);
-    let yaraus = env!("CARGO_BIN_EXE_yaraus");
+/// `batch_mean / batch_max` of the sequence `name` on serve.
+fn batch(port: u16, name: &str) -> String {
+    format!(
+        "{} / {}",
+        info_field(port, name, "batch_mean"),
+        info_field(port, name, "batch_max")
+    )
+}
 
-    let masters: Vec<RedisServer> = (0..3).map(|_| start_redis(true)).collect();
-    let plain = start_redis(false);
-    let durable = start_redis(true);
-    let urls: Vec<String> = masters.iter().map(RedisServer::url).collect();
-    let tmp = masters[0].dir().parent().unwrap().to_path_buf();
-    // The filesystem type and the device under it (`stat -f` says ext2/ext3
-    // for ext4 too; df names it).
-    let fs = Command::new("df")
+/// The filesystem type of `dir` and the device under it (`stat -f` says
+/// ext2/ext3 for ext4 too; df names it).
+fn filesystem_of(dir: &Path) -> String {
+    Command::new("df")
         .args(["--output=fstype,source"])
-        .arg(&tmp)
+        .arg(dir)
         .output()
         .ok()
         .and_then(|o| {
@@ -161,38 +160,36 @@ fn main() {
                 .nth(1)
                 .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" on "))
         })
-        .unwrap_or_else(|| "?".into());
-    let serve = Serve::start(yaraus, &urls);
+        .unwrap_or_else(|| "?".into())
+}
 
+/// The redis-benchmark table: serve at 50 and 200 clients and pipelining,
+/// beside the fsync ceiling (`durable`) and one plain redis-server.
+fn serve_table(
+    serve: &Serve,
+    plain: &RedisServer,
+    durable: &RedisServer,
+    requests: usize,
+    tmp: &Path,
+) {
     println!("## The majority sequence\n");
     println!(
         "Nodes: 3 redis-servers with appendonly yes + appendfsync always, their AOF in {} \
-         ({fs}); {} cores. `redis-benchmark -c C -n {requests} INCR KEY`.\n",
+         ({}); {} cores. `redis-benchmark -c C -n {requests} INCR KEY`.\n",
         tmp.display(),
+        filesystem_of(tmp),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!("| target | clients | ids/s | p50 ms | p99 ms | batch mean / max |");
     println!("| --- | ---: | ---: | ---: | ---: | --- |");
     let serve50 = redis_benchmark(serve.port, 50, 1, requests, "orders");
-    let batch50 = format!(
-        "{} / {}",
-        info_field(serve.port, "orders", "batch_mean"),
-        info_field(serve.port, "orders", "batch_max")
-    );
+    let batch50 = batch(serve.port, "orders");
     let plain50 = redis_benchmark(plain.port().unwrap(), 50, 1, requests, "orders");
     let fsync50 = redis_benchmark(durable.port().unwrap(), 50, 1, requests, "orders");
     let serve200 = redis_benchmark(serve.port, 200, 1, requests, "orders200");
-    let batch200 = format!(
-        "{} / {}",
-        info_field(serve.port, "orders200", "batch_mean"),
-        info_field(serve.port, "orders200", "batch_max")
-    );
+    let batch200 = batch(serve.port, "orders200");
     let piped = redis_benchmark(serve.port, 50, 16, requests, "orders-piped");
-    let batch_piped = format!(
-        "{} / {}",
-        info_field(serve.port, "orders-piped", "batch_mean"),
-        info_field(serve.port, "orders-piped", "batch_max")
-    );
+    let batch_piped = batch(serve.port, "orders-piped");
     for (name, clients, b, batch) in [
         (
             "`seq serve`, 3 fsync'ing nodes",
@@ -231,13 +228,15 @@ fn main() {
         serve50.rps / plain50.rps,
         serve50.rps / fsync50.rps
     );
+}
 
-    // ---- seq next, whole process -------------------------------------------
+/// The wall time of `runs` `yaraus seq next` processes, sorted.
+fn seq_next_times(yaraus: &str, urls: &[String], runs: usize) -> Vec<Duration> {
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
         let mut cmd = Command::new(yaraus);
         cmd.args(["--quiet", "seq", "next", "bench-next"]);
-        for u in &urls {
+        for u in urls {
             cmd.args(["--redis", u]);
         }
         let started = Instant::now();
@@ -250,8 +249,12 @@ fn main() {
         );
     }
     times.sort();
+    times
+}
 
-    // ---- the library, one caller ---------------------------------------------
+/// `MajoritySequence::next` through the library, one caller, for `seconds`:
+/// the calls made and the time they took.
+fn library_calls(urls: &[String], seconds: u64) -> (u64, Duration) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -259,7 +262,7 @@ fn main() {
     let targets: Vec<Target> = urls.iter().map(|u| Target::parse(u).unwrap()).collect();
     let mut quorum = Quorum::new(&targets, Duration::from_millis(500), true).unwrap();
     let mut seq = MajoritySequence::new("yaraus:seq:bench-lib");
-    let (calls, took) = rt.block_on(async {
+    rt.block_on(async {
         let started = Instant::now();
         let mut calls = 0u64;
         while started.elapsed() < Duration::from_secs(seconds) {
@@ -268,7 +271,26 @@ fn main() {
             calls += 1;
         }
         (calls, started.elapsed())
-    });
+    })
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let requests: usize = option(&args, "--requests").unwrap_or(200_000);
+    let runs: usize = option(&args, "--runs").unwrap_or(200);
+    let seconds: u64 = option(&args, "--seconds").unwrap_or(5);
+    let yaraus = env!("CARGO_BIN_EXE_yaraus");
+
+    let masters: Vec<RedisServer> = (0..3).map(|_| start_redis(true)).collect();
+    let plain = start_redis(false);
+    let durable = start_redis(true);
+    let urls: Vec<String> = masters.iter().map(RedisServer::url).collect();
+    let tmp = masters[0].dir().parent().unwrap().to_path_buf();
+    let serve = Serve::start(yaraus, &urls);
+    serve_table(&serve, &plain, &durable, requests, &tmp);
+
+    let times = seq_next_times(yaraus, &urls, runs);
+    let (calls, took) = library_calls(&urls, seconds);
 
     println!("| one caller | p50 ms | p99 ms | calls/s |");
     println!("| --- | ---: | ---: | ---: |");

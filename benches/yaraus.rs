@@ -150,48 +150,85 @@ async fn connect(url: &str) -> Store {
         .unwrap()
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let runs: usize = option(&args, "--runs").unwrap_or(200);
-    let cycles: usize = option(&args, "--cycles").unwrap_or(5000);
-    let static_bin: Option<String> = option(&args, "--static-bin");
+/// The servers of one run of the benchmark, and its scratch directory.
+struct Servers {
+    dir: std::path::PathBuf,
+    /// The plain server of the worker-id pool (namespace `bench`).
+    server: RedisServer,
+    /// Its URL with the namespace.
+    url: String,
+    /// Three masters that fsync every write, as the fencing sequence
+    /// requires (yaraus refuses others unless told).
+    masters: Vec<RedisServer>,
+    /// Three that do not, to see the protocol without the disk.
+    plain: Vec<RedisServer>,
+    one: Vec<String>,
+    three: Vec<String>,
+    three_plain: Vec<String>,
+    etcd: Option<Etcd>,
+}
 
-    let dir = std::env::temp_dir().join(format!("yaraus-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let server = start_redis(false);
-    let url = server.url_ns("bench");
-    let yaraus = env!("CARGO_BIN_EXE_yaraus").to_string();
-    let init = Command::new(&yaraus)
-        .args([
-            "--quiet", "--redis", &url, "init", "--min", "1", "--max", "1023",
-        ])
-        .status()
-        .unwrap();
-    assert!(init.success());
+impl Servers {
+    /// Starts every server (and etcd when installed) and creates the pool.
+    fn start(yaraus: &str) -> Servers {
+        let dir = std::env::temp_dir().join(format!("yaraus-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let server = start_redis(false);
+        let url = server.url_ns("bench");
+        let init = Command::new(yaraus)
+            .args([
+                "--quiet", "--redis", &url, "init", "--min", "1", "--max", "1023",
+            ])
+            .status()
+            .unwrap();
+        assert!(init.success());
 
-    // Three independent masters that fsync every write, as the fencing
-    // sequence requires (yaraus refuses others unless told), and three that
-    // do not, to see the protocol without the disk.
-    let masters: Vec<RedisServer> = (0..3).map(|_| start_redis(true)).collect();
-    let plain: Vec<RedisServer> = (0..3).map(|_| start_redis(false)).collect();
-    let urls =
-        |servers: &[RedisServer]| -> Vec<String> { servers.iter().map(RedisServer::url).collect() };
-    let one = vec![server.url()];
-    let three = urls(&masters);
-    let three_plain = urls(&plain);
-    let etcd = start_etcd(&dir);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+        let masters: Vec<RedisServer> = (0..3).map(|_| start_redis(true)).collect();
+        let plain: Vec<RedisServer> = (0..3).map(|_| start_redis(false)).collect();
+        let urls = |servers: &[RedisServer]| -> Vec<String> {
+            servers.iter().map(RedisServer::url).collect()
+        };
+        let one = vec![server.url()];
+        let three = urls(&masters);
+        let three_plain = urls(&plain);
+        let etcd = start_etcd(&dir);
+        Servers {
+            dir,
+            server,
+            url,
+            masters,
+            plain,
+            one,
+            three,
+            three_plain,
+            etcd,
+        }
+    }
 
-    // ---- whole processes, all in one interleaved loop -------------------
-    // Each command is built once and spawned anew at every run.
+    /// Stops everything, etcd first, and removes the scratch directory.
+    fn stop(self) {
+        drop(self.etcd);
+        drop(self.masters);
+        drop(self.plain);
+        drop(self.server);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The whole-process commands, each built once (spawned anew at every
+/// run), with their names in the table: flock, `yaraus run`, `yaraus
+/// lock` on one and three masters (and the same with `static_bin`), and
+/// `etcdctl lock` when etcd runs.
+fn process_commands(
+    s: &Servers,
+    yaraus: &str,
+    static_bin: Option<&str>,
+) -> (Vec<String>, Vec<Command>) {
     let mut flock = Command::new("flock");
-    flock.arg(dir.join("flock.lock")).arg("true");
+    flock.arg(s.dir.join("flock.lock")).arg("true");
     let run_with = |bin: &str| {
         let mut c = Command::new(bin);
-        c.args(["--quiet", "--redis", &url, "run", "--delay", "0"]);
+        c.args(["--quiet", "--redis", &s.url, "run", "--delay", "0"]);
         c.args(["--no-safeguards", "--", "true"]);
         c
     };
@@ -212,21 +249,21 @@ fn main() {
     ];
     let mut cmds: Vec<Command> = vec![
         flock,
-        run_with(&yaraus),
-        lock_with(&yaraus, &one),
-        lock_with(&yaraus, &three),
+        run_with(yaraus),
+        lock_with(yaraus, &s.one),
+        lock_with(yaraus, &s.three),
     ];
-    if let Some(bin) = &static_bin {
+    if let Some(bin) = static_bin {
         names.push("static build: `yaraus run --delay 0 --no-safeguards -- true`".into());
         names.push("static build: `yaraus lock NAME -- true`, 1 master".into());
         names.push(
             "static build: `yaraus lock NAME -- true`, 3 masters (appendfsync always)".into(),
         );
         cmds.push(run_with(bin));
-        cmds.push(lock_with(bin, &one));
-        cmds.push(lock_with(bin, &three));
+        cmds.push(lock_with(bin, &s.one));
+        cmds.push(lock_with(bin, &s.three));
     }
-    if let Some(etcd) = &etcd {
+    if let Some(etcd) = &s.etcd {
         names.push("`etcdctl lock NAME true`, local etcd".into());
         let mut c = Command::new("etcdctl");
         c.env("ETCDCTL_API", "3");
@@ -236,8 +273,16 @@ fn main() {
     for c in &mut cmds {
         c.stdout(Stdio::null()).stderr(Stdio::null());
     }
-    // One run of every command a round; the first rounds warm the page
-    // cache and the scripts and are left out.
+    (names, cmds)
+}
+
+/// Runs every command once a round, `runs` rounds after a few that warm
+/// the page cache and the scripts (left out); the median and p90 of each.
+fn time_processes(
+    rt: &tokio::runtime::Runtime,
+    mut cmds: Vec<Command>,
+    runs: usize,
+) -> Vec<(Duration, Duration)> {
     const WARM_UP: usize = 3;
     let rounds = runs + WARM_UP;
     let every = vec![rounds; cmds.len()];
@@ -253,15 +298,26 @@ fn main() {
             },
         ))
         .unwrap();
-    drop(cmds);
-    let figures: Vec<(Duration, Duration)> = turns
+    turns
         .into_iter()
         .map(|t| {
             let mut t = t[WARM_UP..].to_vec();
             t.sort();
             (percentile(&t, 0.5), percentile(&t, 0.9))
         })
-        .collect();
+        .collect()
+}
+
+/// The whole-process table: each command's median (p90) and its ratio to
+/// flock's median, with the targets; etcd's row compares it with `yaraus
+/// lock` on one master (figure 2, and figure 5 for the static build).
+fn print_processes(
+    names: &[String],
+    figures: &[(Duration, Duration)],
+    runs: usize,
+    with_static: bool,
+    with_etcd: bool,
+) {
     let flock_p50 = figures[0].0.as_secs_f64();
     let target = |name: &str| -> &str {
         if name.contains("run --delay") || name.contains("lock NAME") {
@@ -274,14 +330,14 @@ fn main() {
     println!();
     println!("| command | median (p90) | / flock |");
     println!("| --- | --- | --- |");
-    for (name, (p50, p90)) in names.iter().zip(&figures) {
+    for (name, (p50, p90)) in names.iter().zip(figures) {
         let ratio = p50.as_secs_f64() / flock_p50;
         let note = target(name);
         let extra = if name.starts_with("`etcdctl") {
             format!(
                 "; yaraus lock (1 master) is {:.1}x faster (target ≥ 5x){}",
                 p50.as_secs_f64() / figures[2].0.as_secs_f64(),
-                if static_bin.is_some() {
+                if with_static {
                     format!(
                         ", static build {:.1}x",
                         p50.as_secs_f64() / figures[5].0.as_secs_f64()
@@ -301,14 +357,17 @@ fn main() {
             ms(*p90)
         );
     }
-    if etcd.is_none() {
+    if !with_etcd {
         println!(
             "| `etcdctl lock NAME true` | etcd not installed (apt-get install etcd-server etcd-client) | |"
         );
     }
+}
 
-    // ---- the library ---------------------------------------------------
-    let (ping_rate, cycle_rate) = rt.block_on(async {
+/// PINGs and worker-id cycles (acquire + renew + release) taking turns on
+/// the pool at `url`: (PINGs per second, cycles per second).
+fn worker_id_cycles(rt: &tokio::runtime::Runtime, url: &str, cycles: usize) -> (f64, f64) {
+    rt.block_on(async {
         let keys = PoolKeys::new("bench");
         let (timing, _) = Timing::safeguarded(Requested {
             interval: Duration::from_secs(1),
@@ -318,7 +377,7 @@ fn main() {
             safeguards: true,
         })
         .unwrap();
-        let store = connect(&url).await;
+        let store = connect(url).await;
         let leaser = Leaser::new(store.clone(), keys, &timing);
         let mut pool = (store, leaser);
         let (pings, leases) = (cycles * 3, cycles);
@@ -341,9 +400,12 @@ fn main() {
         .await
         .expect("worker-id cycles");
         (per_second(pings, &turns[0]), per_second(leases, &turns[1]))
-    });
-    let limit = ping_rate / 3.0;
+    })
+}
 
+/// Lock acquire + release cycles on one master, three fsync'ing masters and
+/// three plain ones.
+fn lock_cycles(s: &Servers, cycles: usize) -> [(&'static str, cycles::BenchReport); 3] {
     let mut options = yaraus::lock::LockOptions::new(Duration::from_secs(30));
     options.namespace = "bench".into();
     let cycles_on = |urls: &[String], require_fsync: bool| {
@@ -352,23 +414,33 @@ fn main() {
         cycles::acquire_release_cycles_blocking(urls, "bench-cycles", cycles as u64, options)
             .expect("lock cycles")
     };
-    let reports = [
-        ("1 master", cycles_on(&one, true)),
-        ("3 masters (appendfsync always)", cycles_on(&three, true)),
+    [
+        ("1 master", cycles_on(&s.one, true)),
+        ("3 masters (appendfsync always)", cycles_on(&s.three, true)),
         (
             "3 masters without fsync (`--no-fsync-check`)",
-            cycles_on(&three_plain, false),
+            cycles_on(&s.three_plain, false),
         ),
-    ];
-    // What two trivial scripts a cycle, and what one fsync'd write, cost
-    // beside a PING on the same servers: the ceilings any protocol with
-    // scripts, or with durable writes, can reach here.
+    ]
+}
+
+/// What two trivial scripts a cycle, and what one fsync'd write, cost
+/// beside a PING on the same servers: the ceilings any protocol with
+/// scripts, or with durable writes, can reach here. Each pair is (PINGs or
+/// PING rounds per second, the other operation per second).
+struct Ceilings {
+    one: (f64, f64),
+    three: (f64, f64),
+    fsync: (f64, f64),
+}
+
+fn ceilings(rt: &tokio::runtime::Runtime, s: &Servers, cycles: usize) -> Ceilings {
     let get = redis::Script::new("return redis.call('GET', KEYS[1])");
     let set = redis::Script::new("return redis.call('SET', KEYS[1], ARGV[1])");
-    let (ping_one, trivial_one) = rt.block_on(async {
+    let one = rt.block_on(async {
         let n = cycles * 2;
         let turns = take_turns(
-            &mut connect(&one[0]).await,
+            &mut connect(&s.one[0]).await,
             BLOCKS,
             &[n, n],
             async |s, i| match i {
@@ -380,36 +452,10 @@ fn main() {
         .expect("two-script ceiling, 1 master");
         (per_second(n, &turns[0]), per_second(n, &turns[1]))
     });
-    // The same two-script ceiling on the three plain masters, every request
-    // sent to all three at once and waited for (as a lock round waits for
-    // every master), against a PING sent the same way.
-    let (ping_three, trivial_three) = rt.block_on(async {
-        let mut stores = Vec::new();
-        for url in &three_plain {
-            stores.push(connect(url).await);
-        }
-        let n = cycles * 2;
-        let turns = take_turns(&mut stores, BLOCKS, &[n, n], async |s, i| {
-            let [a, b, c] = &mut s[..] else {
-                unreachable!()
-            };
-            match i {
-                0 => tokio::try_join!(ping(a), ping(b), ping(c)).map(drop),
-                _ => tokio::try_join!(
-                    trivial_script(a, &get),
-                    trivial_script(b, &get),
-                    trivial_script(c, &get)
-                )
-                .map(drop),
-            }
-        })
-        .await
-        .expect("two-script ceiling, 3 masters");
-        (per_second(n, &turns[0]), per_second(n, &turns[1]))
-    });
-    let (ping_fsync, write_fsync) = rt.block_on(async {
+    let three = rt.block_on(two_script_ceiling_on_three(&s.three_plain, &get, cycles));
+    let fsync = rt.block_on(async {
         let turns = take_turns(
-            &mut connect(&three[0]).await,
+            &mut connect(&s.three[0]).await,
             BLOCKS,
             &[cycles, cycles],
             async |s, i| match i {
@@ -421,7 +467,50 @@ fn main() {
         .expect("fsync ceiling");
         (per_second(cycles, &turns[0]), per_second(cycles, &turns[1]))
     });
+    Ceilings { one, three, fsync }
+}
 
+/// The two-script ceiling on three plain masters, every request sent to all
+/// three at once and waited for (as a lock round waits for every master),
+/// against a PING sent the same way.
+async fn two_script_ceiling_on_three(
+    urls: &[String],
+    get: &redis::Script,
+    cycles: usize,
+) -> (f64, f64) {
+    let mut stores = Vec::new();
+    for url in urls {
+        stores.push(connect(url).await);
+    }
+    let n = cycles * 2;
+    let turns = take_turns(&mut stores, BLOCKS, &[n, n], async |s, i| {
+        let [a, b, c] = &mut s[..] else {
+            unreachable!()
+        };
+        match i {
+            0 => tokio::try_join!(ping(a), ping(b), ping(c)).map(drop),
+            _ => tokio::try_join!(
+                trivial_script(a, get),
+                trivial_script(b, get),
+                trivial_script(c, get)
+            )
+            .map(drop),
+        }
+    })
+    .await
+    .expect("two-script ceiling, 3 masters");
+    (per_second(n, &turns[0]), per_second(n, &turns[1]))
+}
+
+/// The library table: PINGs, worker-id cycles against the three-round-trip
+/// limit, lock cycles against the two-round-trip limit, and the ceilings.
+fn print_library(
+    cycles: usize,
+    (ping_rate, cycle_rate): (f64, f64),
+    reports: &[(&str, cycles::BenchReport)],
+    c: &Ceilings,
+) {
+    let limit = ping_rate / 3.0;
     println!();
     println!("Through the library, one client, PINGs and cycles taking turns:");
     println!();
@@ -432,7 +521,7 @@ fn main() {
         "| worker id: acquire + renew + release, {cycles} cycles | {cycle_rate:.0} cycles/s ({:.0}% of the three-round-trip limit {limit:.0}/s; target ≥ 50%) |",
         100.0 * cycle_rate / limit
     );
-    for (what, r) in &reports {
+    for (what, r) in reports {
         println!(
             "| lock: acquire + release, {what}, {} cycles | {:.0} cycles/s; PING to all masters {:.1} µs; {:.0}% of the two-round-trip limit {:.0}/s (target ≥ 80%) |",
             r.cycles,
@@ -442,6 +531,8 @@ fn main() {
             r.two_round_trip_limit_per_second
         );
     }
+    let ((ping_one, trivial_one), (ping_three, trivial_three)) = (c.one, c.three);
+    let (ping_fsync, write_fsync) = c.fsync;
     println!(
         "| ceiling: two trivial scripts (`return GET`) per cycle, 1 master | {:.0} cycles/s, {:.0}% of the two-PING rate {:.0}/s |",
         trivial_one / 2.0,
@@ -459,10 +550,35 @@ fn main() {
         1e6 / write_fsync,
         1e6 / ping_fsync
     );
+}
 
-    drop(etcd);
-    drop(masters);
-    drop(plain);
-    drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let runs: usize = option(&args, "--runs").unwrap_or(200);
+    let cycles: usize = option(&args, "--cycles").unwrap_or(5000);
+    let static_bin: Option<String> = option(&args, "--static-bin");
+    let yaraus = env!("CARGO_BIN_EXE_yaraus");
+
+    let servers = Servers::start(yaraus);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+
+    let (names, cmds) = process_commands(&servers, yaraus, static_bin.as_deref());
+    let figures = time_processes(&rt, cmds, runs);
+    print_processes(
+        &names,
+        &figures,
+        runs,
+        static_bin.is_some(),
+        servers.etcd.is_some(),
+    );
+
+    let worker_ids = worker_id_cycles(&rt, &servers.url, cycles);
+    let reports = lock_cycles(&servers, cycles);
+    let ceilings = ceilings(&rt, &servers, cycles);
+    print_library(cycles, worker_ids, &reports, &ceilings);
+
+    servers.stop();
 }

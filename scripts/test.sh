@@ -9,7 +9,7 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "ensuring redis-server is installed (scripts/install-redis.sh)"
 scripts/install-redis.sh
-step "ensuring faketime and perl are installed (scripts/install-test-tools.sh)"
+step "ensuring the other test tools are installed (scripts/install-test-tools.sh)"
 scripts/install-test-tools.sh
 
 # A minimal rustup profile lacks rustfmt and clippy.

@@ -2,10 +2,12 @@
 //! (`yaraus completions SHELL`); the man pages are checked by a unit test of
 //! the binary (`src/bin/yaraus/cli/man.rs`).
 
+mod common;
+
 #[test]
 fn completions_are_generated_for_every_shell() {
     for shell in ["bash", "zsh", "fish"] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_yaraus"))
+        let out = common::yaraus()
             .args(["completions", shell])
             .output()
             .unwrap();

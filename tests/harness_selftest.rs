@@ -341,3 +341,108 @@ fn sentinels_promote_the_replica_when_the_master_is_sigkilled() {
         || replica.info_field("replication", "role").as_deref() == Some("master"),
     );
 }
+
+/// Ignores `ignored` and blocks `blocked` in this process (the mask in this
+/// thread) until dropped: what `nohup` or a non-interactive shell's
+/// background job hands down to `cargo test`.
+struct Inherited {
+    old_actions: Vec<(nix::sys::signal::Signal, nix::sys::signal::SigAction)>,
+    old_mask: nix::sys::signal::SigSet,
+}
+
+impl Inherited {
+    fn new(ignored: &[nix::sys::signal::Signal], blocked: nix::sys::signal::Signal) -> Inherited {
+        use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, sigaction};
+        let ignore = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
+        let old_actions = ignored
+            .iter()
+            // SAFETY: SIG_IGN installs no handler.
+            .map(|&sig| (sig, unsafe { sigaction(sig, &ignore) }.expect("sigaction")))
+            .collect();
+        let mut old_mask = SigSet::empty();
+        let mut block = SigSet::empty();
+        block.add(blocked);
+        nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&block), Some(&mut old_mask))
+            .expect("pthread_sigmask");
+        Inherited {
+            old_actions,
+            old_mask,
+        }
+    }
+}
+
+impl Drop for Inherited {
+    fn drop(&mut self) {
+        use nix::sys::signal::{SigmaskHow, sigaction};
+        for (sig, action) in &self.old_actions {
+            // SAFETY: puts back the action this process had before.
+            let _ = unsafe { sigaction(*sig, action) };
+        }
+        let _ =
+            nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&self.old_mask), None);
+    }
+}
+
+#[test]
+fn children_start_with_default_dispositions_and_no_blocked_signal_whatever_the_test_inherited() {
+    use nix::sys::signal::Signal;
+    let inherited = Inherited::new(
+        &[
+            Signal::SIGHUP,
+            Signal::SIGINT,
+            Signal::SIGQUIT,
+            Signal::SIGTERM,
+        ],
+        Signal::SIGUSR1,
+    );
+    let out = common::command("grep")
+        .args(["-E", "^Sig(Blk|Ign):", "/proc/self/status"])
+        .output()
+        .expect("run grep");
+    drop(inherited);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "grep: {out:?}");
+    // The child's own /proc/self/status, signals 1 to 31 (bit N-1 is
+    // signal N): nothing ignored, nothing blocked. Signals 32 and up are
+    // glibc's own and the real-time ones, which no shell hands down.
+    let mask = |name: &str| -> u64 {
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {text}"));
+        u64::from_str_radix(line.trim(), 16).expect("a hex mask") & 0x7fff_ffff
+    };
+    assert_eq!(mask("SigIgn:"), 0, "the child inherited ignored signals");
+    assert_eq!(mask("SigBlk:"), 0, "the child inherited blocked signals");
+}
+
+#[test]
+fn every_process_a_test_starts_comes_from_common_command() {
+    // Split so that this test does not find itself.
+    let needle = concat!("Command", "::new(");
+    let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let spawn = tests.join("common").join("spawn.rs");
+    let mut offenders = Vec::new();
+    let mut dirs = vec![tests];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read tests/") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") && path != spawn {
+                let text = std::fs::read_to_string(&path).expect("read a test file");
+                for (n, line) in text.lines().enumerate() {
+                    if line.contains(needle) {
+                        offenders.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "start processes with common::command (or common::yaraus), which gives them \
+         default signal dispositions and an empty mask:\n{}",
+        offenders.join("\n")
+    );
+}

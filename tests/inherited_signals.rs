@@ -18,7 +18,7 @@ use std::process::Command;
 /// `cmd` (built by [`lock_cmd`]), started with SIGHUP and SIGINT ignored,
 /// as `nohup cmd &` in a script starts it.
 fn with_hup_and_int_ignored(cmd: &Command, scratch: &Scratch) -> Command {
-    let mut sh = Command::new("sh");
+    let mut sh = common::command("sh");
     sh.arg("-c")
         .arg(r#"trap '' HUP INT; exec "$@""#)
         .arg("sh")

@@ -7,7 +7,7 @@ mod common;
 
 use common::lock::*;
 use common::{RedisServer, wait_until};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 const HOLDERS: usize = 20;
@@ -16,14 +16,11 @@ const HOLDERS: usize = 20;
 fn contenders(servers: &[&RedisServer], name: &str, log: &std::path::Path) -> Vec<Child> {
     (0..HOLDERS)
         .map(|_| {
-            lock_cmd(servers)
-                .args(["--quiet", "--ttl", "3s", name, "--", "sh", "-c"])
-                .arg(critical_section(log))
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn yaraus lock")
+            start(
+                lock_cmd(servers)
+                    .args(["--quiet", "--ttl", "3s", name, "--", "sh", "-c"])
+                    .arg(critical_section(log)),
+            )
         })
         .collect()
 }
@@ -112,16 +109,13 @@ fn with_two_of_three_masters_down_nobody_holds_the_lock_and_waiters_give_up() {
     let marker = dir.path().join("ran");
     let children: Vec<Child> = (0..5)
         .map(|_| {
-            lock_cmd(&all(&servers))
-                .args([
-                    "--quiet", "--wait", "1s", "--ttl", "2s", "down", "--", "touch",
-                ])
-                .arg(&marker)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            start(
+                lock_cmd(&all(&servers))
+                    .args([
+                        "--quiet", "--wait", "1s", "--ttl", "2s", "down", "--", "touch",
+                    ])
+                    .arg(&marker),
+            )
         })
         .collect();
     for child in children {

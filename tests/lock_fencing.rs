@@ -8,7 +8,7 @@ mod common;
 use common::RedisServer;
 use common::lock::*;
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Child;
 
 /// The child appends `<substituted> <env>`: the token in place of `<>` in its
 /// arguments, and the one in its environment.
@@ -67,14 +67,7 @@ fn concurrent(servers: &[RedisServer], name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("tokens.log");
     let children: Vec<Child> = (0..20)
-        .map(|_| {
-            recorder(&all(servers), name, &log)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
+        .map(|_| start(&mut recorder(&all(servers), name, &log)))
         .collect();
     for child in children {
         assert_code(&finish(child), 0);

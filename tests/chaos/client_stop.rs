@@ -65,13 +65,8 @@ fn a_frozen_client_loses_its_child_to_the_watchdog_by_the_deadline() {
                 proc_stat(pid).is_some_and(|(s, _)| s == 'T')
             });
         }
-        let limit = fault + EXPIRE.as_nanos() as u64;
-        fleet.expect_dead_by(
-            "client frozen",
-            &victim_pids,
-            limit,
-            EXPIRE + Duration::from_secs(10),
-        );
+        let (limit, _) =
+            expect_dead_an_expiry_after(&mut fleet, "client frozen", &victim_pids, fault);
         // Others take the id and the lock while yaraus is still frozen.
         report
             .recoveries

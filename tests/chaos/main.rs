@@ -79,6 +79,21 @@ pub const LOCK_OPTS: &[&str] = &["--ttl", "1s", "--kill-after", "250ms", "--time
 /// `--expire` and `--ttl` above: no child may outlive its last renewal by more.
 pub const EXPIRE: Duration = Duration::from_secs(1);
 
+/// The deadline of the children `pids` after a fault at `fault`
+/// (monotonic ns): one [`EXPIRE`] later. Waits for them to die (up to 10 s
+/// beyond it) and asserts each ended by it; returns the deadline and when
+/// they were seen dead.
+pub fn expect_dead_an_expiry_after(
+    fleet: &mut harness::Fleet,
+    what: &str,
+    pids: &[i32],
+    fault: u64,
+) -> (u64, u64) {
+    let limit = fault + EXPIRE.as_nanos() as u64;
+    let dead = fleet.expect_dead_by(what, pids, limit, EXPIRE + Duration::from_secs(10));
+    (limit, dead)
+}
+
 /// How long a child takes to stop after SIGTERM (less than either kill-after).
 pub const GRACE: Duration = Duration::from_millis(50);
 

@@ -36,13 +36,8 @@ fn a_master_frozen_longer_than_expire_gets_every_child_killed_by_its_deadline() 
         let fault = now_ns();
         master.sigstop();
         report.faults += 1;
-        let limit = fault + EXPIRE.as_nanos() as u64;
-        let dead = fleet.expect_dead_by(
-            "master frozen",
-            &victims,
-            limit,
-            EXPIRE + Duration::from_secs(10),
-        );
+        let (limit, dead) =
+            expect_dead_an_expiry_after(&mut fleet, "master frozen", &victims, fault);
         assert!(
             dead < limit + BEYOND.as_nanos() as u64,
             "the children outlived the lease by more than {BEYOND:?}"

@@ -57,13 +57,7 @@ fn partitioned_holders_lose_their_children_by_the_deadline_and_others_take_over(
             proxies[v.client].cut();
             report.faults += 1;
         }
-        let limit = fault + EXPIRE.as_nanos() as u64;
-        fleet.expect_dead_by(
-            "partitioned",
-            &victim_pids,
-            limit,
-            EXPIRE + Duration::from_secs(10),
-        );
+        expect_dead_an_expiry_after(&mut fleet, "partitioned", &victim_pids, fault);
         report
             .recoveries
             .push(fleet.wait_recovered(fault, &victim_pids));

@@ -4,7 +4,8 @@
 //! `cluster_state:ok`. No replicas: what is tested here is that yaraus's keys
 //! and scripts fit the Cluster's slots, not Cluster failover.
 
-use super::*;
+use super::server::percent_encode;
+use super::{EVENT, RedisServer, ServerOptions, wait_until};
 
 const SLOTS: u32 = 16384;
 

@@ -49,13 +49,16 @@ pub fn all(servers: &[RedisServer]) -> Vec<&RedisServer> {
 
 /// Runs `cmd` to the end (stdin closed), failing the test after [`PROCESS_TIMEOUT`].
 pub fn run(cmd: &mut Command) -> Output {
-    let child = cmd
-        .stdin(Stdio::null())
+    finish(start(cmd))
+}
+
+/// Starts `cmd` with stdin closed and both outputs piped, for [`finish`].
+pub fn start(cmd: &mut Command) -> Child {
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn yaraus");
-    finish(child)
+        .expect("spawn yaraus")
 }
 
 /// Waits for a child started with piped output, within [`PROCESS_TIMEOUT`].

@@ -5,6 +5,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::RedisServer;
+use super::scratch::Scratch;
 
 pub const NS: &str = "t";
 pub const IDS: &str = "t:ids";
@@ -23,6 +24,20 @@ pub fn init_pool(server: &RedisServer, min: u64, max: u64) {
         "yaraus init failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A fresh server holding the pool MIN..MAX of namespace [`NS`], and a
+/// scratch directory for the children of the runs on it.
+pub fn fresh_pool(min: u64, max: u64) -> (RedisServer, Scratch) {
+    let server = RedisServer::start();
+    init_pool(&server, min, max);
+    (server, Scratch::new())
+}
+
+/// Gives `id` to another client, "thief", behind its holder's back: the
+/// next renewal of its holder finds its ownership lost.
+pub fn steal(server: &RedisServer, id: u64) {
+    server.cmd(&["HSET", CLIENTS, &enc(id), "thief"]);
 }
 
 /// The pool's member name of an id (`A7`, `B42`, `C100`).

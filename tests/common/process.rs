@@ -10,6 +10,8 @@ use std::thread;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
+use super::RedisServer;
+use super::pool::NS;
 use super::scratch::Scratch;
 use super::{EVENT, wait_until};
 
@@ -47,10 +49,13 @@ pub fn lock_cmd(
     cmd
 }
 
-/// Short timings for `yaraus run`, safeguards off, with the given lease
-/// length and kill-after: `--interval 100ms --expire E --kill-after K
-/// --delay 0 --no-safeguards`.
-pub const fn timings(expire: &'static str, kill_after: &'static str) -> [&'static str; 9] {
+/// Timings for `yaraus run` with the safeguards on: `--interval 100ms
+/// --expire E --kill-after K --delay D`.
+pub const fn safe_timings(
+    expire: &'static str,
+    kill_after: &'static str,
+    delay: &'static str,
+) -> [&'static str; 8] {
     [
         "--interval",
         "100ms",
@@ -59,9 +64,22 @@ pub const fn timings(expire: &'static str, kill_after: &'static str) -> [&'stati
         "--kill-after",
         kill_after,
         "--delay",
-        "0",
-        "--no-safeguards",
+        delay,
     ]
+}
+
+/// Short timings for `yaraus run`, safeguards off, with the given lease
+/// length and kill-after: [`safe_timings`] with `--delay 0`, then
+/// `--no-safeguards`.
+pub const fn timings(expire: &'static str, kill_after: &'static str) -> [&'static str; 9] {
+    let safe = safe_timings(expire, kill_after, "0");
+    let mut out = ["--no-safeguards"; 9];
+    let mut i = 0;
+    while i < safe.len() {
+        out[i] = safe[i];
+        i += 1;
+    }
+    out
 }
 
 pub fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
@@ -201,6 +219,19 @@ impl Drop for Run {
             );
         }
     }
+}
+
+/// `yaraus run` with `opts` on namespace [`NS`] of `server`, running the
+/// shell script `body` (written to `child.sh` in the scratch directory).
+pub fn run_script(server: &RedisServer, scratch: &Scratch, opts: &[&str], body: &str) -> Run {
+    let child = scratch.script("child.sh", body);
+    Run::start(&server.url_ns(NS), scratch, opts, &["sh", &child])
+}
+
+/// The body of a child that runs `prologue` (a `trap`, usually), writes its
+/// pid to `$D/pid` and loops until it is killed.
+pub fn waiting_child(prologue: &str) -> String {
+    format!("{prologue}\necho $$ > \"$D/pid\"\nwhile :; do sleep 0.05; done\n")
 }
 
 /// Runs `yaraus run` to completion; returns the exit code and the finished run.

@@ -6,7 +6,21 @@
 //! ms) so that a failover test awaits an event of about a second, not the
 //! production default of 30 s.
 
-use super::*;
+use std::fs::{self, OpenOptions};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tempfile::TempDir;
+
+use super::server::{
+    PORT_ATTEMPTS, START_TIMEOUT, make_tempdir, path_str, percent_encode, port_in_use,
+};
+use super::spawn::{command, spawn_tied};
+use super::{RedisServer, ensure_redis_server_installed, free_port, wait_until};
 
 /// The master name every test group uses.
 pub const MASTER_NAME: &str = "mymaster";
@@ -55,7 +69,7 @@ impl Sentinel {
                 .append(true)
                 .open(&log_path)
                 .expect("open sentinel.log");
-            let mut cmd = Command::new("redis-server");
+            let mut cmd = command("redis-server");
             cmd.arg(&conf)
                 .arg("--sentinel")
                 .process_group(0)

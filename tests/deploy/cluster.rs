@@ -157,17 +157,7 @@ fn a_user_from_acl_rules_runs_the_pool_and_a_lock_on_the_cluster() {
     ] {
         assert!(rules.contains(wanted), "{wanted} missing: {rules}");
     }
-    ok_as_user(&["--redis", &url, "init", "--max", "2"]);
-    let out = ok_as_user(&[
-        "--redis",
-        &url,
-        "run",
-        "--",
-        "sh",
-        "-c",
-        "echo $YARAUS_WORKER_ID",
-    ]);
-    assert_eq!(out.stdout.trim(), "1");
+    user_inits_and_gets_id_1(&url, &[]);
     ok_as_user(&["--redis", &url, "stats"]);
     ok_as_user(&["--redis", &url, "list"]);
     let out = ok_as_user(&[

@@ -32,6 +32,20 @@ pub fn ok_as_user(args: &[&str]) -> Output {
     common::run_ok(&args, &[("YARAUS_REDIS_PASSWORD", USER_PASSWORD)], LIMIT)
 }
 
+/// As the user: `init --max 2` on `url`, then a `run` (with `global`
+/// options before it) whose child is given id 1.
+pub fn user_inits_and_gets_id_1(url: &str, global: &[&str]) {
+    ok_as_user(&["--redis", url, "init", "--max", "2"]);
+    let args = [
+        &["--redis", url][..],
+        global,
+        &["run", "--", "sh", "-c", "echo $YARAUS_WORKER_ID"],
+    ]
+    .concat();
+    let out = ok_as_user(&args);
+    assert_eq!(out.stdout.trim(), "1");
+}
+
 /// `yaraus ARGS`, expecting exit 0.
 pub fn ok(args: &[&str]) -> Output {
     common::run_ok(args, &[], LIMIT)

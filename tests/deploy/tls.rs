@@ -5,12 +5,11 @@
 
 use super::*;
 use common::scratch::Scratch;
-use common::{RedisServer, ServerOptions, free_port};
-use std::process::Command;
+use common::{RedisServer, ServerOptions, command, free_port};
 
 /// Runs `openssl ARGS` in `dir`, panicking with its output on failure.
 fn openssl(dir: &Scratch, args: &[&str]) {
-    let out = Command::new("openssl")
+    let out = command("openssl")
         .args(args)
         .current_dir(dir.dir())
         .output()

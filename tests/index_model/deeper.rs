@@ -8,6 +8,7 @@
 
 use crate::checks::assert_atomic_matches_exact;
 use crate::explorer::check;
+use crate::explorer::deeper::Table;
 use crate::findings::fixed;
 use crate::model::{Extension, Model, Rules};
 
@@ -18,17 +19,8 @@ enum Expect {
     Violation,
 }
 
-/// Whether the case named `name` runs (`INDEX_MODEL_CASES` unset, or
-/// contained in the name).
-fn selected(name: &str) -> bool {
-    std::env::var("INDEX_MODEL_CASES").map_or(true, |only| name.contains(&only))
-}
-
 /// Explores one case; returns its line of the table, or the failure.
 fn case(name: &str, m: &Model, expect: Expect) -> Result<String, String> {
-    if !selected(name) {
-        return Ok(format!("| {name} | skipped | | |"));
-    }
     let o = check(name, m);
     let found = o.violation.as_ref().map(|(v, run)| (*v, run.len()));
     let ok = match expect {
@@ -43,11 +35,8 @@ fn case(name: &str, m: &Model, expect: Expect) -> Result<String, String> {
         )),
         o.seconds
     );
-    if ok {
-        Ok(line)
-    } else {
-        Err(format!("{name}: expected {expect:?}, found {found:?}"))
-    }
+    ok.then_some(line)
+        .ok_or_else(|| format!("{name}: expected {expect:?}, found {found:?}"))
 }
 
 #[test]
@@ -153,19 +142,12 @@ fn deeper_bounds() {
             Expect::Safe,
         ),
     ];
-    let mut table = vec![
-        "| case | states | found | time |".to_string(),
-        "|---|---|---|---|".to_string(),
-    ];
-    let mut failures = Vec::new();
+    let mut table = Table::new("INDEX_MODEL_CASES", &["case", "states", "found", "time"]);
     for (name, m, expect) in &cases {
         assert_eq!(m.rules, Rules::Protocol);
-        match case(name, m, *expect) {
-            Ok(line) => table.push(line),
-            Err(e) => failures.push(e),
-        }
+        table.case(name, || case(name, m, *expect));
     }
-    if selected("atomic against exact") {
+    if table.selected("atomic against exact") {
         let m = Model {
             faults: 1,
             crashes: 1,
@@ -174,12 +156,11 @@ fn deeper_bounds() {
         assert_atomic_matches_exact(&m);
         let m = fixed(2, 4);
         assert_atomic_matches_exact(&m);
-        table.push(
+        table.row(
             "| atomic against exact: 2 replicas, ticks 1..=3 with a fault and a crash, \
              and ticks 1..=4 | equal | | |"
                 .to_string(),
         );
     }
-    println!("{}", table.join("\n"));
-    assert!(failures.is_empty(), "{failures:#?}");
+    table.finish();
 }

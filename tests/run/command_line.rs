@@ -4,9 +4,7 @@ use super::*;
 
 #[test]
 fn placeholder_is_replaced_in_every_argument_and_ids_are_in_the_env() {
-    let server = RedisServer::start();
-    init_pool(&server, 100, 200);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(100, 200);
     let print = r#"printf '%s\n' "$0" "$@" > "$D/args"; env | grep '^YARAUS_' | sort > "$D/env""#;
     let (code, run) = run_to_end(
         &server.url_ns(NS),
@@ -52,9 +50,7 @@ fn placeholder_is_replaced_in_every_argument_and_ids_are_in_the_env() {
 
 #[test]
 fn a_custom_replacement_leaves_the_default_placeholder_alone() {
-    let server = RedisServer::start();
-    init_pool(&server, 7, 7);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(7, 7);
     let (code, run) = run_to_end(
         &server.url_ns(NS),
         &scratch,
@@ -76,21 +72,10 @@ fn a_custom_replacement_leaves_the_default_placeholder_alone() {
 
 #[test]
 fn logs_one_timestamped_line_per_event_and_quiet_silences_them() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
+    let (server, scratch) = fresh_pool(1, 1);
     let url = server.url_ns(NS);
-    let scratch = Scratch::new();
     // Values that pass the safeguards: no warning.
-    let opts = [
-        "--interval",
-        "100ms",
-        "--expire",
-        "1s",
-        "--kill-after",
-        "300ms",
-        "--delay",
-        "500ms",
-    ];
+    let opts = safe_timings("1s", "300ms", "500ms");
     let (code, run) = run_to_end(&url, &scratch, &opts, &["true"]);
     assert_eq!(code, 0);
     let log = run.log();
@@ -125,10 +110,8 @@ fn logs_one_timestamped_line_per_event_and_quiet_silences_them() {
 
 #[test]
 fn unsafe_timings_are_raised_with_a_warning_unless_safeguards_are_off() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
+    let (server, scratch) = fresh_pool(1, 1);
     let url = server.url_ns(NS);
-    let scratch = Scratch::new();
     let opts = [
         "--interval",
         "2s",

@@ -5,10 +5,8 @@ use super::*;
 #[test]
 fn fifty_concurrent_runs_hold_pairwise_distinct_ids() {
     const N: usize = 50;
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1023);
+    let (server, scratch) = fresh_pool(1, 1023);
     let url = server.url_ns(NS);
-    let scratch = Scratch::new();
     // Each child records what it holds, then waits (holding it) for the barrier.
     let worker = scratch.script(
         "worker.sh",
@@ -118,10 +116,8 @@ fn exhausted_pool_with_wait_exits_75_and_leaves_the_pool_alone() {
 
 #[test]
 fn a_waiting_run_gets_the_id_a_holder_releases() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
+    let (server, scratch) = fresh_pool(1, 1);
     let url = server.url_ns(NS);
-    let scratch = Scratch::new();
     let holder_sh = scratch.script(
         "holder.sh",
         r#"echo "$YARAUS_WORKER_ID" > "$D/holder"
@@ -148,10 +144,8 @@ while [ ! -e "$D/go" ]; do sleep 0.05; done
 
 #[test]
 fn expired_ids_are_reused_oldest_free_first_smallest_on_ties() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 12);
+    let (server, scratch) = fresh_pool(1, 12);
     let url = server.url_ns(NS);
-    let scratch = Scratch::new();
     // Everything leased to ghosts for an hour, except four expired leases:
     // B11 expired first; A9 and B10 at the same moment (the tie goes to 9,
     // the smaller id, although "A9" and "B10" differ in length); A2 last.
@@ -187,10 +181,8 @@ fn expired_ids_are_reused_oldest_free_first_smallest_on_ties() {
 
 #[test]
 fn id_is_released_at_exit_and_the_exit_code_is_passed_through() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 3);
+    let (server, scratch) = fresh_pool(1, 3);
     let url = server.url_ns(NS);
-    let scratch = Scratch::new();
     let child = scratch.script(
         "child.sh",
         r#"echo "$YARAUS_WORKER_ID $YARAUS_CLIENT_ID" > "$D/who"
@@ -225,10 +217,8 @@ exit 42
 
 #[test]
 fn exec_failures_exit_127_and_126_and_release_the_id() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 2);
+    let (server, scratch) = fresh_pool(1, 2);
     let url = server.url_ns(NS);
-    let scratch = Scratch::new();
     fs::write(scratch.path("not-executable"), "#!/bin/sh\necho hi\n").unwrap();
     fs::create_dir(scratch.path("a-directory")).unwrap();
 

@@ -4,24 +4,15 @@ use super::*;
 
 #[test]
 fn stolen_ownership_kills_the_group_within_interval_plus_kill_after() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     let interval = Duration::from_millis(200);
     let kill_after = Duration::from_millis(500);
     // Scheduling slack on top of interval + kill-after; the expiry (30 s) is
     // far beyond it, so only the ownership check can explain a kill in time.
     let slack = Duration::from_secs(1);
     // The child ignores SIGTERM (so do the sleeps it starts): SIGKILL is needed.
-    let child = scratch.script(
-        "child.sh",
-        r#"trap '' TERM
-echo $$ > "$D/pid"
-while :; do sleep 0.05; done
-"#,
-    );
-    let mut run = Run::start(
-        &server.url_ns(NS),
+    let mut run = run_script(
+        &server,
         &scratch,
         &[
             "--interval",
@@ -34,12 +25,12 @@ while :; do sleep 0.05; done
             "0",
             "--no-safeguards",
         ],
-        &["sh", &child],
+        &waiting_child("trap '' TERM"),
     );
     let pid = read_pid(&scratch, "pid");
     let (_, id) = run.wait_lease();
 
-    server.cmd(&["HSET", CLIENTS, &enc(id), "thief"]);
+    steal(&server, id);
     let stolen = Instant::now();
     wait_until("the child's group to die", EVENT, || {
         !alive(pid) && live_members(pid).is_empty()
@@ -63,27 +54,9 @@ while :; do sleep 0.05; done
 
 #[test]
 fn ownership_lost_during_the_delay_never_starts_the_child() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
-    let mut run = Run::start(
-        &server.url_ns(NS),
-        &scratch,
-        &[
-            "--interval",
-            "100ms",
-            "--expire",
-            "30s",
-            "--kill-after",
-            "300ms",
-            "--delay",
-            "1m",
-        ],
-        &["touch", &scratch.arg("ran")],
-    );
-    run.wait_log("sleep 1m");
-    let (_, id) = run.lease().unwrap();
-    server.cmd(&["HSET", CLIENTS, &enc(id), "thief"]);
+    let (server, scratch) = fresh_pool(1, 1);
+    let (mut run, _, id) = in_the_delay(&server, &scratch, "30s");
+    steal(&server, id);
     assert_eq!(run.wait(), 124, "{}", run.log());
     assert!(
         run.last_line().contains("lost before the command started"),
@@ -96,29 +69,23 @@ fn ownership_lost_during_the_delay_never_starts_the_child() {
 
 #[test]
 fn a_grandchild_under_sh_dies_with_the_group_on_loss() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     // sh starts a grandchild that ignores SIGTERM, then waits for it.
-    let child = scratch.script(
-        "child.sh",
+    let mut run = run_script(
+        &server,
+        &scratch,
+        &timings("30s", "300ms"),
         r#"sh -c 'trap "" TERM; echo $$ > "$D/grandchild"; exec sleep 1000' &
 echo $$ > "$D/pid"
 wait
 "#,
-    );
-    let mut run = Run::start(
-        &server.url_ns(NS),
-        &scratch,
-        &timings("30s", "300ms"),
-        &["sh", &child],
     );
     let pid = read_pid(&scratch, "pid");
     let grandchild = read_pid(&scratch, "grandchild");
     assert_eq!(proc_stat(grandchild).map(|(_, g)| g), Some(pid));
     let (_, id) = run.wait_lease();
 
-    server.cmd(&["HSET", CLIENTS, &enc(id), "thief"]);
+    steal(&server, id);
     assert_eq!(run.wait(), 124, "{}", run.log());
     wait_until("the grandchild to die", EVENT, || !alive(grandchild));
     assert!(!alive(pid));
@@ -127,32 +94,25 @@ wait
 
 #[test]
 fn the_whole_group_gets_sigkill_kill_after_after_sigterm_even_if_the_leader_exits_first() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     let kill_after = 1.0;
     // The leader takes most of --kill-after to shut down gracefully; its
     // grandchild ignores SIGTERM. The grandchild must get SIGKILL when
     // --kill-after has passed since the SIGTERM, not a --kill-after later.
-    let child = scratch.script(
-        "child.sh",
-        r#"trap 'date +%s.%N > "$D/term"; sleep 0.8; exit 0' TERM
-sh -c 'trap "" TERM; echo $$ > "$D/grandchild"; exec sleep 1000' &
-echo $$ > "$D/pid"
-while :; do sleep 0.05; done
-"#,
-    );
-    let mut run = Run::start(
-        &server.url_ns(NS),
+    let mut run = run_script(
+        &server,
         &scratch,
         &timings("30s", "1s"),
-        &["sh", &child],
+        &waiting_child(
+            r#"trap 'date +%s.%N > "$D/term"; sleep 0.8; exit 0' TERM
+sh -c 'trap "" TERM; echo $$ > "$D/grandchild"; exec sleep 1000' &"#,
+        ),
     );
     let pid = read_pid(&scratch, "pid");
     let grandchild = read_pid(&scratch, "grandchild");
     let (_, id) = run.wait_lease();
 
-    server.cmd(&["HSET", CLIENTS, &enc(id), "thief"]);
+    steal(&server, id);
     wait_until("the grandchild to die", EVENT, || !alive(grandchild));
     let dead = wall_now();
     assert_eq!(run.wait(), 124, "{}", run.log());
@@ -169,21 +129,12 @@ while :; do sleep 0.05; done
 
 #[test]
 fn a_stopped_child_is_continued_so_that_it_can_handle_sigterm_on_loss() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
-    let child = scratch.script(
-        "child.sh",
-        r#"trap 'echo TERM > "$D/term"; exit 0' TERM
-echo $$ > "$D/pid"
-while :; do sleep 0.05; done
-"#,
-    );
-    let mut run = Run::start(
-        &server.url_ns(NS),
+    let (server, scratch) = fresh_pool(1, 1);
+    let mut run = run_script(
+        &server,
         &scratch,
         &timings("30s", "5s"),
-        &["sh", &child],
+        &waiting_child(r#"trap 'echo TERM > "$D/term"; exit 0' TERM"#),
     );
     let pid = read_pid(&scratch, "pid");
     let (_, id) = run.wait_lease();
@@ -192,7 +143,7 @@ while :; do sleep 0.05; done
         proc_stat(pid).is_some_and(|(s, _)| s == 'T')
     });
 
-    server.cmd(&["HSET", CLIENTS, &enc(id), "thief"]);
+    steal(&server, id);
     assert_eq!(run.wait(), 124, "{}", run.log());
     // It handled the SIGTERM itself (a SIGKILL would have left no trace).
     assert_eq!(scratch.wait_line("term"), "TERM");
@@ -201,9 +152,7 @@ while :; do sleep 0.05; done
 
 #[test]
 fn the_child_starts_with_no_blocked_signals_and_default_dispositions() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     // grep is the child itself (no shell in between): it reports its own state.
     let (code, run) = run_to_end(
         &server.url_ns(NS),
@@ -225,24 +174,14 @@ fn the_child_starts_with_no_blocked_signals_and_default_dispositions() {
     // them with their default action. Others may be ignored by whoever
     // started the test, and are inherited as a shell would inherit them.
     let ignored = mask("SigIgn:");
-    for sig in [
-        Signal::SIGINT,
-        Signal::SIGTERM,
-        Signal::SIGHUP,
-        Signal::SIGQUIT,
-        Signal::SIGUSR1,
-        Signal::SIGUSR2,
-        Signal::SIGPIPE,
-    ] {
+    for sig in FORWARDED.into_iter().chain([Signal::SIGPIPE]) {
         assert_eq!(ignored & (1 << (sig as u64 - 1)), 0, "{sig} is ignored");
     }
 }
 
 #[test]
 fn processes_left_behind_by_the_child_are_stopped_before_the_release() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     // The child exits at once, leaving a SIGTERM-proof process in its group.
     let child = scratch.script(
         "child.sh",
@@ -327,20 +266,16 @@ echo "new: started, old child ${state:-gone}" >> "$D/events"
 
 #[test]
 fn frozen_redis_kills_the_child_at_the_local_deadline() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     let expire = 1.0;
     // The delay a new owner waits (the safeguard minimum 2 × interval + kill-after).
     let delay = 2.0 * 0.1 + 0.3;
-    let child = scratch.script(
-        "child.sh",
-        r#"trap 'date +%s.%N > "$D/term"; exit 0' TERM
-echo $$ > "$D/pid"
-while :; do sleep 0.05; done
-"#,
+    let mut run = run_script(
+        &server,
+        &scratch,
+        FAST,
+        &waiting_child(r#"trap 'date +%s.%N > "$D/term"; exit 0' TERM"#),
     );
-    let mut run = Run::start(&server.url_ns(NS), &scratch, FAST, &["sh", &child]);
     let pid = read_pid(&scratch, "pid");
     let (_, id) = run.wait_lease();
     wait_until("a renewal", EVENT, || {
@@ -381,11 +316,13 @@ fn sigkilled_yaraus_takes_its_child_with_it() {
     // tokio's blocking-pool threads exit after 10 s idle; a child forked from
     // one would get its PDEATHSIG then. It must outlive that.
     const BLOCKING_POOL_KEEP_ALIVE: Duration = Duration::from_secs(10);
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
-    let child = scratch.script("child.sh", "echo $$ > \"$D/pid\"\nexec sleep 1000\n");
-    let mut run = Run::start(&server.url_ns(NS), &scratch, FAST, &["sh", &child]);
+    let (server, scratch) = fresh_pool(1, 1);
+    let mut run = run_script(
+        &server,
+        &scratch,
+        FAST,
+        "echo $$ > \"$D/pid\"\nexec sleep 1000\n",
+    );
     let pid = read_pid(&scratch, "pid");
     let (client, id) = run.wait_lease();
 
@@ -404,14 +341,13 @@ fn sigkilled_yaraus_takes_its_child_with_it() {
 fn sigkilled_yaraus_takes_the_childs_whole_group_with_it() {
     // PDEATHSIG reaches only the child; the guard process must kill the
     // background grandchild too.
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
-    let child = scratch.script(
-        "child.sh",
+    let (server, scratch) = fresh_pool(1, 1);
+    let run = run_script(
+        &server,
+        &scratch,
+        FAST,
         "sleep 1000 &\necho $! > \"$D/gpid\"\necho $$ > \"$D/pid\"\nwait\n",
     );
-    let run = Run::start(&server.url_ns(NS), &scratch, FAST, &["sh", &child]);
     let pid = read_pid(&scratch, "pid");
     let grandchild = read_pid(&scratch, "gpid");
     run.wait_lease();

@@ -24,24 +24,52 @@ mod terminal;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use common::pool::{
-    CLIENTS, IDS, NS, dec, enc, init_pool, owner, score, server_now, stat, wall_now,
+    CLIENTS, IDS, NS, dec, enc, fresh_pool, init_pool, owner, score, server_now, stat, steal,
+    wall_now,
 };
 use common::process::{
-    Run, alive, live_members, proc_stat, read_pid, run_cmd, run_to_end, timings, with,
-    yaraus_ancestor,
+    Run, alive, live_members, proc_stat, read_pid, run_cmd, run_script, run_to_end, safe_timings,
+    timings, waiting_child, with, yaraus_ancestor,
 };
-use common::pty::{on_a_pty, pty_available, shell_words};
+use common::pty::{READS_A_LINE, on_a_pty, require_bash, yaraus_run_line};
 use common::scratch::Scratch;
 use common::{EVENT, RedisServer, ServerOptions, wait_until};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
+
+/// `yaraus run` of `touch $D/ran` with a one-minute delay, once it sleeps
+/// through the delay holding its id: the run, its client id and the id.
+fn in_the_delay(
+    server: &RedisServer,
+    scratch: &Scratch,
+    expire: &'static str,
+) -> (Run, String, u64) {
+    let run = Run::start(
+        &server.url_ns(NS),
+        scratch,
+        &safe_timings(expire, "300ms", "1m"),
+        &["touch", &scratch.arg("ran")],
+    );
+    run.wait_log("sleep 1m");
+    let (client, id) = run.lease().unwrap();
+    (run, client, id)
+}
+
+/// The signals yaraus forwards to its child.
+const FORWARDED: [Signal; 6] = [
+    Signal::SIGINT,
+    Signal::SIGTERM,
+    Signal::SIGHUP,
+    Signal::SIGQUIT,
+    Signal::SIGUSR1,
+    Signal::SIGUSR2,
+];
 
 /// Short timings, safeguards off: the child starts at once.
 const FAST: &[&str] = &timings("1s", "300ms");

@@ -4,10 +4,8 @@ use super::*;
 
 #[test]
 fn child_killed_by_a_signal_exits_128_plus_n() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 2);
+    let (server, scratch) = fresh_pool(1, 2);
     let url = server.url_ns(NS);
-    let scratch = Scratch::new();
     for (sig, n) in [("TERM", 15), ("KILL", 9), ("USR1", 10), ("SEGV", 11)] {
         let (code, run) = run_to_end(
             &url,
@@ -23,9 +21,7 @@ fn child_killed_by_a_signal_exits_128_plus_n() {
 
 #[test]
 fn forwarded_signals_reach_the_child_once_and_it_decides_the_exit_status() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 2);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 2);
     let child = scratch.script(
         "child.sh",
         r#"for s in INT TERM HUP QUIT USR1 USR2; do
@@ -38,15 +34,7 @@ exit 7
     );
     let mut run = Run::start(&server.url_ns(NS), &scratch, FAST, &["sh", &child]);
     read_pid(&scratch, "pid");
-    let sigs = [
-        Signal::SIGINT,
-        Signal::SIGTERM,
-        Signal::SIGHUP,
-        Signal::SIGQUIT,
-        Signal::SIGUSR1,
-        Signal::SIGUSR2,
-    ];
-    for (i, sig) in sigs.iter().enumerate() {
+    for (i, sig) in FORWARDED.iter().enumerate() {
         run.signal(*sig);
         scratch.wait_lines("got", i + 1);
     }
@@ -63,19 +51,10 @@ exit 7
 
 #[test]
 fn forwarded_signals_that_kill_the_child_give_128_plus_n() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 2);
+    let (server, scratch) = fresh_pool(1, 2);
     let url = server.url_ns(NS);
-    let scratch = Scratch::new();
     let child = scratch.script("child.sh", "echo $$ > \"$D/pid.$1\"\nexec sleep 1000\n");
-    for sig in [
-        Signal::SIGINT,
-        Signal::SIGTERM,
-        Signal::SIGHUP,
-        Signal::SIGQUIT,
-        Signal::SIGUSR1,
-        Signal::SIGUSR2,
-    ] {
+    for sig in FORWARDED {
         let name = sig.as_str();
         let mut run = Run::start(&url, &scratch, FAST, &["sh", &child, name]);
         let pid = read_pid(&scratch, &format!("pid.{name}"));
@@ -108,26 +87,8 @@ fn signal_while_waiting_for_an_id_exits_128_plus_n_and_leaves_ids_unchanged() {
 
 #[test]
 fn signal_during_the_delay_releases_the_id_and_never_starts_the_child() {
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
-    let mut run = Run::start(
-        &server.url_ns(NS),
-        &scratch,
-        &[
-            "--interval",
-            "100ms",
-            "--expire",
-            "1s",
-            "--kill-after",
-            "300ms",
-            "--delay",
-            "1m",
-        ],
-        &["touch", &scratch.arg("ran")],
-    );
-    run.wait_log("sleep 1m");
-    let (client, id) = run.lease().unwrap();
+    let (server, scratch) = fresh_pool(1, 1);
+    let (mut run, client, id) = in_the_delay(&server, &scratch, "1s");
     assert_leased_to(&server, id, &client);
     run.signal(Signal::SIGTERM);
     assert_eq!(run.wait(), 143, "{}", run.log());

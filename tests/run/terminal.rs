@@ -4,13 +4,7 @@ use super::*;
 
 #[test]
 fn an_interactive_child_reads_the_terminal_and_gets_ctrl_c_once() {
-    if !pty_available() {
-        eprintln!("skipped: script(1) from util-linux is missing or cannot open a pty");
-        return;
-    }
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
+    let (server, scratch) = fresh_pool(1, 1);
     let child = scratch.script(
         "child.sh",
         r#"trap 'echo INT >> "$D/ints"' INT
@@ -21,20 +15,13 @@ while [ ! -e "$D/stop" ]; do sleep 0.05; done
 exit 5
 "#,
     );
-    let url = server.url_ns(NS);
-    let args: Vec<&str> = [env!("CARGO_BIN_EXE_yaraus"), "run", "--redis", &url]
-        .into_iter()
-        .chain(FAST.iter().copied())
-        .chain(["--", "sh", child.as_str()])
-        .collect();
-    let (mut run, mut tty) = on_a_pty(&scratch, &shell_words(&args));
+    let command_line = yaraus_run_line(&server.url_ns(NS), FAST, &["sh", &child]);
+    let (mut run, mut tty) = on_a_pty(&scratch, &command_line);
 
     scratch.wait_line("ready");
-    tty.write_all(b"hello from the terminal\n").unwrap();
-    tty.flush().unwrap();
+    tty.type_in(b"hello from the terminal\n");
     assert_eq!(scratch.wait_line("line"), "got: hello from the terminal");
-    tty.write_all(b"\x03").unwrap();
-    tty.flush().unwrap();
+    tty.type_in(b"\x03");
     scratch.wait_line("ints");
     scratch.touch("stop");
     // script -e exits with the status of yaraus, which is the child's.
@@ -55,35 +42,17 @@ exit 5
 fn ctrl_z_stops_the_child_and_yaraus_and_fg_resumes_both() {
     // An interactive bash with job control on a pseudo-terminal (script(1)),
     // driven as a user would: type the command, Ctrl-Z, `fg`.
-    if !pty_available() || Command::new("bash").arg("--version").output().is_err() {
-        eprintln!("skipped: script(1) or bash is missing, or no pty can be opened");
-        return;
-    }
-    let server = RedisServer::start();
-    init_pool(&server, 1, 1);
-    let scratch = Scratch::new();
-    let child = scratch.script(
-        "child.sh",
-        r#"echo $$ > "$D/pid"
-read line
-echo "got: $line" > "$D/line"
-exit 6
-"#,
+    require_bash();
+    let (server, scratch) = fresh_pool(1, 1);
+    let child = scratch.script("child.sh", READS_A_LINE);
+    let command_line = yaraus_run_line(
+        &server.url_ns(NS),
+        &timings("30s", "300ms"),
+        &["sh", &child],
     );
-    let url = server.url_ns(NS);
-    let args: Vec<&str> = [env!("CARGO_BIN_EXE_yaraus"), "run", "--redis", &url]
-        .into_iter()
-        .chain(timings("30s", "300ms"))
-        .chain(["--", "sh", child.as_str()])
-        .collect();
-    let command_line = shell_words(&args);
     let (mut run, mut tty) = on_a_pty(&scratch, "bash --norc --noprofile -i");
-    let mut type_in = |text: &[u8]| {
-        tty.write_all(text).unwrap();
-        tty.flush().unwrap();
-    };
     // Alone on its line: in `a; b`, bash would run b as soon as a stops.
-    type_in(format!("{command_line}\n").as_bytes());
+    tty.type_in(format!("{command_line}\n"));
     let child_pid: i32 = scratch.wait_line("pid").parse().unwrap();
     // yaraus is the child's parent, or its grandparent when a watchdog
     // process stands between them.
@@ -92,23 +61,23 @@ exit 6
 
     // Ctrl-Z: the child stops, and yaraus follows it, so that bash (which
     // waits for yaraus, its job) gets the terminal back.
-    type_in(b"\x1a");
+    tty.type_in(b"\x1a");
     wait_until("the child to stop", EVENT, || state(child_pid) == Some('T'));
     wait_until("yaraus to stop", EVENT, || state(yaraus_pid) == Some('T'));
     assert!(run.output().contains("stopping too"), "{}", run.output());
 
     // `fg`: bash continues yaraus, which gives the terminal to the child
     // and continues it; the child reads what is typed next.
-    type_in(b"fg\n");
+    tty.type_in(b"fg\n");
     wait_until("the child to run again", EVENT, || {
         state(child_pid).is_some_and(|s| s != 'T')
     });
-    type_in(b"after fg\n");
+    tty.type_in(b"after fg\n");
     assert_eq!(scratch.wait_line("line"), "got: after fg");
     // Read by bash once `fg` returns: the status of yaraus, the child's.
-    type_in(b"echo \"status $?\" > \"$D/status\"\n");
+    tty.type_in(b"echo \"status $?\" > \"$D/status\"\n");
     assert_eq!(scratch.wait_line("status"), "status 6");
-    type_in(b"exit\n");
+    tty.type_in(b"exit\n");
     run.wait();
     assert!(leased_ids(&server).is_empty());
 }

@@ -1,4 +1,4 @@
-//! The helpers of `tests/seq_serve.rs`: `yaraus seq serve` as a process
+//! The helpers of the `seq_serve` tests: `yaraus seq serve` as a process
 //! (its port read from its log), a raw RESP client that tells an integer
 //! from a bulk string, and the real-time order check over timed calls.
 

@@ -19,88 +19,15 @@
 //! flight, a view every proposer backs off from forever
 //! (`the_final_rule_can_leave_a_sequence_that_nobody_creates`).
 
+use super::runs::{FAILED_CREATION_RUN_OF_VIEWS, LATE_PHASE_1_RUN};
 use super::step::final_eligible;
+use super::tests::{
+    FRESH, assert_safe_when_a_holder_loses_its_data, assert_safe_with_a_loss_during_creation,
+    assert_unavailable_after_a_restart_beside_a_frozen_node,
+};
 use super::*;
 
 use crate::explorer::{assert_safe, check, narrate, replay};
-
-const FRESH: [u8; N] = [MISSING; N];
-
-/// `FAILED_CREATION_RUN` of `tests.rs` with the tokens named as under
-/// `Final` (and `OfView`): P1's creation draws T2 for its view of marks T1
-/// instead of taking T1, P1's second read is T3, P2's read T4. From step 19
-/// on it is the `Greatest` run: P2 adopts the older claim T2 from the view
-/// [unborn:T4, creating:T2, creating:T2], and later from [creating:T2, 1,
-/// creating:T2].
-const FAILED_CREATION_RUN: [&str; 29] = [
-    "P1 starts call 1",
-    "node 1 executes P1's READ",
-    "node 2 executes P1's READ",
-    "node 3 executes P1's READ",
-    "P1 stops waiting, counts node 1 unborn:T1, node 2 unborn:T1, node 3 unborn:T1: creates",
-    "node 1 executes P1's CAS",
-    "node 2 executes P1's CAS",
-    "node 3 executes P1's CAS",
-    "P1 stops waiting, counts node 1 ok, node 2 ok, node 3 ok",
-    "P2 starts call 1",
-    "node 1 executes a CAS(creating:T2 -> 0)",
-    "node 2 executes a CAS(creating:T2 -> 0)",
-    "P1 stops waiting, counts node 1 0, node 2 0:",
-    "node 1 executes P1's proposal 1",
-    "node 2 executes P1's proposal 1",
-    "P1 stops waiting, counts node 1 accepted 1, node 2 accepted 1:",
-    "node 1 loses",
-    "node 1 executes P2's READ",
-    "P2 stops waiting, counts node 1 unborn:T4, node 2 creating:T2, node 3 creating:T2: creates",
-    "node 1 executes P2's CAS(unborn:T4 -> creating:T2)",
-    "P2 stops waiting, with no reply",
-    "P2 stops waiting, counts node 1 creating:T2, node 2 1, node 3 creating:T2: creates",
-    "P2 stops waiting, counts node 1 ok, node 2 ok, node 3 ok",
-    "node 1 executes a CAS(creating:T2 -> 0)",
-    "node 3 executes a CAS(creating:T2 -> 0)",
-    "P2 stops waiting, counts node 1 0, node 3 0:",
-    "node 1 executes P2's proposal 1",
-    "node 3 executes P2's proposal 1",
-    "P2 stops waiting, counts node 1 accepted 1, node 3 accepted 1",
-];
-
-/// `LATE_PHASE_1_RUN` of `view_tests.rs`, verbatim (the names are those of
-/// `OfView`, which `Final` shares).
-const LATE_PHASE_1_RUN: [&str; 30] = [
-    "P1 starts call 1",
-    "node 1 executes P1's READ",
-    "node 2 executes P1's READ",
-    "node 3 executes P1's READ",
-    "P1 stops waiting, counts node 1 unborn:T1, node 2 unborn:T1, node 3 unborn:T1: creates",
-    "node 1 executes P1's CAS",
-    "node 2 executes P1's CAS",
-    "node 3 executes P1's CAS",
-    "P1 stops waiting, counts node 1 ok, node 2 ok, node 3 ok",
-    "P2 starts call 1",
-    "node 1 executes a CAS(creating:T2 -> 0)",
-    "node 2 executes a CAS(creating:T2 -> 0)",
-    "P1 stops waiting, counts node 1 0, node 2 0:",
-    "node 1 executes P1's proposal 1",
-    "node 2 executes P1's proposal 1",
-    "P1 stops waiting, counts node 1 accepted 1, node 2 accepted 1:",
-    "node 1 loses",
-    "node 1 executes P2's READ",
-    "P2 stops waiting, counts node 1 unborn:T4, node 2 creating:T2, node 3 creating:T2: creates",
-    "node 1 executes P2's CAS(unborn:T4 -> creating:T5)",
-    "P2 stops waiting, with no reply",
-    "node 3 executes a CAS(creating:T2 -> creating:T5)",
-    "P2 stops waiting, counts node 1 creating:T5, node 2 1, node 3 creating:T5: creates with id T5",
-    "P2 stops waiting, counts node 1 ok, node 2 ok, node 3 ok",
-    "node 1 executes a CAS(creating:T5 -> 0)",
-    "node 3 executes a CAS(creating:T5 -> 0)",
-    "P2 stops waiting, counts node 1 0, node 3 0:",
-    "node 1 executes P2's proposal 1",
-    "node 3 executes P2's proposal 1",
-    "P2 stops waiting, counts node 1 accepted 1, node 3 accepted 1",
-];
-
-/// Rounds of the debug test from an empty start with one loss.
-pub const FRESH_LOSS_ROUNDS: [u8; PROPOSERS] = [4, 1];
 
 pub fn final_rule(initial: [u8; N], handed_before: Option<u8>) -> Claims {
     Claims {
@@ -158,7 +85,7 @@ fn the_final_rule_blocks_the_failed_creation_run() {
     // replies is no step of the model (it would only read again). Steps
     // 22 on (adopting T2 beside the holder of 1 on node 2) could not happen
     // either: a view with a holder never creates (rule 1).
-    assert_stops_at_mixed_view("the failed-creation run", &FAILED_CREATION_RUN);
+    assert_stops_at_mixed_view("the failed-creation run", &FAILED_CREATION_RUN_OF_VIEWS);
 }
 
 #[test]
@@ -203,26 +130,17 @@ fn the_final_rule_never_hands_out_a_value_twice_when_nothing_is_lost() {
 fn the_final_rule_never_hands_out_a_value_twice_with_a_loss_during_creation() {
     // The case that broke `Greatest` and `OfView`: an empty start, one
     // loss, at any moment (deeper rounds in `deeper.rs`).
-    let m = Claims {
-        rounds: FRESH_LOSS_ROUNDS,
-        ..final_rule(FRESH, None)
-    };
-    let o = check("claims (final rule), all missing, one loss", &m);
-    assert_safe("one loss", &m, &o);
-    assert!(o.most >= 1, "nothing handed out");
+    assert_safe_with_a_loss_during_creation("claims (final rule)", final_rule);
 }
 
 #[test]
 fn the_final_rule_never_hands_out_a_value_twice_when_a_holder_loses_its_data() {
-    super::tests::assert_safe_when_a_holder_loses_its_data("claims (final rule)", final_rule);
+    assert_safe_when_a_holder_loses_its_data("claims (final rule)", final_rule);
 }
 
 #[test]
 fn the_final_rule_is_unavailable_after_a_restart_beside_a_frozen_node() {
-    super::tests::assert_unavailable_after_a_restart_beside_a_frozen_node(
-        "claims (final rule)",
-        final_rule,
-    );
+    assert_unavailable_after_a_restart_beside_a_frozen_node("claims (final rule)", final_rule);
 }
 
 #[test]

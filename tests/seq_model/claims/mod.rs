@@ -91,6 +91,8 @@ pub use step::{ClaimIds, Claims, Event};
 #[cfg(test)]
 mod final_tests;
 #[cfg(test)]
+mod runs;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod view_tests;

@@ -18,80 +18,13 @@
 
 use super::*;
 
-use std::collections::HashSet;
-
-use crate::explorer::{System, all_states, assert_safe, check, narrate, replay};
-
-const FRESH: [u8; N] = [MISSING; N];
-
-/// `FAILED_CREATION_RUN` of `tests.rs`, under these rules, up to the step
-/// that no longer happens. The names differ: P1's creation draws a new
-/// token for its view (T2) instead of adopting its read's mark (T1), so
-/// P1's second read is T3, P2's read T4, and P2's creation draws T5 for
-/// its view [unborn:T4, creating:T2, creating:T2] instead of adopting T2.
-const BLOCKED_RUN: [&str; 22] = [
-    "P1 starts call 1",
-    "node 1 executes P1's READ",
-    "node 2 executes P1's READ",
-    "node 3 executes P1's READ",
-    "P1 stops waiting, counts node 1 unborn:T1, node 2 unborn:T1, node 3 unborn:T1: creates",
-    "node 1 executes P1's CAS",
-    "node 2 executes P1's CAS",
-    "node 3 executes P1's CAS",
-    "P1 stops waiting, counts node 1 ok, node 2 ok, node 3 ok",
-    "P2 starts call 1",
-    "node 1 executes a CAS(creating:T2 -> 0)",
-    "node 2 executes a CAS(creating:T2 -> 0)",
-    "P1 stops waiting, counts node 1 0, node 2 0:",
-    "node 1 executes P1's proposal 1",
-    "node 2 executes P1's proposal 1",
-    "P1 stops waiting, counts node 1 accepted 1, node 2 accepted 1:",
-    "node 1 loses",
-    "node 1 executes P2's READ",
-    "P2 stops waiting, counts node 1 unborn:T4, node 2 creating:T2, node 3 creating:T2: creates",
-    "node 1 executes P2's CAS(unborn:T4 -> creating:T5)",
-    "P2 stops waiting, with no reply",
-    "P2 stops waiting, counts node 1 creating:T5, node 2 1, node 3 creating:T2: creates",
-];
-
-/// The counterexample to `ClaimIds::OfView`, one step per line: the
-/// blocked run up to P2's failed phase 1 (step 21), then that phase 1's
-/// late CAS to node 3.
-const LATE_PHASE_1_RUN: [&str; 30] = [
-    "P1 starts call 1",
-    "node 1 executes P1's READ",
-    "node 2 executes P1's READ",
-    "node 3 executes P1's READ",
-    "P1 stops waiting, counts node 1 unborn:T1, node 2 unborn:T1, node 3 unborn:T1: creates",
-    "node 1 executes P1's CAS",
-    "node 2 executes P1's CAS",
-    "node 3 executes P1's CAS",
-    "P1 stops waiting, counts node 1 ok, node 2 ok, node 3 ok",
-    "P2 starts call 1",
-    "node 1 executes a CAS(creating:T2 -> 0)",
-    "node 2 executes a CAS(creating:T2 -> 0)",
-    "P1 stops waiting, counts node 1 0, node 2 0:",
-    "node 1 executes P1's proposal 1",
-    "node 2 executes P1's proposal 1",
-    "P1 stops waiting, counts node 1 accepted 1, node 2 accepted 1:",
-    "node 1 loses",
-    "node 1 executes P2's READ",
-    "P2 stops waiting, counts node 1 unborn:T4, node 2 creating:T2, node 3 creating:T2: creates",
-    "node 1 executes P2's CAS(unborn:T4 -> creating:T5)",
-    "P2 stops waiting, with no reply",
-    "node 3 executes a CAS(creating:T2 -> creating:T5)",
-    "P2 stops waiting, counts node 1 creating:T5, node 2 1, node 3 creating:T5: creates with id T5",
-    "P2 stops waiting, counts node 1 ok, node 2 ok, node 3 ok",
-    "node 1 executes a CAS(creating:T5 -> 0)",
-    "node 3 executes a CAS(creating:T5 -> 0)",
-    "P2 stops waiting, counts node 1 0, node 3 0:",
-    "node 1 executes P2's proposal 1",
-    "node 3 executes P2's proposal 1",
-    "P2 stops waiting, counts node 1 accepted 1, node 3 accepted 1",
-];
-
-/// Rounds of the debug test from an empty start with one loss.
-pub const FRESH_LOSS_ROUNDS: [u8; PROPOSERS] = [4, 1];
+use super::runs::{BLOCKED_RUN, LATE_PHASE_1_RUN};
+use super::tests::{
+    FRESH, assert_guided_duplicate_with_one_loss, assert_mirror_images_stand_for_each_other,
+    assert_safe_when_a_holder_loses_its_data, assert_safe_with_a_loss_during_creation,
+    assert_unavailable_after_a_restart_beside_a_frozen_node,
+};
+use crate::explorer::{assert_safe, check, narrate, replay};
 
 fn of_view(initial: [u8; N], handed_before: Option<u8>) -> Claims {
     Claims {
@@ -151,7 +84,7 @@ fn the_view_id_rule_hands_out_1_twice_when_a_failed_phase_1_executes_late() {
         mirror: false,
         ..of_view(FRESH, None)
     };
-    super::tests::assert_guided_duplicate_with_one_loss(
+    assert_guided_duplicate_with_one_loss(
         "claims (ids of views), all missing, one loss",
         &m,
         &LATE_PHASE_1_RUN,
@@ -182,26 +115,17 @@ fn the_view_id_rule_never_hands_out_a_value_twice_with_a_loss_during_creation_wi
     // The case that broke `Greatest`, from an empty start with one loss,
     // within rounds too few for the 30-step run (which needs P2 to read,
     // fail a phase 1, read, check, read and propose: 6 rounds).
-    let m = Claims {
-        rounds: FRESH_LOSS_ROUNDS,
-        ..of_view(FRESH, None)
-    };
-    let o = check("claims (ids of views), all missing, one loss", &m);
-    assert_safe("one loss", &m, &o);
-    assert!(o.most >= 1, "nothing handed out");
+    assert_safe_with_a_loss_during_creation("claims (ids of views)", of_view);
 }
 
 #[test]
 fn the_view_id_rule_never_hands_out_a_value_twice_when_a_holder_loses_its_data() {
-    super::tests::assert_safe_when_a_holder_loses_its_data("claims (ids of views)", of_view);
+    assert_safe_when_a_holder_loses_its_data("claims (ids of views)", of_view);
 }
 
 #[test]
 fn the_view_id_rule_is_unavailable_after_a_restart_beside_a_frozen_node() {
-    super::tests::assert_unavailable_after_a_restart_beside_a_frozen_node(
-        "claims (ids of views)",
-        of_view,
-    );
+    assert_unavailable_after_a_restart_beside_a_frozen_node("claims (ids of views)", of_view);
 }
 
 #[test]
@@ -211,17 +135,5 @@ fn the_view_id_mirror_images_and_token_numbers_stand_for_each_other() {
         rounds: [2, 2],
         ..of_view(FRESH, None)
     };
-    let with = all_states(&m);
-    let plain = all_states(&Claims {
-        mirror: false,
-        ..m.clone()
-    });
-    let merged: HashSet<State> = plain.iter().map(|&s| m.canon(s)).collect();
-    println!(
-        "claims (ids of views) mirror: {} states with the reduction, {} without",
-        with.len(),
-        plain.len()
-    );
-    assert!(with.len() > 1_000 && plain.len() > with.len());
-    assert!(with == merged);
+    assert_mirror_images_stand_for_each_other("claims (ids of views)", &m, 1_000);
 }

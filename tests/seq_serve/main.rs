@@ -1,0 +1,44 @@
+//! `yaraus seq serve` as a process, against real redis-servers that persist
+//! every write, talked to over TCP by a raw RESP client (replies are
+//! checked byte for byte: an integer is not a bulk string): the commands as
+//! Redis answers them, AUTH, 64-bit ids at 2^63 and 2^64, 50 concurrent
+//! clients and two servers on the same nodes (unique ids, real-time
+//! order), a node killed and restarted from its AOF, a lost majority, bad
+//! clients (garbage, a 1 GB bulk length, half a frame, too many
+//! connections), SIGTERM under load, and the real redis-cli and
+//! redis-benchmark.
+//!
+//! Nothing sleeps to let time pass: every wait is for an event (the port
+//! in the log, a reply, a closed socket, an exit).
+//!
+//! # Layout
+//!
+//! * `client.rs`: the server as a process, the raw RESP client, and the
+//!   uniqueness and real-time order check.
+//! * `protocol.rs`: what one client sees: commands, AUTH, 64-bit ids,
+//!   pipelines and the batch cap.
+//! * `nodes.rs`: the Redis nodes behind it: concurrent clients and servers,
+//!   a node killed or frozen, nodes that do not persist every write.
+//! * `robustness.rs`: bad clients, the connection limit, SIGTERM.
+//! * `real_clients.rs`: redis-cli and redis-benchmark.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod client;
+mod nodes;
+mod protocol;
+mod real_clients;
+mod robustness;
+
+use client::{Call, Client, Reply, Serve, assert_unique_and_ordered, bulk, hammer, status};
+use common::lock::masters;
+use nix::sys::signal::Signal;
+use std::collections::HashSet;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+const KEY: &str = "yaraus:seq:orders";
