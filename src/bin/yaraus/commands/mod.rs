@@ -8,7 +8,6 @@ mod lock;
 mod pool;
 mod run;
 mod seq;
-mod seq_serve;
 
 use crate::cli::{Cli, Command};
 use crate::settings;

@@ -1,10 +1,12 @@
 //! `yaraus seq`: next, get and set-floor, one-shot commands over the
-//! majority sequence of [`yaraus::seq`]; `serve` is in `seq_serve.rs`.
+//! majority sequence of [`yaraus::seq`]; `serve` is in `serve.rs`.
 //!
 //! `--timeout` bounds the whole call, not one request: a node is given a
 //! quarter of it per request (a round is a dial and a request), and no new
 //! round starts unless it can end in time, so that a frozen node or a lost
 //! majority costs at most `--timeout` and never yields a guessed id.
+
+mod serve;
 
 use crate::cli::{SeqArgs, SeqCommand, SeqNextArgs, SeqSetFloorArgs};
 use std::fmt::Write;
@@ -20,7 +22,7 @@ pub async fn seq(ctx: &Context, args: SeqArgs) -> Result<i32> {
         SeqCommand::Next(next_args) => next(ctx, next_args).await,
         SeqCommand::Get(name) => get(ctx, &name.name).await,
         SeqCommand::SetFloor(floor_args) => floor(ctx, floor_args).await,
-        SeqCommand::Serve(serve_args) => super::seq_serve::serve(ctx, serve_args).await,
+        SeqCommand::Serve(serve_args) => serve::serve(ctx, serve_args).await,
     }
 }
 
@@ -45,7 +47,7 @@ async fn next(ctx: &Context, args: SeqNextArgs) -> Result<i32> {
     for id in ids {
         let _ = writeln!(out, "{id}");
     }
-    super::write_stdout(out.as_bytes())?;
+    crate::commands::write_stdout(out.as_bytes())?;
     Ok(0)
 }
 
@@ -54,7 +56,7 @@ async fn get(ctx: &Context, name: &str) -> Result<i32> {
     let seq = MajoritySequence::named(name, key.clone());
     match seq.current(&mut quorum).await? {
         Some(value) => {
-            super::write_stdout(format!("{value}\n").as_bytes())?;
+            crate::commands::write_stdout(format!("{value}\n").as_bytes())?;
             Ok(0)
         }
         None => {
@@ -80,7 +82,7 @@ async fn floor(ctx: &Context, args: SeqSetFloorArgs) -> Result<i32> {
             Err(e) => failed.push(e.to_string()),
         }
     }
-    super::write_stdout(out.as_bytes())?;
+    crate::commands::write_stdout(out.as_bytes())?;
     if failed.is_empty() {
         return Ok(0);
     }

@@ -1,0 +1,193 @@
+//! The module graph has layers, and imports only run down them.
+//!
+//! Read from the sources, as a newcomer would: every `crate::MODULE` a
+//! library file names in its code (comments and doc links left out) is an
+//! import of that top-level module. Each module has its place in [`LAYERS`];
+//! an import may go to its own layer or one below, never up, and the
+//! imports never make a cycle. A new module must be given its place here.
+//! In the binary, the subcommands (`src/bin/yaraus/commands/`) never import
+//! each other: what two of them share belongs in `commands/mod.rs` or below.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The library's top-level modules, from the bottom up (see README, "How
+/// the code is laid out").
+const LAYERS: &[(&str, &[&str])] = &[
+    ("errors", &["error"]),
+    ("bottom", &["log", "base"]),
+    ("timing rules", &["timing"]),
+    ("store", &["store"]),
+    ("claims", &["claim", "supervise"]),
+    ("domain", &["seq", "lock", "lease", "hilo", "index", "acl"]),
+    ("context", &["context"]),
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            into.push(path);
+        }
+    }
+}
+
+/// The code of a Rust source, comments (and so doc links) removed.
+fn code(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| match l.find("//") {
+            Some(i) if !l[..i].contains('"') => &l[..i],
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The names that follow `prefix` in `text`, as far as they are identifiers.
+fn names_after<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
+    text.match_indices(prefix)
+        .map(|(i, _)| {
+            let rest = &text[i + prefix.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
+/// Top-level module → the top-level modules its files name.
+fn library_imports() -> BTreeMap<String, BTreeSet<String>> {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in files {
+        let rel = file.strip_prefix(&src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        if first == "bin" || first == "lib.rs" {
+            continue;
+        }
+        let module = first.trim_end_matches(".rs").to_string();
+        let named = graph.entry(module.clone()).or_default();
+        for name in names_after(&code(&file), "crate::") {
+            // The logging macros are exported at the crate root.
+            let name = if name == "info" || name == "warn" {
+                "log"
+            } else {
+                name
+            };
+            if name != module {
+                named.insert(name.to_string());
+            }
+        }
+    }
+    graph
+}
+
+fn layer_of(module: &str) -> usize {
+    LAYERS
+        .iter()
+        .position(|(_, modules)| modules.contains(&module))
+        .unwrap_or_else(|| panic!("the module {module} has no place in LAYERS (tests/layers.rs)"))
+}
+
+/// A cycle of `graph`, if it has one.
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|n| n == node) {
+            return Some(path[i..].to_vec());
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(found) = visit(next, graph, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn library_imports_run_down_the_layers_and_make_no_cycle() {
+    let graph = library_imports();
+    let mut upward = Vec::new();
+    for (module, named) in &graph {
+        for other in named {
+            if layer_of(other) > layer_of(module) {
+                upward.push(format!("{module} -> {other}"));
+            }
+        }
+    }
+    let edges: usize = graph.values().map(BTreeSet::len).sum();
+    eprintln!("{} modules, {edges} imports between them", graph.len());
+    assert!(upward.is_empty(), "imports that run up a layer: {upward:?}");
+    assert_eq!(cycle(&graph), None, "a cycle of imports");
+}
+
+#[test]
+fn subcommands_of_the_binary_do_not_import_each_other() {
+    let dir = root().join("src/bin/yaraus/commands");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let siblings: BTreeSet<String> = files
+        .iter()
+        .map(|f| f.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|s| s != "mod")
+        .collect();
+    let mut crossing = Vec::new();
+    for file in &files {
+        let me = file.file_stem().unwrap().to_string_lossy().into_owned();
+        for name in names_after(&code(file), "super::") {
+            if siblings.contains(name) && name != me && me != "mod" {
+                crossing.push(format!("{me} -> {name}"));
+            }
+        }
+    }
+    assert!(
+        crossing.is_empty(),
+        "subcommands importing each other: {crossing:?}"
+    );
+}
+
+#[test]
+fn the_checks_can_fail() {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    graph.entry("lock".into()).or_default().insert("seq".into());
+    assert_eq!(cycle(&graph), None);
+    graph.entry("seq".into()).or_default().insert("lock".into());
+    assert_eq!(cycle(&graph), Some(vec!["lock".into(), "seq".into()]));
+    assert!(layer_of("store") > layer_of("timing"));
+    assert_eq!(
+        names_after("use crate::store::{Quorum}; crate::info!(x)", "crate::"),
+        ["store", "info"]
+    );
+}
