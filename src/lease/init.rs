@@ -116,16 +116,7 @@ pub async fn init(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Res
                 .join(", ")
         )));
     }
-    store
-        .query::<()>(
-            redis::cmd("HSET")
-                .arg(&keys.stats)
-                .arg("min")
-                .arg(min)
-                .arg("max")
-                .arg(max),
-        )
-        .await?;
+    record_range(store, keys, min, max).await?;
     Ok(InitOutcome::Resized {
         from: (cur_min, cur_max),
         to: (min, max),
@@ -201,16 +192,7 @@ async fn current_range(store: &mut Store, keys: &PoolKeys) -> Result<(u64, u64)>
     }
     let (min, max) = measure(store, keys).await?;
     // Record it, so that the next command need not scan.
-    store
-        .query::<()>(
-            redis::cmd("HSET")
-                .arg(&keys.stats)
-                .arg("min")
-                .arg(min)
-                .arg("max")
-                .arg(max),
-        )
-        .await?;
+    record_range(store, keys, min, max).await?;
     Ok((min, max))
 }
 
@@ -350,6 +332,21 @@ fn chunks(range: RangeInclusive<u64>, size: u64) -> impl Iterator<Item = (u64, u
         lo = if h == end { None } else { Some(h + 1) };
         Some((l, h))
     })
+}
+
+/// Records the pool's range in its stats hash, where `stats` and the next
+/// `init` read it without scanning the pool.
+async fn record_range(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Result<()> {
+    store
+        .query::<()>(
+            redis::cmd("HSET")
+                .arg(&keys.stats)
+                .arg("min")
+                .arg(min)
+                .arg("max")
+                .arg(max),
+        )
+        .await
 }
 
 #[cfg(test)]
