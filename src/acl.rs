@@ -87,6 +87,8 @@ const LOCK_SCRIPTS: &[&str] = &[
     include_str!("lock/semaphore_acquire.lua"),
     include_str!("lock/semaphore_extend.lua"),
     include_str!("lock/semaphore_release.lua"),
+    // A lock over several masters heals its fencing counter as a sequence does.
+    include_str!("seq/heal.lua"),
 ];
 const SEQ_SCRIPTS: &[&str] = &[
     include_str!("base/counter.lua"),
@@ -94,6 +96,7 @@ const SEQ_SCRIPTS: &[&str] = &[
     include_str!("seq/read.lua"),
     include_str!("seq/transition.lua"),
     include_str!("seq/set_floor.lua"),
+    include_str!("seq/heal.lua"),
 ];
 const INDEX_SCRIPTS: &[&str] = &[
     include_str!("index/tick.lua"),

@@ -107,7 +107,8 @@ fn a_node_restarted_empty_beside_a_frozen_one_never_gives_101_twice_however_ofte
     servers[0].sigcont();
     let next = id(&seq(&servers, &["next", "orders"]));
     assert!(next > 101, "{next}");
-    // Node 3 still cannot vote until an operator raises it.
+    // Node 3 is now quarantined (it heals by itself); an operator may still
+    // raise it at once.
     let raised = seq(&servers, &["set-floor", "orders", &next.to_string()]);
     assert_code(&raised, 0);
     assert_eq!(get(&servers[2], KEY), Some(next.to_string()));

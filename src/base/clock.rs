@@ -60,6 +60,11 @@ impl BootInstant {
         BootInstant(self.0.saturating_sub(d))
     }
 
+    /// How long ago `self` was; zero if it has not come yet.
+    pub fn elapsed(self) -> Duration {
+        BootInstant::now().saturating_duration_since(self)
+    }
+
     /// How long after `earlier` this is; zero if it is not after.
     pub fn saturating_duration_since(self, earlier: BootInstant) -> Duration {
         self.0.saturating_sub(earlier.0)

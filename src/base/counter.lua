@@ -37,11 +37,14 @@ local function is_counter(s)
 end
 
 -- A non-holder's state (src/seq/mod.rs has the argument): 'unborn:<hex>',
--- the mark a read leaves where the key was missing, or 'creating:<hex>', a
--- creation's claim. Both are unique tokens, so a node that loses its data
+-- the mark a read leaves where the key was missing; 'creating:<hex>', a
+-- creation's claim; or 'healing:<ms>:<hex>', a node that lost the counter
+-- beside a majority of holders, quarantined since <ms> on its own clock
+-- (src/seq/heal.rs). All are unique tokens, so a node that loses its data
 -- and is marked again never holds a state that anyone read before the loss.
 local function is_placeholder(s)
   return string.find(s, '^unborn:%x+$') ~= nil or string.find(s, '^creating:%x+$') ~= nil
+    or string.find(s, '^healing:%d+:%x+$') ~= nil
 end
 
 -- What key holds: (true, counter) on a node that holds the counter;

@@ -79,6 +79,9 @@ impl Locker {
         if let Some(counter) = tally.seen {
             self.fencing.observe(counter);
         }
+        if matches!(mode, FenceMode::Propose(_)) && tally.without_counter > 0 {
+            self.heal_pending |= self.fencing.take_heal_turn();
+        }
         match self.keep(&mut tally, mode).await {
             Ok(fencing_token) => Ok(Attempt::Acquired(Box::new(HeldLock {
                 locker: self.clone(),
@@ -90,6 +93,7 @@ impl Locker {
             // The one place an attempt gives back what it took.
             Err(unkept) => {
                 self.give_back(token, mode, tally.replaced()).await;
+                self.heal_if_pending().await;
                 unkept.into_attempt()
             }
         }

@@ -169,6 +169,10 @@ pub struct Locker {
     fencing: MajoritySequence,
     /// The token of the attempt in flight, for [`Claimant::abandon`].
     attempt_token: Option<Token>,
+    /// An attempt saw a master without the fencing counter: the
+    /// sequence's heal pass (seq/heal.rs) runs when the lock is given back,
+    /// where it costs the holder nothing of its validity.
+    heal_pending: bool,
 }
 
 /// The outcome of one attempt at a lock.
@@ -231,6 +235,7 @@ impl Locker {
             key,
             ttl,
             fencing,
+            heal_pending: false,
             attempt_token: None,
         })
     }

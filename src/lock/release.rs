@@ -47,6 +47,7 @@ impl Locker {
     /// anyone else's key).
     pub async fn release(&mut self, token: &Token) -> Released {
         let replies = self.release_round(token).await;
+        self.heal_if_pending().await;
         let labels = self.quorum.labels();
         let mut released = Released {
             freed: 0,
@@ -72,6 +73,15 @@ impl Locker {
     /// Gives back a failed attempt: the lock wherever it is ours, and our
     /// fencing vote wherever it stood and nothing has moved the counter
     /// since (`replaced`: per node, the counter the vote replaced).
+    /// The fencing sequence's heal pass, if an attempt found a master
+    /// without its counter. For a caller that keeps the lock and exits
+    /// (`yaraus lock --acquire`); a release or a failed attempt runs it.
+    pub async fn heal_if_pending(&mut self) {
+        if std::mem::take(&mut self.heal_pending) {
+            self.fencing.heal(&mut self.quorum).await;
+        }
+    }
+
     pub(super) async fn give_back(
         &mut self,
         token: &Token,

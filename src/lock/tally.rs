@@ -16,6 +16,7 @@
 
 use super::*;
 use crate::base::setting::Setting;
+use crate::timing::sequence::ROUND_LIFETIME;
 
 /// One node's reply to the acquire script.
 #[derive(Debug)]
@@ -61,6 +62,9 @@ pub(super) struct Tally {
     pub(super) taken: usize,
     /// Masters that accepted our fencing proposal.
     voted: usize,
+    /// Masters where the lock is ours but the fencing counter is missing
+    /// (a master restarted empty): the sequence's heal pass is due.
+    pub(super) without_counter: usize,
     /// With one master, the token its INCR gave.
     incremented: Option<u64>,
     /// The highest fencing counter any node showed.
@@ -84,6 +88,7 @@ impl Tally {
             ttl,
             taken: 0,
             voted: 0,
+            without_counter: 0,
             incremented: None,
             seen: None,
             busy: Vec::new(),
@@ -125,6 +130,9 @@ impl Tally {
                     self.replaced[i] = before;
                 }
                 self.voted += usize::from(voted);
+                // acquire.lua reports 0 for a missing counter; a real one
+                // starts from the clock, never at 0.
+                self.without_counter += usize::from(!voted && counter == 0);
                 self.observe(counter);
                 if matches!(mode, FenceMode::Increment) {
                     self.incremented = Some(counter);
@@ -182,7 +190,13 @@ impl Tally {
     pub(super) fn fence(&self, mode: FenceMode, majority: usize) -> Option<u64> {
         match mode {
             FenceMode::Increment => self.incremented,
-            FenceMode::Propose(guess) if self.voted >= majority => Some(guess),
+            // Votes counted after the round's lifetime could include a
+            // master's last vote before it lost its data (seq/heal.rs).
+            FenceMode::Propose(guess)
+                if self.voted >= majority && self.boot_start.elapsed() <= ROUND_LIFETIME =>
+            {
+                Some(guess)
+            }
             _ => None,
         }
     }

@@ -74,16 +74,18 @@
 
 mod create;
 mod floor;
+pub mod heal;
 pub mod serve;
 mod view;
 
 pub use floor::{FloorOutcome, NodeFloor, set_floor};
 pub use view::Holding;
 
-use crate::base::COUNTER_LUA;
 use crate::base::random::{random_below, random_hex};
+use crate::base::{BootInstant, COUNTER_LUA};
 use crate::error::{Error, Result};
 use crate::store::{Quorum, Replies, gather};
+use crate::timing::sequence::{HEAL_EVERY, ROUND_LIFETIME};
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -98,6 +100,8 @@ static TRANSITION: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("transition.lua")].concat()));
 static SET_FLOOR: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("set_floor.lua")].concat()));
+static HEAL: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("heal.lua")].concat()));
 
 /// Random bytes in a read's mark (`unborn:<hex>`): unique across readers.
 const MARK_BYTES: usize = 16;
@@ -137,6 +141,8 @@ pub struct MajoritySequence {
     /// How an operator sets the counter on a node that lacks it, for errors.
     recovery: String,
     floor: Option<u64>,
+    /// No heal pass before this instant ([`HEAL_EVERY`]).
+    heal_after: Option<BootInstant>,
 }
 
 /// A node's answer to a proposal.
@@ -159,6 +165,7 @@ impl MajoritySequence {
             recovery: format!("SET {key} VALUE on it"),
             key,
             floor: None,
+            heal_after: None,
         }
     }
 
@@ -276,7 +283,11 @@ impl MajoritySequence {
                 self.key
             )));
         };
+        let start = BootInstant::now();
         let votes = self.propose(quorum, first, last).await;
+        // A vote counted after the round's lifetime could be a node's last
+        // vote before it lost its data and was set again (heal.rs).
+        let alive = start.elapsed() <= ROUND_LIFETIME;
         let n = quorum.len();
         let m = quorum.majority();
         let labels = quorum.labels();
@@ -289,7 +300,7 @@ impl MajoritySequence {
                 None => {}
                 Some(Ok(Vote::Accepted(v))) => {
                     voters += 1;
-                    accepted += 1;
+                    accepted += usize::from(alive);
                     self.observe(v);
                 }
                 Some(Ok(Vote::Refused(v))) => {
@@ -300,6 +311,9 @@ impl MajoritySequence {
                 Some(Err(e)) if e.is_fatal() => return Err(e),
                 Some(Err(e)) => problems.push(e.to_string()),
             }
+        }
+        if !missing.is_empty() {
+            self.heal_if_due(quorum).await;
         }
         if accepted >= m {
             return Ok(Some(first..=last));
@@ -338,10 +352,16 @@ impl MajoritySequence {
     /// case (a majority holds it) leaves no trace. Only when it cannot give
     /// a floor does a second read leave marks where the key is missing,
     /// which a creation needs.
-    async fn read_floor(&self, quorum: &mut Quorum) -> Result<Option<u64>> {
+    async fn read_floor(&mut self, quorum: &mut Quorum) -> Result<Option<u64>> {
         let look = View::read(quorum, &self.key, "").await?;
+        let lacking = !look.lacking().is_empty();
         match look.verdict(&self.key, &self.recovery, false) {
-            Ok(Verdict::Floor(highest)) => return Ok(Some(highest)),
+            Ok(Verdict::Floor(highest)) => {
+                if lacking {
+                    self.heal_if_due(quorum).await;
+                }
+                return Ok(Some(highest));
+            }
             Err(e) if e.is_fatal() => return Err(e),
             _ => {}
         }
@@ -374,6 +394,34 @@ impl MajoritySequence {
         }
     }
 
+    /// Marks the nodes found without the counter, and sets again those whose
+    /// quarantine is over ([`heal`]), at most once every [`HEAL_EVERY`]; what
+    /// it did is logged, and a failure is left for the next pass.
+    pub async fn heal_if_due(&mut self, quorum: &mut Quorum) {
+        if self.take_heal_turn() {
+            self.heal(quorum).await;
+        }
+    }
+
+    /// Whether a heal pass is due now; if so, the next one is due only
+    /// [`HEAL_EVERY`] later.
+    pub fn take_heal_turn(&mut self) -> bool {
+        if self.heal_after.is_some_and(|at| !at.has_passed()) {
+            return false;
+        }
+        self.heal_after = Some(BootInstant::now() + HEAL_EVERY);
+        true
+    }
+
+    /// One heal pass ([`heal::heal`]), logged; a failure is left for the
+    /// next pass.
+    pub async fn heal(&self, quorum: &mut Quorum) {
+        match heal::heal(quorum, &self.key).await {
+            Ok(healed) => heal::report(&self.key, &healed),
+            Err(e) => crate::warn!("{}: no heal pass: {e}", self.key),
+        }
+    }
+
     /// Sends `proposed` to every node; stops when a majority accepted or can
     /// no longer accept. Each node's counter after the vote raises the floor
     /// only through [`observe`](Self::observe), by the caller.
@@ -381,7 +429,7 @@ impl MajoritySequence {
         let n = quorum.len();
         let m = quorum.majority();
         let labels = quorum.labels();
-        let limit = quorum.round_timeout();
+        let limit = quorum.round_timeout().min(ROUND_LIFETIME);
         let key = self.key.as_str();
         let (first, last) = (first.to_string(), last.to_string());
         let futures: Vec<_> = quorum

@@ -25,7 +25,8 @@ pub enum Holding {
     Counter(u64),
     /// It does not. The exact state: a placeholder (`unborn:<hex>`, the mark
     /// of a read that found the key missing; `creating:<hex>`, a creation's
-    /// claim), or empty for a missing key seen by a read-only look.
+    /// claim; `healing:<ms>:<hex>`, a node in quarantine, `heal.rs`), or
+    /// empty for a missing key seen by a read-only look.
     Lacks(String),
 }
 
@@ -68,14 +69,7 @@ impl View {
         let futures: Vec<_> = quorum
             .nodes_mut()
             .iter_mut()
-            .map(|node| async move {
-                let answer = node.ask(&READ, key, &[mark]).await?;
-                match answer.code {
-                    1 => Ok(Holding::Counter(answer.counter(1)?)),
-                    0 => Ok(Holding::Lacks(answer.text(1)?)),
-                    _ => Err(answer.unknown()),
-                }
-            })
+            .map(|node| async move { holding(node.ask(&READ, key, &[mark]).await?) })
             .collect();
         let replies = gather(futures, &labels, limit, |replies| {
             replies
@@ -90,6 +84,54 @@ impl View {
             replies,
             majority: m,
         })
+    }
+
+    /// Reads `key` on every node, read-only, and waits for every answer (up
+    /// to the round's bound): a heal pass needs to see the nodes without
+    /// the counter, which a read that stops at a majority of holders may
+    /// not have heard.
+    pub async fn read_all(quorum: &mut Quorum, key: &str) -> Result<View> {
+        quorum.prepare_all().await?;
+        let m = quorum.majority();
+        let labels = quorum.labels();
+        let limit = quorum.round_timeout();
+        let futures: Vec<_> = quorum
+            .nodes_mut()
+            .iter_mut()
+            .map(|node| async move { holding(node.ask(&READ, key, &[""]).await?) })
+            .collect();
+        let replies = gather(futures, &labels, limit, |_| false).await;
+        Ok(View {
+            labels,
+            replies,
+            majority: m,
+        })
+    }
+
+    /// The highest counter, when a majority of all the nodes answered
+    /// holding it: at least every value handed out before the read began.
+    pub fn highest_of_a_majority(&self) -> Option<u64> {
+        let held: Vec<u64> = self
+            .replies
+            .iter()
+            .filter_map(|r| match r {
+                Some(Ok(Holding::Counter(v))) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        (held.len() >= self.majority).then(|| held.into_iter().max().unwrap_or(0))
+    }
+
+    /// The nodes that answered without the counter: index and exact state.
+    pub fn lacking(&self) -> Vec<(usize, String)> {
+        self.replies
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| match r {
+                Some(Ok(Holding::Lacks(state))) => Some((i, state.clone())),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The states of the nodes that answered, in node order (every node's,
@@ -160,6 +202,15 @@ impl View {
             &lacking,
             &problems,
         ))
+    }
+}
+
+/// What a node's answer to `read.lua` says it holds.
+fn holding(answer: crate::store::reply::Answer) -> Result<Holding> {
+    match answer.code {
+        1 => Ok(Holding::Counter(answer.counter(1)?)),
+        0 => Ok(Holding::Lacks(answer.text(1)?)),
+        _ => Err(answer.unknown()),
     }
 }
 
@@ -242,9 +293,12 @@ fn unavailable(
     } else if !lacking.is_empty() {
         why.push(format!(
             "{} {} not hold the counter (restarted empty, or never had it) and cannot vote \
-             until it is set again: {recovery}, VALUE above every number handed out",
+             until it is set again, which happens by itself {} after a majority of the nodes \
+             holding it answer; only if a majority lost it at once: {recovery}, VALUE above \
+             every number handed out",
             lacking.join(", "),
             if lacking.len() == 1 { "does" } else { "do" },
+            humantime::format_duration(crate::timing::sequence::QUARANTINE),
         ));
     }
     Error::Unavailable(format!(

@@ -22,6 +22,8 @@
 //! | [`drift::validity`] | ttl − drift | what a holder may count on, from before its request |
 //! | [`kill_after::within`] | ≤ validity − interval | the command is gone by the deadline, and one renewal can be tried before its SIGTERM |
 //! | [`lease::Timing::safeguarded`] | expire ≥ 1 s, interval ≤ expire / 2, delay ≥ 2 × interval + kill-after | a previous holder whose record was lost has seen so and stopped before the new holder starts |
+//! | [`sequence::ROUND_LIFETIME`] | 5 s | a round counts no vote after it, so that an emptied node's lost votes are dead by the end of its quarantine |
+//! | [`sequence::QUARANTINE`] | 10 s, on the emptied node's clock | outlasts every round at 1% rate drift, with a margin |
 //! | [`index::check`] | interval ≥ 100 ms, skew < interval / 2, kill-after ≤ interval / 4 | a transition of the fleet fits in an interval |
 //!
 //! A rule that a value breaks is a [`TimingError`], which carries the values
@@ -35,6 +37,7 @@ pub mod index;
 pub mod kill_after;
 pub mod lease;
 pub mod lock;
+pub mod sequence;
 
 pub use drift::{drift, validity};
 

@@ -98,3 +98,40 @@ fn no_open_window_on_any_shard_is_exit_75_and_names_the_agent() {
     let b = block(&hilo(&all, &["next", NAME, "--batch", "5"]));
     assert!(blocks.iter().all(|old| old.last < b.first), "{b:?}");
 }
+
+/// A rolling disk replacement: the shards restarted empty one after another,
+/// with no one setting a counter by hand. The agent's lock keeps a fencing
+/// counter on every shard; a wiped shard's is quarantined, then set again
+/// from the others (src/seq/heal.rs), so that after the second wipe two
+/// shards still hold it and the agent keeps stocking. Before the repair
+/// existed, the agent exited 69 on every run after the second wipe.
+#[test]
+fn shards_restarted_empty_one_after_another_heal_and_the_agent_keeps_stocking() {
+    let mut servers = shards(3);
+    let fence = format!("yaraus:fencing:yaraus:hilo:{{{NAME}}}:agent");
+    agent_once(&servers.iter().collect::<Vec<_>>(), 100, 2);
+    for wiped in 0..2 {
+        servers[wiped].restart_empty();
+        let all: Vec<&RedisServer> = servers.iter().collect();
+        common::wait_until(
+            "the wiped shard's fencing counter to heal",
+            HEALED_WITHIN,
+            || {
+                agent_once(&all, 100, 2);
+                let healed = servers[wiped]
+                    .try_query::<String>(&["GET", &fence])
+                    .is_ok_and(|v| v.bytes().all(|b| b.is_ascii_digit()));
+                if !healed {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                healed
+            },
+        );
+    }
+    let all: Vec<&RedisServer> = servers.iter().collect();
+    agent_once(&all, 100, 2);
+    block(&hilo(&all, &["next", NAME, "--batch", "10"]));
+}
+
+/// The quarantine (src/timing/sequence.rs), with room for a loaded machine.
+const HEALED_WITHIN: std::time::Duration = std::time::Duration::from_secs(40);

@@ -263,6 +263,7 @@ async fn acquire(
         held.fencing_token(),
         humantime::format_duration(locker.ttl())
     );
+    locker.heal_if_pending().await;
     Ok(0)
 }
 

@@ -1,0 +1,65 @@
+//! The majority sequence's clocks: how long a round may count votes, and
+//! how long a node that lost its counter waits before it is set again.
+//!
+//! A node that lost its data may have voted, just before, for a proposal
+//! still on its way to another node; set again at once (even to the highest
+//! counter a majority holds), it could accept the same value a second time
+//! and the old round count both votes. So every round that counts votes
+//! lives at most [`ROUND_LIFETIME`] on its proposer's boot clock, and the
+//! emptied node waits [`QUARANTINE`], on its *own* clock (Redis `TIME`),
+//! from the moment it was found empty and marked: by then every round that
+//! could hold one of its lost votes has ended. The two clocks never need to
+//! agree; only their rates must stay within [`DRIFT_PERCENT`] of real time,
+//! which [`quarantine_outlasts_every_round`] checks for the figures chosen.
+
+use std::time::Duration;
+
+/// How long a round of the sequence (or a lock's fencing vote) may count
+/// votes, from just before its first request, on the proposer's boot clock.
+pub const ROUND_LIFETIME: Duration = Duration::from_secs(5);
+
+/// The largest rate drift of any clock against real time, in percent: far
+/// above what NTP lets a clock run off (500 ppm), so that only a clock
+/// that is broken, not one that is merely wrong, breaks the bound.
+pub const DRIFT_PERCENT: u32 = 1;
+
+/// How long a node found without its counter waits, on its own clock,
+/// before it is set again from a majority.
+pub const QUARANTINE: Duration = Duration::from_secs(10);
+
+/// How often one process looks for nodes to mark or repair, at most.
+pub const HEAL_EVERY: Duration = Duration::from_secs(1);
+
+/// Whether `quarantine` on the slowest node clock outlasts `round` on the
+/// fastest proposer clock, with `margin` to spare: the slowest clock counts
+/// (1 − ρ) per second, the fastest (1 + ρ).
+pub fn quarantine_outlasts_every_round(
+    quarantine: Duration,
+    round: Duration,
+    margin: Duration,
+) -> bool {
+    let rho = f64::from(DRIFT_PERCENT) / 100.0;
+    let real_round = round.as_secs_f64() / (1.0 - rho);
+    let real_quarantine = quarantine.as_secs_f64() / (1.0 + rho);
+    real_quarantine >= real_round + margin.as_secs_f64()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_quarantine_outlasts_a_round_at_the_worst_drift() {
+        assert!(quarantine_outlasts_every_round(
+            QUARANTINE,
+            ROUND_LIFETIME,
+            Duration::from_secs(4)
+        ));
+        assert!(!quarantine_outlasts_every_round(
+            ROUND_LIFETIME,
+            ROUND_LIFETIME,
+            Duration::ZERO
+        ));
+        assert!(HEAL_EVERY < QUARANTINE);
+    }
+}

@@ -1,0 +1,180 @@
+//! A node restarted empty heals by itself (src/seq/heal.rs): the next call
+//! that reads a majority of holders marks it (`healing:<ms>:<token>`, its
+//! own clock), and once the quarantine is over on that clock, a call sets it
+//! again from a majority, after which it votes again. Against real
+//! redis-servers that persist every write; no operator action anywhere.
+//!
+//! "Votes again" is shown the only way it can be: with another node frozen,
+//! the healed node is needed for a majority.
+
+mod common;
+
+use common::RedisServer;
+use common::lock::*;
+use std::collections::HashSet;
+use std::time::Duration;
+
+const SEQ_KEY: &str = "yaraus:seq:orders";
+const FENCE_KEY: &str = "yaraus:fencing:deploy";
+/// The quarantine (src/timing/sequence.rs), with room for a loaded machine.
+const HEALED_WITHIN: Duration = Duration::from_secs(40);
+/// How often the tests call yaraus while they wait for a heal.
+const PACE: Duration = Duration::from_millis(100);
+
+fn seq(servers: &[RedisServer], args: &[&str]) -> std::process::Output {
+    let mut cmd = common::yaraus();
+    cmd.arg("seq").args(args);
+    for s in servers {
+        cmd.arg("--redis").arg(s.url());
+    }
+    run(&mut cmd)
+}
+
+fn id(output: &std::process::Output) -> u64 {
+    assert_code(output, 0);
+    stdout(output).trim().parse().expect("one id")
+}
+
+/// The fencing token of one `yaraus lock deploy -- …` over `servers`.
+fn fencing_token(servers: &[&RedisServer]) -> u64 {
+    let out =
+        run(lock_cmd(servers).args(["deploy", "--", "sh", "-c", "echo $YARAUS_FENCING_TOKEN"]));
+    assert_code(&out, 0);
+    stdout(&out).trim().parse().expect("a fencing token")
+}
+
+fn is_counter(value: &Option<String>) -> bool {
+    value
+        .as_deref()
+        .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The server's clock (`TIME`) in milliseconds.
+fn server_ms(server: &RedisServer) -> u64 {
+    let (secs, micros): (u64, u64) = server.query(&["TIME"]);
+    secs * 1000 + micros / 1000
+}
+
+/// The mark `healing:<ms>:<token>` and its time, if the node holds one.
+fn mark(server: &RedisServer, key: &str) -> Option<(String, u64)> {
+    let value = get(server, key)?;
+    let ms = value
+        .strip_prefix("healing:")?
+        .split(':')
+        .next()?
+        .parse()
+        .ok()?;
+    Some((value, ms))
+}
+
+/// Calls `next` (each returning a value to record) until `key` on `node`
+/// holds a counter again; checks on the way that the node never holds one
+/// before its quarantine is over on its own clock.
+fn until_healed(node: &RedisServer, key: &str, mut next: impl FnMut() -> u64) -> Vec<u64> {
+    let mut values = Vec::new();
+    let mut last_mark: Option<(String, u64)> = None;
+    common::wait_until(
+        "the emptied node to hold the counter again",
+        HEALED_WITHIN,
+        || {
+            values.push(next());
+            if let Some(marked) = mark(node, key) {
+                last_mark = Some(marked);
+            }
+            let healed = is_counter(&get(node, key));
+            if healed {
+                let (_, since) = last_mark
+                    .clone()
+                    .expect("the node was marked before its repair");
+                let now = server_ms(node);
+                assert!(
+                    now >= since + 10_000,
+                    "repaired {} ms after its mark, within the quarantine",
+                    now - since
+                );
+            } else {
+                std::thread::sleep(PACE);
+            }
+            healed
+        },
+    );
+    values
+}
+
+fn assert_unique_and_increasing(values: &[u64]) {
+    let unique: HashSet<&u64> = values.iter().collect();
+    assert_eq!(unique.len(), values.len(), "a value twice: {values:?}");
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+}
+
+#[test]
+fn a_sequence_node_restarted_empty_is_quarantined_then_set_again_and_votes_again() {
+    let mut servers = masters(3, true);
+    let mut ids: Vec<u64> = stdout(&seq(&servers, &["next", "orders", "--count", "5"]))
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    servers[2].restart_empty();
+    let marking = seq(&servers, &["next", "orders"]);
+    ids.push(id(&marking));
+    assert!(
+        stderr(&marking).contains("quarantined"),
+        "{}",
+        stderr(&marking)
+    );
+    let (first_mark, _) = mark(&servers[2], SEQ_KEY).expect("node 3 marked at once");
+    ids.extend(until_healed(&servers[2], SEQ_KEY, || {
+        id(&seq(&servers, &["next", "orders"]))
+    }));
+    let repaired: u64 = get(&servers[2], SEQ_KEY).unwrap().parse().unwrap();
+    assert!(
+        repaired >= ids[5],
+        "set below a value handed out before its mark"
+    );
+    assert_ne!(get(&servers[2], SEQ_KEY), Some(first_mark));
+
+    // Node 1 frozen: nodes 2 and 3 must make the majority.
+    servers[0].sigstop();
+    ids.push(id(&seq(&servers, &["next", "orders"])));
+    servers[0].sigcont();
+    assert_unique_and_increasing(&ids);
+}
+
+#[test]
+fn a_node_lost_again_during_its_quarantine_starts_it_over() {
+    let mut servers = masters(3, true);
+    id(&seq(&servers, &["next", "orders"]));
+    servers[2].restart_empty();
+    id(&seq(&servers, &["next", "orders"]));
+    let (first, _) = mark(&servers[2], SEQ_KEY).expect("node 3 marked");
+    servers[2].restart_empty();
+    // The next heal pass is at most a second later (HEAL_EVERY).
+    let mut ids = Vec::new();
+    common::wait_until("node 3 marked again", HEALED_WITHIN, || {
+        ids.push(id(&seq(&servers, &["next", "orders"])));
+        let again = mark(&servers[2], SEQ_KEY).is_some_and(|(m, _)| m != first);
+        if !again {
+            std::thread::sleep(PACE);
+        }
+        again
+    });
+    // until_healed checks the repair against the latest mark it saw.
+    ids.extend(until_healed(&servers[2], SEQ_KEY, || {
+        id(&seq(&servers, &["next", "orders"]))
+    }));
+    assert_unique_and_increasing(&ids);
+}
+
+#[test]
+fn a_lock_master_restarted_empty_gets_its_fencing_counter_back() {
+    let mut servers = masters(3, true);
+    let mut tokens = vec![fencing_token(&all(&servers)), fencing_token(&all(&servers))];
+    servers[2].restart_empty();
+    let healed = until_healed(&servers[2], FENCE_KEY, || fencing_token(&all(&servers)));
+    tokens.extend(healed);
+    // Master 1 frozen: the fencing vote needs masters 2 and 3.
+    servers[0].sigstop();
+    tokens.push(fencing_token(&all(&servers)));
+    servers[0].sigcont();
+    assert_unique_and_increasing(&tokens);
+}
