@@ -46,16 +46,21 @@
 //!   exact states (`create.rs` has the argument);
 //! * anything else with fewer than a majority of holders answering is
 //!   *unavailable*, never a guess; the error names the nodes without the
-//!   counter and the way out, `yaraus seq set-floor NAME VALUE` ([`set_floor`]).
+//!   counter.
 //!
-//! No automatic repair of an emptied node. The repair that looks right,
+//! An emptied node is not repaired *at once*. The repair that looks right,
 //! setting it to the maximum that a majority of holders reports in the same
 //! round, is wrong: a proposal the node accepted just before it lost its
 //! data may still be in flight to another node, and be counted there with
 //! the lost vote after the repair let the node accept the same value again.
 //! For the same reason a node is never "completed" with 0 because every
 //! holder it can see holds 0: a proposal of 1 that it accepted before its
-//! loss may be on its way to one of them.
+//! loss may be on its way to one of them. It is repaired after a
+//! quarantine that outlasts every round that could hold such a vote
+//! ([`heal`]): every round counts votes for a bounded time, and the node
+//! waits longer than that, on its own clock, from the moment it was found
+//! empty. Only when a majority lost its data at once does it take an
+//! operator, `yaraus seq set-floor NAME VALUE` ([`set_floor`]).
 //!
 //! Two things the algorithm assumes, enforced here:
 //!

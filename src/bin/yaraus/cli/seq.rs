@@ -7,8 +7,8 @@ use std::time::Duration;
 pub(super) const SEQ_ABOUT: &str = "A named sequence of 64-bit ids kept by N independent Redis masters \
 (--redis, given N times; 3 or 5 for tolerating 1 or 2 lost nodes): every id is greater than \
 every id whose generation completed before it began, and no id is handed out twice, across \
-crashes, restarts, a node that lost its data, and partitions of a minority. Without a majority \
-the sequence is unavailable, never wrong. The counter of NAME is the key NAMESPACE:seq:NAME on \
+crashes, restarts, a node that lost its data (it heals by itself after a 10-second quarantine), \
+and partitions of a minority. Without a majority the sequence is unavailable, never wrong. The counter of NAME is the key NAMESPACE:seq:NAME on \
 every node. Every node must run with appendonly yes, appendfsync always and a maxmemory-policy \
 of noeviction or volatile-* (checked; --allow-volatile accepts the risk).";
 
@@ -61,8 +61,9 @@ pub enum SeqCommand {
 }
 
 const SET_FLOOR_ABOUT: &str = "Raise the counter of NAME to at least VALUE on every node: the way \
-out when a node lost its data (it cannot vote until it holds the counter again) or when more \
-than a minority of the nodes lost it. VALUE must be above every id ever handed out (take it \
+out when a majority of the nodes lost their data at once. A node that lost its data beside a \
+majority that kept it needs nothing: the next call quarantines it and, 10 seconds later on its \
+own clock, sets it again from that majority. VALUE must be above every id ever handed out (take it \
 from your logs or your database, with a margin); nothing can check that, which is why this \
 is a command for people. It never lowers a node, so running it again is harmless. Every node \
 must answer: one that does not is named, and the exit status is 69 until a rerun reaches it.";
