@@ -170,7 +170,10 @@ impl Kind {
                     .arg(ours.to_string())
                     .arg(before.to_string());
             }
-            _ => {
+            (Kind::Lock, None) => {
+                invocation.key(fence_key).arg(token.as_str());
+            }
+            (Kind::Semaphore { .. }, _) => {
                 invocation.arg(token.as_str());
             }
         }

@@ -2,9 +2,19 @@
 -- byte for byte. Another holder's key, or a key of another type, is never
 -- touched (GET of another type is an error, which pcall turns into a table
 -- that equals no token).
--- KEYS[1] the lock; ARGV[1] our token
--- Returns 1 when deleted, 0 when it was not ours.
+-- KEYS[1] the lock; KEYS[2] its fencing counter (a lock, not a semaphore)
+-- ARGV[1] our token
+-- Returns {freed, lacks}: freed 1 when deleted, 0 when it was not ours;
+--         lacks 1 when the fencing counter is not a counter here (a master
+--         restarted empty: with several masters, the fencing sequence then
+--         heals it, src/seq/heal.rs), else 0. Nothing else is written.
+local freed = 0
 if redis.pcall('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+  freed = redis.call('DEL', KEYS[1])
 end
-return 0
+local counter = redis.pcall('GET', KEYS[2])
+local lacks = 0
+if type(counter) ~= 'string' or not string.find(counter, '^%d+$') then
+  lacks = 1
+end
+return {freed, lacks}

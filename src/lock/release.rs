@@ -44,7 +44,8 @@ impl Released {
 
 impl Locker {
     /// Deletes the lock on every master where it holds `token` (never
-    /// anyone else's key).
+    /// anyone else's key); then the fencing sequence's heal pass, if a
+    /// master was found without its counter.
     pub async fn release(&mut self, token: &Token) -> Released {
         let replies = self.release_round(token).await;
         self.heal_if_pending().await;
@@ -70,18 +71,19 @@ impl Locker {
         released
     }
 
-    /// Gives back a failed attempt: the lock wherever it is ours, and our
-    /// fencing vote wherever it stood and nothing has moved the counter
-    /// since (`replaced`: per node, the counter the vote replaced).
-    /// The fencing sequence's heal pass, if an attempt found a master
-    /// without its counter. For a caller that keeps the lock and exits
-    /// (`yaraus lock --acquire`); a release or a failed attempt runs it.
+    /// The fencing sequence's heal pass (seq/heal.rs), if a round found a
+    /// master without its counter. A release or a failed attempt runs it;
+    /// so does a caller that keeps the lock and exits (`yaraus lock
+    /// --acquire`).
     pub async fn heal_if_pending(&mut self) {
         if std::mem::take(&mut self.heal_pending) {
             self.fencing.heal(&mut self.quorum).await;
         }
     }
 
+    /// Gives back a failed attempt: the lock wherever it is ours, and our
+    /// fencing vote wherever it stood and nothing has moved the counter
+    /// since (`replaced`: per node, the counter the vote replaced).
     pub(super) async fn give_back(
         &mut self,
         token: &Token,
@@ -95,6 +97,8 @@ impl Locker {
         self.free_round(token, votes).await;
     }
 
+    /// Frees the lock wherever `token` holds it. Replies: per node, whether
+    /// it freed the lock.
     pub(super) async fn release_round(&mut self, token: &Token) -> Replies<bool> {
         self.free_round(token, None).await
     }
@@ -124,8 +128,8 @@ impl Locker {
                         .map(|before| (ours, before))
                 });
                 let invocation = kind.release(key, fence_key, token, withdraw);
-                let freed: i64 = node.script(&invocation).await?;
-                Ok(freed == 1)
+                let reply: redis::Value = node.script(&invocation).await?;
+                freed_and_lacking(node.label(), reply)
             })
             .collect();
         // Every node gets its full request timeout, where a round elsewhere
@@ -134,6 +138,32 @@ impl Locker {
         // request whose caller is gone), and the key would sit there until
         // its ttl; waiting costs only this process's exit, not the next
         // holder, who needs just the majority freed.
-        gather(futures, &labels, limit, |_| false).await
+        let replies = gather(futures, &labels, limit, |_| false).await;
+        // Every master answers a release (or is given its full timeout), so
+        // a master restarted empty is seen here, where an acquire round
+        // that settled on a majority may not have heard it.
+        let lacking = replies.iter().any(|r| matches!(r, Some(Ok((_, true)))));
+        if lacking && self.kind == Kind::Lock && self.quorum.len() > 1 {
+            self.heal_pending |= self.fencing.take_heal_turn();
+        }
+        replies
+            .into_iter()
+            .map(|r| r.map(|r| r.map(|(freed, _)| freed)))
+            .collect()
+    }
+}
+
+/// A release script's reply: whether it freed the lock, and whether the
+/// fencing counter was missing there (a semaphore's script says only the
+/// first).
+fn freed_and_lacking(label: &str, reply: redis::Value) -> Result<(bool, bool)> {
+    match reply {
+        redis::Value::Int(freed) => Ok((freed == 1, false)),
+        other => {
+            let items = reply::items(label, other)?;
+            let freed: i64 = reply::field(label, &items, 0)?;
+            let lacks: i64 = reply::field(label, &items, 1)?;
+            Ok((freed == 1, lacks == 1))
+        }
     }
 }

@@ -13,12 +13,21 @@
 -- ARGV[1] our token, ARGV[2] our vote, ARGV[3] the counter before it (put
 --         back exactly: a node whose counter was missing never voted, so
 --         there is always one, and a missing counter is never made 0)
--- Returns 1 when the lock was freed, 0 when it was not ours.
-if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
+-- Returns {freed, lacks}, as release.lua does: freed 1 when the lock was
+-- freed, 0 when it was not ours; lacks 1 when the fencing counter is not a
+-- counter here.
+local function lacks()
+  local counter = redis.pcall('GET', KEYS[2])
+  if type(counter) ~= 'string' or not string.find(counter, '^%d+$') then
+    return 1
+  end
   return 0
+end
+if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
+  return {0, lacks()}
 end
 redis.call('DEL', KEYS[1])
 if redis.pcall('GET', KEYS[2]) == ARGV[2] then
   redis.call('SET', KEYS[2], ARGV[3])
 end
-return 1
+return {1, lacks()}

@@ -418,12 +418,13 @@ impl MajoritySequence {
         true
     }
 
-    /// One heal pass ([`heal::heal`]), logged; a failure is left for the
-    /// next pass.
+    /// One heal pass ([`heal::heal`]), what it did logged. A pass that
+    /// fails is left for the next one, quietly: a node out of reach, or not
+    /// durable, or a key of another type, is the caller's own error to
+    /// report, and a heal pass never adds a line to it.
     pub async fn heal(&self, quorum: &mut Quorum) {
-        match heal::heal(quorum, &self.key).await {
-            Ok(healed) => heal::report(&self.key, &healed),
-            Err(e) => crate::warn!("{}: no heal pass: {e}", self.key),
+        if let Ok(healed) = heal::heal(quorum, &self.key).await {
+            heal::report(&self.key, &healed);
         }
     }
 

@@ -476,7 +476,7 @@ pub struct Budget {
 }
 
 /// How many fault tests share `CHAOS_MINUTES`.
-pub const FAULT_TESTS: u32 = 6;
+pub const FAULT_TESTS: u32 = 7;
 
 impl Budget {
     pub fn new(default: usize) -> Budget {

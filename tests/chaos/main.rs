@@ -16,7 +16,9 @@
 //!   `--expire`;
 //! * [`client_stop`]: a holder's yaraus is frozen for longer than `--expire`;
 //! * [`partition`]: some holders lose the network (a proxy of ours, cut);
-//! * [`failover`]: the master is SIGKILLed and Sentinel promotes a replica.
+//! * [`failover`]: the master is SIGKILLed and Sentinel promotes a replica;
+//! * [`rolling`]: every node of a `seq`, a hilo and a lock deployment wiped in
+//!   turn, healing by itself, with histories checked for values twice.
 //!
 //! How: [`harness`] runs the client loops (each restarts its yaraus when it
 //! exits); every yaraus supervises [`child`], this executable started again,
@@ -47,6 +49,7 @@ mod lives;
 mod master_stop;
 mod partition;
 mod restart;
+mod rolling;
 
 use std::time::Duration;
 
