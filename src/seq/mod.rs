@@ -431,7 +431,11 @@ impl MajoritySequence {
     /// Sends `proposed` to every node; stops when a majority accepted or can
     /// no longer accept. Each node's counter after the vote raises the floor
     /// only through [`observe`](Self::observe), by the caller.
-    pub async fn propose(&self, quorum: &mut Quorum, first: u64, last: u64) -> Replies<Vote> {
+    ///
+    /// Private: its votes count only within [`ROUND_LIFETIME`]
+    /// of the round's start, which [`MajoritySequence::next`] and the others
+    /// enforce and a raw caller could forget.
+    async fn propose(&self, quorum: &mut Quorum, first: u64, last: u64) -> Replies<Vote> {
         let n = quorum.len();
         let m = quorum.majority();
         let labels = quorum.labels();
