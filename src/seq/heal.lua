@@ -8,9 +8,14 @@
 --         server's clock (TIME) in milliseconds: the quarantine starts.
 --         Returns {1, state} marked (or already so), {0, state} it holds
 --         something else.
+-- ripe:   ARGV[2] the exact 'healing:<ms>:<hex>' read; ARGV[3] the quarantine
+--         in milliseconds. Writes nothing.
+--         Returns {1, state} the quarantine is over on this server's clock,
+--         {2, ms left} it is not, {0, state} it holds something else.
 -- repair: ARGV[2] the exact 'healing:<ms>:<hex>' read; ARGV[3] the counter
---         to set (the highest a majority of holders held in a read made
---         after that one); ARGV[4] the quarantine in milliseconds.
+--         to set (the highest a majority of holders held in a read that
+--         began after this node said 'ripe'); ARGV[4] the quarantine in
+--         milliseconds.
 --         Returns {1, counter} set, {2, ms left} the quarantine is not over
 --         on this server's clock, {0, state} it holds something else (lost
 --         again, marked again, or repaired by another caller).
@@ -45,16 +50,42 @@ if mode == 'mark' then
   return {1, marked}
 end
 
-if mode == 'repair' then
+-- The milliseconds of the quarantine of `read` still to run here; nil and
+-- an error reply when `read` is not a mark.
+local function left_of(read, quarantine)
   local since = string.match(read, '^healing:(%d+):%x+$')
-  local value, quarantine = ARGV[3], tonumber(ARGV[4])
-  if since == nil or not is_counter(value) or quarantine == nil then
+  if since == nil or quarantine == nil then
+    return nil, redis.error_reply('YARAUS_BADARG ' .. tostring(read) .. ' is not a quarantine mark')
+  end
+  return tonumber(since) + quarantine - now_ms()
+end
+
+if mode == 'ripe' then
+  local left, err = left_of(read, tonumber(ARGV[3]))
+  if left == nil then
+    return err
+  end
+  if state ~= read then
+    return {0, state}
+  end
+  if left > 0 then
+    return {2, string.format('%d', left)}
+  end
+  return {1, state}
+end
+
+if mode == 'repair' then
+  local value = ARGV[3]
+  local left, err = left_of(read, tonumber(ARGV[4]))
+  if left == nil then
+    return err
+  end
+  if not is_counter(value) then
     return redis.error_reply('YARAUS_BADARG repair of ' .. tostring(read) .. ' to ' .. tostring(value))
   end
   if state ~= read then
     return {0, state}
   end
-  local left = tonumber(since) + quarantine - now_ms()
   if left > 0 then
     return {2, string.format('%d', left)}
   end

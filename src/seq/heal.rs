@@ -18,15 +18,18 @@
 //!    the counter *marks* it, by compare-and-set of the exact state it read:
 //!    `healing:<ms>:<token>`, `<ms>` the node's own clock (`TIME`). A mark
 //!    is not a counter: the node still does not vote;
-//! 3. once [`QUARANTINE`] has passed *on that node's clock* (checked by the
-//!    node when it executes the request), a caller that has just read the
-//!    counter from a majority of the nodes holding it sets the marked node
-//!    to that highest value, by compare-and-set of the exact mark it read.
+//! 3. once [`QUARANTINE`] has passed *on that node's clock* (the node says
+//!    so when asked), a caller reads the counter from a majority of the
+//!    nodes holding it, in a read *begun after that answer*, and sets the
+//!    marked node to the highest value read, by compare-and-set of the
+//!    exact mark (the node checks its clock again when it executes it).
 //!
 //! Every round that got a vote from the node before its loss started before
 //! the loss, so before the mark, and has stopped counting by the end of the
 //! quarantine, whatever the clocks say, as long as their *rates* stay within
-//! the drift bound ([`crate::timing::sequence`]). A value handed out by a
+//! the drift bound ([`crate::timing::sequence`]); the repair's read begins
+//! after that, so whatever such a round made a majority accept, the read
+//! sees. A value handed out by a
 //! majority that the node was not in (it was marked) is remembered by some
 //! node of every later majority. A node lost again wipes its mark, so a
 //! repair decided before the second loss never lands after it: it starts
@@ -44,6 +47,7 @@ use crate::base::random::random_hex;
 use crate::error::Result;
 use crate::store::{Quorum, gather};
 use crate::timing::sequence::QUARANTINE;
+use std::time::Duration;
 
 /// Random bytes of a mark's token: unique across markers.
 const TOKEN_BYTES: usize = 16;
@@ -56,71 +60,150 @@ pub enum Healed {
     /// Its quarantine is over: it holds this value again, and votes.
     Repaired(u64),
     /// Marked earlier; this much of its quarantine is left, on its clock.
-    Quarantined(std::time::Duration),
+    Quarantined(Duration),
 }
 
 /// One pass over the nodes of `key`: reads every node; if a majority holds
-/// the counter, marks the nodes found without it and repairs those whose
-/// quarantine is over. Returns what changed, by node label. An error only
-/// for a fatal read (a key of another type, a node not durable).
+/// the counter, marks the nodes found without it, and asks each marked node
+/// whether its quarantine is over. Only then, for those that say so, a
+/// *second* read, begun after they said it: the highest counter it finds
+/// from a majority is what they are set to. (A read begun before the end of
+/// the quarantine could miss the late acceptance of a round that still
+/// counted a lost vote; the model checker finds the value twice then.)
+/// Returns what changed, by node label. An error only for a fatal read (a
+/// key of another type, a node not durable).
 pub async fn heal(quorum: &mut Quorum, key: &str) -> Result<Vec<(String, Healed)>> {
     let view = View::read_all(quorum, key).await?;
-    let Some(highest) = view.highest_of_a_majority() else {
-        // Too few holders: a repair could not be told the highest value.
-        return Ok(Vec::new());
-    };
-    let lacking = view.lacking();
-    if lacking.is_empty() {
+    if view.highest_of_a_majority().is_none() {
+        // Too few holders: nothing can be set from a majority.
         return Ok(Vec::new());
     }
     let token = random_hex::<TOKEN_BYTES>("a quarantine mark")?;
-    let (highest, quarantine_ms) = (highest.to_string(), QUARANTINE.as_millis().to_string());
+    let quarantine_ms = QUARANTINE.as_millis().to_string();
+    let first: Vec<Option<Vec<String>>> = requests(
+        &view.lacking(),
+        |state| {
+            if state.starts_with("healing:") {
+                Some(vec!["ripe".into(), state.into(), quarantine_ms.clone()])
+            } else if state.is_empty() || state.starts_with("unborn:") {
+                Some(vec!["mark".into(), state.into(), token.clone()])
+            } else {
+                // A creation's claim beside holders: not ours to touch.
+                None
+            }
+        },
+        quorum.len(),
+    );
+    let mut healed = Vec::new();
+    let mut ripe = Vec::new();
+    for (i, outcome) in ask_each(quorum, key, &first).await.into_iter().enumerate() {
+        match outcome {
+            Some(Step::Ripe(state)) => ripe.push((i, state)),
+            Some(step) => healed.push((i, step.into())),
+            None => {}
+        }
+    }
+    if !ripe.is_empty() {
+        let fresh = View::read_all(quorum, key).await?;
+        if let Some(highest) = fresh.highest_of_a_majority() {
+            let highest = highest.to_string();
+            let second = requests(
+                &ripe,
+                |state| {
+                    Some(vec![
+                        "repair".into(),
+                        state.into(),
+                        highest.clone(),
+                        quarantine_ms.clone(),
+                    ])
+                },
+                quorum.len(),
+            );
+            for (i, outcome) in ask_each(quorum, key, &second).await.into_iter().enumerate() {
+                if let Some(step) = outcome {
+                    healed.push((i, step.into()));
+                }
+            }
+        }
+    }
+    let labels = quorum.labels();
+    Ok(healed
+        .into_iter()
+        .filter_map(|(i, h): (usize, Option<Healed>)| Some((labels[i].clone(), h?)))
+        .collect())
+}
+
+/// What one node answered to `heal.lua`.
+enum Step {
+    Marked,
+    Ripe(String),
+    Quarantined(Duration),
+    Repaired(u64),
+}
+
+impl From<Step> for Option<Healed> {
+    fn from(step: Step) -> Option<Healed> {
+        match step {
+            Step::Marked => Some(Healed::Marked),
+            Step::Quarantined(left) => Some(Healed::Quarantined(left)),
+            Step::Repaired(v) => Some(Healed::Repaired(v)),
+            Step::Ripe(_) => None,
+        }
+    }
+}
+
+/// Per node, the request `of` makes of its state (the nodes of `states`
+/// only).
+fn requests(
+    states: &[(usize, String)],
+    of: impl Fn(&str) -> Option<Vec<String>>,
+    nodes: usize,
+) -> Vec<Option<Vec<String>>> {
+    (0..nodes)
+        .map(|i| {
+            let (_, state) = states.iter().find(|(j, _)| *j == i)?;
+            of(state)
+        })
+        .collect()
+}
+
+/// Sends each node its request (if any) at once; per node, what it said
+/// (`None`: no request, no answer in time, or a state that had changed).
+async fn ask_each(
+    quorum: &mut Quorum,
+    key: &str,
+    requests: &[Option<Vec<String>>],
+) -> Vec<Option<Step>> {
     let labels = quorum.labels();
     let limit = quorum.round_timeout();
     let futures: Vec<_> = quorum
         .nodes_mut()
         .iter_mut()
-        .enumerate()
-        .map(|(i, node)| {
-            let state = lacking
-                .iter()
-                .find(|(j, _)| *j == i)
-                .map(|(_, s)| s.clone());
-            let (token, highest, quarantine_ms) = (&token, &highest, &quarantine_ms);
-            async move {
-                let Some(state) = state else {
-                    return Ok(None);
-                };
-                let args: Vec<&str> = if state.starts_with("healing:") {
-                    vec!["repair", &state, highest, quarantine_ms]
-                } else if state.is_empty() || state.starts_with("unborn:") {
-                    vec!["mark", &state, token]
-                } else {
-                    // A creation's claim beside holders: not ours to touch.
-                    return Ok(None);
-                };
-                let answer = node.ask(&HEAL, key, &args).await?;
-                Ok(match (args[0], answer.code) {
-                    ("mark", 1) => Some(Healed::Marked),
-                    ("repair", 1) => Some(Healed::Repaired(answer.counter(1)?)),
-                    ("repair", 2) => Some(Healed::Quarantined(std::time::Duration::from_millis(
-                        answer.counter(1)?,
-                    ))),
-                    (_, 0) => None,
-                    _ => return Err(answer.unknown()),
-                })
-            }
+        .zip(requests)
+        .map(|(node, request)| async move {
+            let Some(args) = request else {
+                return Ok(None);
+            };
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let answer = node.ask(&HEAL, key, &args).await?;
+            Ok(match (args[0], answer.code) {
+                ("mark", 1) => Some(Step::Marked),
+                ("ripe", 1) => Some(Step::Ripe(args[1].to_string())),
+                ("repair", 1) => Some(Step::Repaired(answer.counter(1)?)),
+                (_, 2) => Some(Step::Quarantined(Duration::from_millis(answer.counter(1)?))),
+                (_, 0) => None,
+                _ => return Err(answer.unknown()),
+            })
         })
         .collect();
-    let replies = gather(futures, &labels, limit, |_| false).await;
-    Ok(labels
-        .iter()
-        .zip(replies)
-        .filter_map(|(label, reply)| match reply {
-            Some(Ok(Some(healed))) => Some((label.clone(), healed)),
+    gather(futures, &labels, limit, |_| false)
+        .await
+        .into_iter()
+        .map(|reply| match reply {
+            Some(Ok(step)) => step,
             _ => None,
         })
-        .collect())
+        .collect()
 }
 
 /// Says what a heal pass did, a line a node.
