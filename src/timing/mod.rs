@@ -23,6 +23,10 @@
 //! | [`kill_after::within`] | ≤ validity − interval | the command is gone by the deadline, and one renewal can be tried before its SIGTERM |
 //! | [`lease::Timing::safeguarded`] | expire ≥ 1 s, interval ≤ expire / 2, delay ≥ 2 × interval + kill-after | a previous holder whose record was lost has seen so and stopped before the new holder starts |
 //! | [`index::check`] | interval ≥ 100 ms, skew < interval / 2, kill-after ≤ interval / 4 | a transition of the fleet fits in an interval |
+//! | [`retry::Backoff`] | 100 ms, doubling to 2 s, drawn in the upper half | a command waiting out a fault is soon back, a dead server is dialed rarely, a fleet does not retry in step |
+//! | [`retry::REPORT_EVERY`] | 30 s | a long wait leaves a readable log that shows the command alive |
+//! | [`retry::one_shot_wait`] | 5 × timeout | a one-shot command rides out a restart or a quick failover, and still ends |
+//! | [`retry::GIVE_BACK`] | 200 ms | an attempt cut off at the bound gives back what it took, without keeping the command long past its bound |
 //!
 //! A rule that a value breaks is a [`TimingError`], which carries the values
 //! and names the settings ([`Setting`]); the front end decides how a setting
@@ -35,6 +39,7 @@ pub mod index;
 pub mod kill_after;
 pub mod lease;
 pub mod lock;
+pub mod retry;
 
 pub use drift::{drift, validity};
 
