@@ -23,7 +23,6 @@ use super::{Refusal, RefusalKind, rounded};
 use crate::base::random::random_below;
 use crate::error::{Error, Result};
 use crate::timing::retry::{Backoff, REPORT_EVERY};
-use std::future::Future;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -124,11 +123,11 @@ impl Patience {
     /// `attempt` is given the time left ([`left`](Self::left)), to bound
     /// its own rounds by. `wanted` names what is waited for in log lines:
     /// "the next id of the sequence orders".
-    pub async fn retry<T, F, Fut>(&mut self, wanted: &str, mut attempt: F) -> Result<T>
-    where
-        F: FnMut(Option<Duration>) -> Fut,
-        Fut: Future<Output = Result<T>>,
-    {
+    pub async fn retry<T>(
+        &mut self,
+        wanted: &str,
+        mut attempt: impl AsyncFnMut(Option<Duration>) -> Result<T>,
+    ) -> Result<T> {
         loop {
             let outcome = match self.cut_at() {
                 None => attempt(None).await,
@@ -206,9 +205,9 @@ mod tests {
         let mut tries = 0;
         let mut patience = Patience::new(Some(Duration::from_secs(3)));
         let out: Result<()> = patience
-            .retry("the thing", |_| {
+            .retry("the thing", async |_| {
                 tries += 1;
-                async { Err(Error::Unavailable("down".into())) }
+                Err(Error::Unavailable("down".into()))
             })
             .await;
         match out {
@@ -219,9 +218,9 @@ mod tests {
 
         let mut tries = 0;
         let out: Result<()> = Patience::new(None)
-            .retry("the thing", |_| {
+            .retry("the thing", async |_| {
                 tries += 1;
-                async { Err(Error::Refused("wrong password".into())) }
+                Err(Error::Refused("wrong password".into()))
             })
             .await;
         assert!(matches!(out, Err(Error::Refused(_))));
@@ -232,7 +231,7 @@ mod tests {
     async fn an_attempt_in_flight_is_cut_off_at_the_bound() {
         let started = Instant::now();
         let out: Result<()> = Patience::new(Some(Duration::from_secs(3)))
-            .retry("the thing", |left| async move {
+            .retry("the thing", async |left| {
                 assert!(left.is_some());
                 tokio::time::sleep(Duration::from_secs(2)).await;
                 Err(Error::Unavailable("no answer within 2s".into()))
@@ -246,13 +245,11 @@ mod tests {
     async fn a_zero_bound_is_one_attempt_let_finish() {
         let mut tries = 0;
         let out: Result<()> = Patience::new(Some(Duration::ZERO))
-            .retry("the thing", |left| {
+            .retry("the thing", async |left| {
                 tries += 1;
                 assert_eq!(left, None);
-                async {
-                    tokio::time::sleep(Duration::from_secs(2)).await;
-                    Err(Error::Unavailable("down".into()))
-                }
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                Err(Error::Unavailable("down".into()))
             })
             .await;
         match out {

@@ -24,7 +24,7 @@ mod init;
 mod report;
 
 pub use crate::timing::lease::{Adjustment, Requested, Timing};
-pub use init::{InitOutcome, MAX_POOL_SIZE, init, validate_range};
+pub use init::{InitOutcome, MAX_POOL_SIZE, create_missing, init, recorded_range, validate_range};
 pub use report::{ListEntry, Stats, list, stats};
 
 use crate::base::BootInstant;
@@ -112,6 +112,10 @@ pub struct Leaser {
     client_id: String,
     /// Whether "getting new id..." was said.
     announced: bool,
+    /// The pool's range, to re-create it with if it is gone.
+    recreate: Option<(u64, u64)>,
+    /// Whether the pool's recorded range was compared with `recreate`.
+    range_checked: bool,
 }
 
 /// A leased worker id: the [`Claim`] that `yaraus run` keeps alive.
@@ -146,7 +150,20 @@ impl Leaser {
             interval: timing.interval(),
             client_id: String::new(),
             announced: false,
+            recreate: None,
+            range_checked: false,
         }
+    }
+
+    /// The same, re-creating the pool `min..=max` whenever it is gone (a
+    /// Redis restarted without persistence) instead of failing: the grace
+    /// delay that every lease waits before its command starts protects a
+    /// previous holder whose record vanished with the pool, as it does any
+    /// lost record. A pool that exists is left alone; one with another
+    /// range is warned of.
+    pub fn recreating(mut self, min: u64, max: u64) -> Leaser {
+        self.recreate = Some((min, max));
+        self
     }
 
     /// Tries once to lease an id.
@@ -170,12 +187,10 @@ impl Leaser {
             .arg(self.client_id.as_str())
             .arg(host)
             .arg(self.expire.as_millis() as u64);
+        self.check_range().await?;
+        // Taken before a re-creation too: the deadline only comes earlier.
         let sent = BootInstant::now();
-        let reply: (i64, String, String, i64, i64) = match self.store.script(&invocation).await? {
-            Ok(reply) => reply,
-            Err(e) => return Err(pool_error(&self.store, &e)),
-        };
-        let (ok, client, member, expiry_ms, now_ms) = reply;
+        let (ok, client, member, expiry_ms, now_ms) = self.acquire(&invocation).await?;
         self.client_id = client;
         if ok == 0 {
             let next_free = Duration::from_millis(expiry_ms.saturating_sub(now_ms).max(0) as u64);
@@ -208,6 +223,66 @@ impl Leaser {
         Ok(Acquired::NotReplicated {
             why: format!("leased id {id} but {why}; released it"),
         })
+    }
+}
+
+impl Leaser {
+    /// Runs the acquire script, re-creating a vanished pool first when told
+    /// to ([`recreating`](Self::recreating)).
+    async fn acquire(
+        &mut self,
+        invocation: &redis::ScriptInvocation<'_>,
+    ) -> Result<(i64, String, String, i64, i64)> {
+        let e = match self.store.script(invocation).await? {
+            Ok(reply) => return Ok(reply),
+            Err(e) => e,
+        };
+        let (true, Some((min, max))) = (is_uninit(&e), self.recreate) else {
+            return Err(pool_error(&self.store, &e));
+        };
+        match create_missing(&mut self.store, &self.keys, min, max).await? {
+            InitOutcome::Created { .. } => crate::warn!(
+                "the pool {} did not exist (a Redis restarted without persistence, or never \
+                 initialised); created it with ids {min}..{max}; {} still holds back the \
+                 command, for a previous holder whose record may have been lost with it",
+                self.keys.ids,
+                Setting::Delay
+            ),
+            InitOutcome::Already { min: a, max: b } => self.warn_of_range((a, b)),
+            InitOutcome::Resized { .. } => unreachable!("create_missing never resizes"),
+        }
+        match self.store.script(invocation).await? {
+            Ok(reply) => Ok(reply),
+            Err(e) => Err(pool_error(&self.store, &e)),
+        }
+    }
+
+    /// Once, with a range to re-create the pool with: warns when the pool
+    /// that exists records another.
+    async fn check_range(&mut self) -> Result<()> {
+        if self.range_checked || self.recreate.is_none() {
+            return Ok(());
+        }
+        if let Some(range) = recorded_range(&mut self.store, &self.keys).await? {
+            self.warn_of_range(range);
+        }
+        self.range_checked = true;
+        Ok(())
+    }
+
+    fn warn_of_range(&self, (min, max): (u64, u64)) {
+        let Some(given) = self.recreate.filter(|&given| given != (min, max)) else {
+            return;
+        };
+        crate::warn!(
+            "the pool {} holds ids {min}..{max}, not the {}..{} of {} and {}: it is left as it \
+             is (`yaraus init` resizes it)",
+            self.keys.ids,
+            given.0,
+            given.1,
+            Setting::Min,
+            Setting::Max
+        );
     }
 }
 
@@ -363,9 +438,19 @@ impl Claim for Lease {
 /// Turns an error from one of the pool scripts into what the user sees.
 pub(crate) fn pool_error(store: &Store, e: &redis::RedisError) -> Error {
     match script_error(e) {
+        Some(("YARAUS_UNINIT", msg)) => Error::State(format!(
+            "{msg}, or give run {} and {} to have it re-created whenever it is gone",
+            Setting::Min,
+            Setting::Max
+        )),
         Some((_, msg)) => Error::State(msg.to_string()),
         None => crate::store::classify(store.target(), e.clone()),
     }
+}
+
+/// Whether the acquire script found no pool.
+fn is_uninit(e: &redis::RedisError) -> bool {
+    matches!(script_error(e), Some(("YARAUS_UNINIT", _)))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The arguments of `yaraus hilo`.
 
-use super::{duration, positive_duration};
+use super::{WaitArgs, duration, positive_duration};
 use clap::{Args, Subcommand};
 use std::time::Duration;
 
@@ -100,8 +100,11 @@ pub struct HiloAgentArgs {
     #[arg(long, default_value_t = 1, value_name = "ID")]
     pub start: u64,
 
-    /// How long a run waits for another agent's run to finish (the agent lock).
-    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration)]
+    /// How long a run waits for another agent's run to finish (the agent lock), and for shards
+    /// out of reach (a restart, a refused connection: every shard must answer), before it
+    /// gives up (exit 75 or 69); --every tries again at the next run. Each request is still
+    /// bounded by --timeout.
+    #[arg(short = 'w', long, default_value = "10s", value_name = "DURATION", value_parser = duration)]
     pub wait: Duration,
 }
 
@@ -120,6 +123,9 @@ pub struct HiloNextArgs {
     #[arg(long, short = 'c', value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub count: Option<u64>,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -127,4 +133,7 @@ pub struct HiloStatusArgs {
     /// The sequence's name.
     #[arg(value_name = "NAME")]
     pub name: String,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }

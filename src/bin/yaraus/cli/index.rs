@@ -72,6 +72,13 @@ pub struct IndexArgs {
     #[arg(long)]
     pub status: bool,
 
+    /// Give up (exit 69) when Redis stays out of reach at start (a restart, a failover, a
+    /// refused connection) for this long; once started, a replica rides out any outage (its
+    /// command stopped meanwhile). Each request is still bounded by --timeout; 0: one attempt.
+    /// [default: wait forever; --status: 5 x --timeout]
+    #[arg(short = 'w', long, value_name = "DURATION", value_parser = duration)]
+    pub wait: Option<Duration>,
+
     #[command(flatten)]
     pub child_env: super::ChildEnvArgs,
 

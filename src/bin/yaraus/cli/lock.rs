@@ -69,11 +69,16 @@ pub struct LockArgs {
     #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = positive_duration)]
     pub ttl: Duration,
 
-    /// Give up when the lock is still busy after this long. [default: wait forever]
+    /// Give up when the lock is still busy (exit 75, or -E), or a majority of its masters stays
+    /// out of reach (a restart, a failover, a refused connection: exit 69), after this long.
+    /// Each request is still bounded by --timeout, and an attempt in flight at this bound is
+    /// cut off there. A wrong password, URL or master name fails at once. [default: wait
+    /// forever; --extend, --release, --info: 5 x --timeout]
     #[arg(short = 'w', long, value_name = "DURATION", value_parser = duration)]
     pub wait: Option<Duration>,
 
-    /// Do not wait: give up at once when the lock is busy (same as --wait 0).
+    /// Do not wait: one attempt, given up at once when the lock is busy or its masters out of
+    /// reach (same as --wait 0).
     #[arg(short = 'n', long, visible_alias = "nonblock", conflicts_with = "wait")]
     pub no_wait: bool,
 

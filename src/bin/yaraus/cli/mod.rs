@@ -167,7 +167,10 @@ pub struct GlobalArgs {
     )]
     pub namespace: Option<String>,
 
-    /// How long to wait for Redis to connect, and for replicas to confirm a write.
+    /// How long to wait for Redis to connect, and for replicas to confirm a write: the bound
+    /// on one dial or request (a request that carries a WAIT gets twice this). A server that
+    /// does not answer within it is out of reach, which the command rides out, retrying, for
+    /// up to its --wait.
     #[arg(long, global = true, value_name = "DURATION", default_value = "2s", value_parser = positive_duration)]
     pub timeout: Duration,
 
@@ -262,6 +265,18 @@ impl ChildEnvArgs {
     }
 }
 
+/// The bound of a one-shot command's wait for servers out of reach.
+#[derive(Args, Debug, Clone, Default)]
+pub struct WaitArgs {
+    /// Ride out servers out of reach (refused connections, a restart or LOADING, a failover,
+    /// MASTERDOWN, too few nodes of a majority) for up to this long, retrying with growing
+    /// pauses, then give up (exit 69); 0: one attempt. Each request is still bounded by
+    /// --timeout, and one in flight at this bound is cut off there. A wrong password, URL,
+    /// master name or key type fails at once. [default: 5 x --timeout]
+    #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration)]
+    pub wait: Option<Duration>,
+}
+
 #[derive(Args, Debug)]
 pub struct InitArgs {
     /// Smallest worker id.
@@ -270,6 +285,9 @@ pub struct InitArgs {
     /// Largest worker id (a pool holds at most 2^24 ids).
     #[arg(long, default_value_t = 1023, allow_negative_numbers = true)]
     pub max: u64,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -296,9 +314,31 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub kill_after: Option<Duration>,
 
-    /// Give up (exit 75) if no id is free within this time. [default: wait forever]
+    /// Give up if no id is free within this time (exit 75), or Redis stays out of reach (a
+    /// restart, a failover, a refused connection: exit 69). Each request is still bounded by
+    /// --timeout, and one in flight at this bound is cut off there; 0: one attempt. A wrong
+    /// password, URL or master name fails at once. [default: wait forever]
     #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration)]
     pub wait: Option<Duration>,
+
+    /// With --max: the pool's smallest id, for re-creating the pool if it is gone (a Redis
+    /// restarted without persistence) instead of failing. A pool that exists is left alone.
+    #[arg(
+        long,
+        requires = "max",
+        value_name = "ID",
+        allow_negative_numbers = true
+    )]
+    pub min: Option<u64>,
+
+    /// With --min: the pool's largest id (see --min).
+    #[arg(
+        long,
+        requires = "min",
+        value_name = "ID",
+        allow_negative_numbers = true
+    )]
+    pub max: Option<u64>,
 
     /// Accept --expire, --interval and --delay as given, even when unsafe.
     #[arg(long, visible_alias = "i-am-a-database-removable-specialist")]
@@ -322,6 +362,9 @@ pub struct StatsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = StatsFormat::Json)]
     pub format: StatsFormat,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -340,6 +383,9 @@ pub struct ListArgs {
     /// Only the ids leased now (what the Go tool's list shows).
     #[arg(long)]
     pub using: bool,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! The arguments of `yaraus seq`: next, get, set-floor, serve.
 
-use super::duration;
+use super::{WaitArgs, duration};
 use clap::{Args, Subcommand};
 use std::time::Duration;
 
@@ -81,6 +81,9 @@ pub struct SeqNameArgs {
     /// The sequence's name; its counter is the key NAMESPACE:seq:NAME on every node.
     #[arg(value_name = "NAME")]
     pub name: String,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -93,6 +96,9 @@ pub struct SeqNextArgs {
     #[arg(long, short = 'c', default_value_t = 1, value_name = "K",
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub count: u64,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -104,6 +110,9 @@ pub struct SeqSetFloorArgs {
     /// The value every node's counter is raised to, at least (a 64-bit unsigned number).
     #[arg(value_name = "VALUE", allow_negative_numbers = true)]
     pub value: u64,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(Args, Debug)]
