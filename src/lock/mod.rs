@@ -169,6 +169,8 @@ pub struct Locker {
     fencing: MajoritySequence,
     /// The token of the attempt in flight, for [`Claimant::abandon`].
     attempt_token: Option<Token>,
+    /// Failed attempts' tokens to give back again (`release.rs`).
+    leftovers: release::Leftovers,
 }
 
 /// The outcome of one attempt at a lock.
@@ -232,6 +234,7 @@ impl Locker {
             ttl,
             fencing,
             attempt_token: None,
+            leftovers: Default::default(),
         })
     }
 
