@@ -116,6 +116,13 @@ pub struct Leaser {
     recreate: Option<(u64, u64)>,
     /// Whether the pool's recorded range was compared with `recreate`.
     range_checked: bool,
+    /// Ids an attempt leased but the replicas did not confirm, released
+    /// since, each until its lease would surely have run out: a replica
+    /// promoted between the lease and the release still has it leased to
+    /// us, and would keep it from everyone for `--expire`. Released again
+    /// before every later attempt (only ever ours: the script checks the
+    /// owner, and a later attempt that leases one again ends the wait).
+    leftovers: Vec<(WorkerId, tokio::time::Instant)>,
 }
 
 /// A leased worker id: the [`Claim`] that `yaraus run` keeps alive.
@@ -152,6 +159,7 @@ impl Leaser {
             announced: false,
             recreate: None,
             range_checked: false,
+            leftovers: Vec::new(),
         }
     }
 
@@ -176,6 +184,7 @@ impl Leaser {
         // Asked before anything is written (and only once per connection):
         // a user the ACL denies INFO is refused with nothing leased.
         self.store.majority_wanted(&self.keys.ids).await?;
+        self.release_leftovers().await;
         let host = hostname::get()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_else(|_| "localhost".into());
@@ -211,7 +220,14 @@ impl Leaser {
             deadline: sent + validity(self.expire),
         };
         let why = match lease.confirm("leased").await {
-            Ok(Ok(())) => return Ok(Acquired::Leased(Box::new(lease))),
+            Ok(Ok(())) => {
+                // Now that the master is known (the lease is on it): the
+                // leftovers that the release before the attempt may have
+                // sent to a master that is one no more.
+                self.leftovers.retain(|(kept, _)| *kept != id);
+                self.release_leftovers().await;
+                return Ok(Acquired::Leased(Box::new(lease)));
+            }
             Ok(Err(why)) => why,
             Err(e) if e.is_fatal() => {
                 let _ = lease.release().await;
@@ -220,6 +236,7 @@ impl Leaser {
             Err(e) => e.to_string(),
         };
         let _ = lease.release().await;
+        self.keep_leftover(id);
         Ok(Acquired::NotReplicated {
             why: format!("leased id {id} but {why}; released it"),
         })
@@ -254,6 +271,36 @@ impl Leaser {
         match self.store.script(invocation).await? {
             Ok(reply) => Ok(reply),
             Err(e) => Err(pool_error(&self.store, &e)),
+        }
+    }
+
+    /// Remembers `id`, leased by a failed attempt (see `leftovers`).
+    fn keep_leftover(&mut self, id: WorkerId) {
+        const KEPT: usize = 8;
+        self.leftovers.retain(|(kept, _)| *kept != id);
+        if self.leftovers.len() >= KEPT {
+            self.leftovers.remove(0);
+        }
+        let until = tokio::time::Instant::now() + self.expire * 2;
+        self.leftovers.push((id, until));
+    }
+
+    /// Releases the leftovers again, wherever they are still ours. Called
+    /// before each attempt, and after the one that succeeds (with the id it
+    /// leased no longer among them).
+    async fn release_leftovers(&mut self) {
+        let now = tokio::time::Instant::now();
+        self.leftovers.retain(|(_, until)| *until > now);
+        for (id, _) in self.leftovers.clone() {
+            let mut invocation = RELEASE.prepare_invoke();
+            invocation
+                .key(&self.keys.ids)
+                .key(&self.keys.clients)
+                .arg(&self.client_id)
+                .arg(id.encode());
+            if self.store.script::<i64>(&invocation).await.is_err() {
+                return;
+            }
         }
     }
 
