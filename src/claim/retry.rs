@@ -22,7 +22,7 @@
 use super::{Refusal, RefusalKind, rounded};
 use crate::base::random::random_below;
 use crate::error::{Error, Result};
-use crate::timing::retry::{Backoff, REPORT_EVERY};
+use crate::timing::retry::{Backoff, GIVE_BACK, REPORT_EVERY};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -70,7 +70,9 @@ impl Patience {
     }
 
     /// After a refusal: the pause before the next attempt, or `None` when
-    /// the bound has passed (end with [`give_up`](Self::give_up)). A busy
+    /// the bound has passed (end with [`give_up`](Self::give_up)), or is so
+    /// near that another attempt would have less than [`GIVE_BACK`] to run
+    /// in. A busy
     /// claim is tried again after a pause drawn in `busy` (the claimant's
     /// range); servers out of reach after the growing pauses of
     /// [`Backoff`], never shorter than `busy`'s shortest. Says what it is
@@ -90,13 +92,16 @@ impl Patience {
             _ => self.backoff.pause(low),
         };
         if let Some(bound) = self.bound {
-            let limit = self.started + bound;
+            // No attempt starts that has not GIVE_BACK left to run in.
+            let last_start = (self.started + bound)
+                .checked_sub(GIVE_BACK)
+                .unwrap_or(self.started);
             let now = Instant::now();
-            if now >= limit {
+            if now >= last_start || bound <= GIVE_BACK {
                 self.last = Some(refusal);
                 return None;
             }
-            pause = pause.min(limit - now);
+            pause = pause.min(last_start - now);
         }
         let waited = self.started.elapsed();
         self.report
@@ -137,6 +142,36 @@ impl Patience {
                 },
             };
             match outcome {
+                Err(Error::Unavailable(why)) => {
+                    let refusal = Refusal::unreachable(why);
+                    match self.pause_after(wanted, refusal, (Duration::ZERO, Duration::ZERO)) {
+                        Some(pause) => tokio::time::sleep(pause).await,
+                        None => return Err(self.give_up(wanted)),
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+impl Patience {
+    /// As [`retry`](Self::retry), for work that is long by nature (`init`
+    /// of millions of ids, `list`): only reaching the server (`reach`: a
+    /// dial and a first request) is cut off at the bound, never the work
+    /// (`work`, given what `reach` made), whose every request is bounded by
+    /// its own timeout. Work that fails with [`Error::Unavailable`] is done
+    /// again, from `reach`, while the bound allows; it must be safe to
+    /// repeat.
+    pub async fn retry_work<S, T>(
+        &mut self,
+        wanted: &str,
+        mut reach: impl AsyncFnMut(Option<Duration>) -> Result<S>,
+        mut work: impl AsyncFnMut(S) -> Result<T>,
+    ) -> Result<T> {
+        loop {
+            let reached = self.retry(wanted, &mut reach).await?;
+            match work(reached).await {
                 Err(Error::Unavailable(why)) => {
                     let refusal = Refusal::unreachable(why);
                     match self.pause_after(wanted, refusal, (Duration::ZERO, Duration::ZERO)) {
@@ -239,6 +274,34 @@ mod tests {
             .await;
         assert!(matches!(out, Err(Error::Unavailable(_))), "{out:?}");
         assert_eq!(started.elapsed(), Duration::from_secs(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn work_is_never_cut_off_only_the_wait_for_the_server() {
+        let mut patience = Patience::new(Some(Duration::from_secs(3)));
+        let (mut dials, mut runs) = (0, 0);
+        let out = patience
+            .retry_work(
+                "the thing",
+                async |_| {
+                    dials += 1;
+                    Ok(())
+                },
+                async |()| {
+                    runs += 1;
+                    if runs == 1 {
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        return Err(Error::Unavailable("dropped".into()));
+                    }
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    Ok(runs)
+                },
+            )
+            .await;
+        // The first run failed within the bound and was done again, and the
+        // second one was let finish, past the bound.
+        assert_eq!(out.unwrap(), 2);
+        assert_eq!(dials, 2);
     }
 
     #[tokio::test(start_paused = true)]

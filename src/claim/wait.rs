@@ -15,11 +15,15 @@
 //!   is dropped and the claimant undoes it ([`Claimant::abandon`]);
 //! * the bound: the attempt is dropped at once, so that the command ends
 //!   at its bound rather than a request timeout past it, and the claimant
-//!   undoes it within [`GIVE_BACK`].
+//!   undoes it within [`GIVE_BACK`]. So that this is rare, the attempt's
+//!   `WAIT`s for replicas end [`GIVE_BACK`] before the bound
+//!   ([`waits_end_by`]): one that finds too few replicas then gives back
+//!   what it took itself, and says why.
 
 use super::retry::Patience;
 use super::{Attempt, Claim, Claimant};
 use crate::error::{Error, Result};
+use crate::store::waits_end_by;
 use crate::timing::retry::GIVE_BACK;
 use std::future::Future;
 use std::pin::Pin;
@@ -93,7 +97,9 @@ async fn one_attempt<C: Claimant>(
     cancel: Pin<&mut impl Future<Output = Error>>,
 ) -> Ended<C::Held> {
     let settle = claimant.settle_within();
-    let mut attempt = std::pin::pin!(claimant.attempt());
+    // Its WAITs end early enough for what it took to be given back in time.
+    let waits_end = cut_at.map(|at| at.checked_sub(GIVE_BACK).unwrap_or(at));
+    let mut attempt = std::pin::pin!(waits_end_by(waits_end, claimant.attempt()));
     let cut = async {
         match cut_at {
             Some(at) => tokio::time::sleep_until(at).await,

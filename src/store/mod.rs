@@ -30,6 +30,7 @@
 
 mod connection;
 mod credentials;
+mod deadline;
 mod node;
 pub mod quorum;
 pub mod reply;
@@ -38,6 +39,7 @@ mod target;
 pub use crate::timing::Timeouts;
 pub use connection::Connection;
 pub use credentials::Password;
+pub use deadline::waits_end_by;
 pub use node::Node;
 pub use quorum::{Quorum, Replies, gather, majority};
 pub use target::{ConnectOptions, Target, Tls, split_urls};
@@ -182,7 +184,7 @@ impl Store {
                 min,
             });
         }
-        let bound = self.timeouts.replica_wait();
+        let bound = deadline::wait_bound(self.timeouts.replica_wait());
         let ms = bound.as_millis().max(1) as u64;
         let mut conn = self.connection().await?;
         let acked = match conn.wait(key, wanted, ms).await {
@@ -429,8 +431,14 @@ pub fn classify(target: &Target, e: redis::RedisError) -> Error {
 /// The TLS failure behind `e`, if it is one (an untrusted or refused
 /// certificate): a mistake of configuration, not an outage.
 fn tls_failure(e: &redis::RedisError) -> Option<String> {
+    type Shared = std::sync::Arc<dyn std::error::Error + Send + Sync>;
     let mut source = std::error::Error::source(e);
-    while let Some(err) = source {
+    while let Some(mut err) = source {
+        // redis-rs keeps an I/O error behind an `Arc`, and an I/O error its
+        // cause behind `get_ref` (its `source` skips it).
+        if let Some(shared) = err.downcast_ref::<Shared>() {
+            err = shared.as_ref();
+        }
         let inner = err
             .downcast_ref::<std::io::Error>()
             .and_then(|io| io.get_ref())

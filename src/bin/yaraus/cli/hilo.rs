@@ -23,9 +23,10 @@ Exit status:
   1    status: no shard knows NAME
   2    usage error: --batch 0, a batch above the window size, --min-open 0, a malformed URL,
        a nonsense duration, NAME empty or with spaces or braces
-  69   next: no shard answered; agent: a shard did not answer (nothing was written), or a
-       window could not be opened after the high-water mark was raised (its ids are skipped);
-       a shard refused authentication or a command (ACL: see acl-rules)
+  69   next: no shard answered within --wait; agent: a shard did not answer within --wait
+       (nothing was written), or a window could not be opened after the high-water mark was
+       raised (its ids are skipped); a shard refused authentication or a command (ACL: see
+       acl-rules)
   75   next: no shard that answered has an open window (run the agent); agent: another
        agent holds the lock past --wait, or fenced the shards after this one
   125  another failure: no shard that answered knows NAME (next), a key of another type, a

@@ -28,7 +28,8 @@ Exit status:
   1       --status: NAME has no recent interval (never used, or idle for 6 intervals)
   2       usage error: --interval under 100ms, --skew not below interval/2, NAME empty or with
           spaces, no COMMAND and no --print, NAME in use with another --interval
-  69      Redis unreachable at start, or authentication or a command refused (ACL)
+  69      Redis unreachable at start for as long as --wait allowed (default: forever; --status:
+          5 x --timeout), or authentication or a command refused (ACL), at once
   125     another failure (a key of NAME of another type, ...)
   126     COMMAND could not be executed
   127     COMMAND was not found

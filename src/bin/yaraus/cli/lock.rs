@@ -9,8 +9,9 @@ pub(super) const LOCK_EXIT_STATUS: &str = "\
 Exit status:
   0..123  COMMAND's own exit status; 0 for --acquire, --extend, --release, --info
   2       usage error: no command, bad duration, --limit with several masters, ...
-  69      a majority of the Redis masters could not be reached (or --info: fewer than a majority
-          answered); a master refused authentication or a command (ACL: see acl-rules)
+  69      a majority of the Redis masters could not be reached within --wait (or --info: fewer
+          than a majority answered); a master refused authentication or a command (ACL: see
+          acl-rules), is not a Redis server, or names no master (Sentinel): at once
   75      the lock is busy (-n, or --wait ran out); -E/--conflict-exit-code changes it
   124     the lock was lost while COMMAND ran, and COMMAND was killed;
           --extend/--release: the token does not hold the lock (any more)

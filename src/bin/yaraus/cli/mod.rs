@@ -29,13 +29,20 @@ const EXIT_STATUS: &str = "\
 Exit status:
   0..123  the command's own exit status (run)
   2       usage error: bad flag, malformed URL, nonsense duration or range
-  69      Redis unreachable, timed out, refused authentication or a command (ACL), or no such db
+  69      Redis unreachable or timed out for as long as --wait allowed; refused authentication or
+          a command (ACL), no such db, not a Redis server, TLS refused, unknown Sentinel master
   75      nothing available within --wait (no free id)
   124     the claim was lost while the command ran; the command was killed
-  125     another failure of yaraus (pool not initialised, key of the wrong type, ...)
+  125     another failure of yaraus (pool not initialised and no --min/--max, key of the wrong
+          type, ...)
   126     the command could not be executed
   127     the command was not found
-  128+N   the command died of signal N (or yaraus was stopped by signal N before it ran)";
+  128+N   the command died of signal N (or yaraus was stopped by signal N before it ran)
+
+Waiting: what passes (a refused connection, a restart, a failover, LOADING, MASTERDOWN, too few
+nodes) is retried, with growing pauses, until --wait: run, lock and index wait as long as it
+takes by default, one-shot commands 5 x --timeout (10s); --timeout bounds each request. What is
+misconfigured (password, ACL, master name, key type, URL) fails at once.";
 
 /// Lease scarce cluster-wide things from Redis to the processes that need them.
 #[derive(Parser, Debug)]
@@ -192,6 +199,10 @@ after --kill-after (or when the lease would have run out, if sooner); if it cann
 out and SIGKILL when it does, so nothing of COMMAND runs past the lease, even if yaraus itself \
 is killed, frozen or blocked (a watchdog process enforces it). yaraus then exits 124. The id \
 is released when COMMAND and everything it started have ended.\n\n\
+Redis out of reach (a restart, a failover) is waited out like a busy pool, up to --wait \
+(default: as long as it takes). With --min and --max, a pool that is gone (a Redis restarted \
+without persistence) is re-created with that range instead of failing; --delay still holds \
+the command back, which protects a previous holder whose record was lost with it.\n\n\
 Safeguards: --expire at least 1s, --interval at most expire/2, --delay at least \
 2 x interval + kill-after. A value that breaks one is raised, with a warning, unless \
 --no-safeguards is given. --kill-after must fit in the lease with room for a renewal \

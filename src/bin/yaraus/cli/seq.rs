@@ -18,9 +18,9 @@ Exit status:
   0    success
   1    get: no node holds the sequence (it was never used)
   2    usage error: bad flag, malformed URL, nonsense number or duration
-  69   no majority of the nodes holding the sequence answered within --timeout (set-floor: a
-       node did not answer); never a guessed id; a node refused authentication or a command
-       (ACL: see acl-rules)
+  69   no majority of the nodes holding the sequence answered within --wait (default 5 x
+       --timeout; set-floor: a node did not answer); never a guessed id; a node refused
+       authentication or a command (ACL: see acl-rules), at once
   125  another failure: a node not durable (see --allow-volatile), a key of another type, the
        sequence at 2^64-1
 

@@ -9,14 +9,17 @@ use yaraus::lease::{self, InitOutcome, ListEntry, Stats};
 
 pub async fn init(ctx: &PoolContext, args: InitArgs) -> Result<i32> {
     lease::validate_range(args.min, args.max)?;
-    // Each attempt may be cut off at the bound: a pool half built is under
-    // a temporary key that expires, and growing it again finishes the job.
+    // Reaching the server is waited for up to --wait, the work (millions of
+    // ids, perhaps) is let finish. Done again after a fault: a pool half
+    // built is under a temporary key that expires, and growing it again
+    // finishes the job.
     let outcome = ctx
         .patience()
-        .retry(&server(ctx), async |_| {
-            let mut store = ctx.connect().await?;
-            lease::init(&mut store, &ctx.keys, args.min, args.max).await
-        })
+        .retry_work(
+            &server(ctx),
+            async |_| ctx.connect().await,
+            async |mut store| lease::init(&mut store, &ctx.keys, args.min, args.max).await,
+        )
         .await?;
     match outcome {
         InitOutcome::Created { min, max } => {
@@ -50,10 +53,11 @@ fn server(ctx: &PoolContext) -> String {
 pub async fn stats(ctx: &PoolContext, args: StatsArgs) -> Result<i32> {
     let stats = ctx
         .patience()
-        .retry(&server(ctx), async |_| {
-            let mut store = ctx.connect().await?;
-            lease::stats(&mut store, &ctx.keys).await
-        })
+        .retry_work(
+            &server(ctx),
+            async |_| ctx.connect().await,
+            async |mut store| lease::stats(&mut store, &ctx.keys).await,
+        )
         .await?;
     let text = match args.format {
         StatsFormat::Json => {
@@ -121,41 +125,44 @@ pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {
     // fails half-way ends with its error, not with a second copy.
     let listed = ctx
         .patience()
-        .retry(&server(ctx), async |_| {
-            let mut store = ctx.connect().await?;
-            let result = lease::list(&mut store, &ctx.keys, |entry: ListEntry| {
-                if only_using && !entry.using {
-                    return Ok(());
-                }
-                if first {
-                    writeln!(out, "{header}")?;
-                }
-                match format {
-                    ListFormat::Json => {
-                        if !first {
-                            out.write_all(b",\n")?;
-                        }
-                        serde_json::to_writer(&mut out, &entry)?;
+        .retry_work(
+            &server(ctx),
+            async |_| ctx.connect().await,
+            async |mut store| {
+                let result = lease::list(&mut store, &ctx.keys, |entry: ListEntry| {
+                    if only_using && !entry.using {
+                        return Ok(());
                     }
-                    ListFormat::Table => writeln!(
-                        out,
-                        "{:>10}  {:<5}  {:>10.3}  {:<24}  {}",
-                        entry.id,
-                        if entry.using { "yes" } else { "no" },
-                        entry.ttl,
-                        entry.expire_at,
-                        entry.client_id.as_deref().unwrap_or("-")
-                    )?,
+                    if first {
+                        writeln!(out, "{header}")?;
+                    }
+                    match format {
+                        ListFormat::Json => {
+                            if !first {
+                                out.write_all(b",\n")?;
+                            }
+                            serde_json::to_writer(&mut out, &entry)?;
+                        }
+                        ListFormat::Table => writeln!(
+                            out,
+                            "{:>10}  {:<5}  {:>10.3}  {:<24}  {}",
+                            entry.id,
+                            if entry.using { "yes" } else { "no" },
+                            entry.ttl,
+                            entry.expire_at,
+                            entry.client_id.as_deref().unwrap_or("-")
+                        )?,
+                    }
+                    first = false;
+                    Ok(())
+                })
+                .await;
+                match result {
+                    Err(e) if first => Err(e),
+                    other => Ok(other),
                 }
-                first = false;
-                Ok(())
-            })
-            .await;
-            match result {
-                Err(e) if first => Err(e),
-                other => Ok(other),
-            }
-        })
+            },
+        )
         .await?;
     listed?;
     let tail = match (format, first) {
