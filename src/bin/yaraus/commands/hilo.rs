@@ -28,10 +28,10 @@ fn shards(ctx: &Context) -> Result<Quorum> {
 async fn next(ctx: &Context, args: HiloNextArgs) -> Result<i32> {
     let keys = HiloKeys::new(ctx.namespace(), &args.name)?;
     let mut reserver = Reserver::new(shards(ctx)?, keys)?;
-    let mut patience = ctx.patience();
     let wanted = format!("a shard of the hilo sequence {}", args.name);
     let Some(count) = args.count else {
-        let block = patience
+        let block = ctx
+            .patience()
             .retry(&wanted, async |_| reserver.reserve(args.batch).await)
             .await?;
         write_stdout(format!("{} {}\n", block.first, block.last).as_bytes())?;
@@ -41,9 +41,15 @@ async fn next(ctx: &Context, args: HiloNextArgs) -> Result<i32> {
     let mut allocator = Allocator::new(reserver, options)?;
     let mut out = String::new();
     for _ in 0..count {
-        let id = patience
-            .retry(&wanted, async |_| allocator.next().await)
-            .await?;
+        // Each wait for a block rides out what passes for up to --wait.
+        let id = match allocator.try_next() {
+            Some(id) => id,
+            None => {
+                ctx.patience()
+                    .retry(&wanted, async |_| allocator.next().await)
+                    .await?
+            }
+        };
         let _ = writeln!(out, "{id}");
         if out.len() > 1 << 16 {
             write_stdout_unless_closed(out.as_bytes())?;
