@@ -10,9 +10,11 @@
 //! ([`Context::quorum`]), and the key layout of its domain
 //! ([`crate::lease::PoolKeys`], [`crate::seq::SeqKeys`],
 //! [`crate::hilo::HiloKeys`], [`crate::index::IndexKeys`]) from the
-//! namespace.
+//! namespace. The context also says how long the command rides out servers
+//! out of reach ([`Context::wait`]): the bound of its [`Patience`].
 
 use crate::base::setting::Setting;
+use crate::claim::Patience;
 use crate::error::{Error, Result};
 use crate::lease::PoolKeys;
 use crate::store::{Quorum, Store, Target};
@@ -30,6 +32,7 @@ pub struct Context {
     namespace: String,
     timeouts: Timeouts,
     durable: bool,
+    wait: Option<Duration>,
 }
 
 impl Context {
@@ -46,7 +49,26 @@ impl Context {
             namespace,
             timeouts,
             durable: true,
+            wait: None,
         })
+    }
+
+    /// The same, waiting out what passes (servers out of reach, a busy
+    /// claim) for at most `wait` (`None`, the default: as long as it takes;
+    /// zero: one attempt).
+    pub fn waiting(mut self, wait: Option<Duration>) -> Context {
+        self.wait = wait;
+        self
+    }
+
+    /// How long the command waits out what passes.
+    pub fn wait(&self) -> Option<Duration> {
+        self.wait
+    }
+
+    /// A wait of [`wait`](Self::wait), starting now.
+    pub fn patience(&self) -> Patience {
+        Patience::new(self.wait)
     }
 
     /// The same, requiring (the default) or not that a majority protocol's
@@ -107,6 +129,7 @@ impl Context {
             target,
             keys,
             timeouts: self.timeouts,
+            wait: self.wait,
         })
     }
 }
@@ -117,6 +140,8 @@ pub struct PoolContext {
     pub target: Target,
     pub keys: PoolKeys,
     pub timeouts: Timeouts,
+    /// How long the command waits out what passes ([`Context::wait`]).
+    pub wait: Option<Duration>,
 }
 
 impl PoolContext {
@@ -124,6 +149,17 @@ impl PoolContext {
     /// reported before anything else happens.
     pub async fn connect(&self) -> Result<Store> {
         Store::connect(&self.target, self.timeouts).await
+    }
+
+    /// A store for the pool's server, not dialed yet: the first request
+    /// dials (for a command that waits out a server out of reach).
+    pub fn store(&self) -> Result<Store> {
+        Store::new(&self.target, self.timeouts)
+    }
+
+    /// A wait of [`wait`](Self::wait), starting now.
+    pub fn patience(&self) -> Patience {
+        Patience::new(self.wait)
     }
 }
 

@@ -28,8 +28,11 @@ pub enum Setting {
     Replicas,
     /// The key namespace.
     Namespace,
-    /// The bound on waiting for Redis.
+    /// The bound on waiting for Redis, per request.
     Timeout,
+    /// The bound on a whole command's waiting (a busy claim, servers out
+    /// of reach), across its attempts.
+    Wait,
     /// Whether nodes that may lose acknowledged writes are accepted.
     AllowVolatile,
     /// Whether the durability check is skipped (nodes known durable).
@@ -78,6 +81,7 @@ impl Setting {
             Setting::Replicas => "replicas",
             Setting::Namespace => "namespace",
             Setting::Timeout => "timeout",
+            Setting::Wait => "wait",
             Setting::AllowVolatile => "allow_volatile",
             Setting::AssumeDurable => "assume_durable",
             Setting::Min => "min",
@@ -99,7 +103,7 @@ impl Setting {
     }
 
     /// Every setting, for a front end that checks it names them all.
-    pub const ALL: [Setting; 25] = [
+    pub const ALL: [Setting; 26] = [
         Setting::Redis,
         Setting::Sentinel,
         Setting::Tls,
@@ -108,6 +112,7 @@ impl Setting {
         Setting::Replicas,
         Setting::Namespace,
         Setting::Timeout,
+        Setting::Wait,
         Setting::AllowVolatile,
         Setting::AssumeDurable,
         Setting::Min,

@@ -10,6 +10,9 @@
 //!   how to undo one that was interrupted, how long to pause between two;
 //! * [`wait_for`]: the one wait loop (`--wait`, jittered
 //!   pauses, a signal ending the wait cleanly, the "still waiting" report);
+//! * [`Patience`]: the retry policy under it, which every other subcommand
+//!   uses too: what passes is waited out up to the user's bound, what is
+//!   misconfigured fails at once;
 //! * [`mod@crate::timing::drift`]: how much of a ttl the holder may count on;
 //! * [`Keeper`]: renews a held [`Claim`] in the background and knows its
 //!   deadline; [`crate::supervise`] runs a command only while it holds.
@@ -18,10 +21,12 @@
 //! [`crate::lock::Locker`] (`yaraus lock`).
 
 pub mod keeper;
+pub mod retry;
 pub mod wait;
 
 pub use crate::timing::{drift, validity};
 pub use keeper::{Claim, Keeper, Loss, RenewError};
+pub use retry::Patience;
 pub use wait::wait_for;
 
 use crate::error::{Error, Result};

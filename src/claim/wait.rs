@@ -1,27 +1,36 @@
-//! The one wait loop: attempts until the claim is held, the caller's
-//! `--wait` runs out, or a signal ends the wait.
+//! The one wait loop of a claim: attempts until the claim is held, the
+//! caller's `--wait` runs out, or a signal ends the wait, under the retry
+//! policy of [`super::retry`] (its pauses, its log lines, its bound).
 //!
-//! Between two attempts it pauses for a random time within the claimant's
-//! range, so that a crowd of waiters (a fleet started at once, a cron minute)
-//! spreads out instead of retrying in step. It reports the first refusal,
-//! every change of reason, and every [`REPORT_EVERY`] of the same one: a
-//! wait of hours leaves a readable log.
+//! Between two attempts it pauses: for a random time within the claimant's
+//! range when the claim is busy, so that a crowd of waiters (a fleet started
+//! at once, a cron minute) spreads out instead of retrying in step; after
+//! growing pauses when the servers are out of reach.
 //!
-//! A signal can arrive while an attempt is in flight. The attempt is then
-//! given [`Claimant::settle_within`] to finish, and whatever it took is given
-//! back; one that does not finish by then is dropped and the claimant undoes
-//! it ([`Claimant::abandon`]). Either way nothing taken for a wait that ended
-//! stays held.
+//! Two things can end an attempt in flight, and neither leaves what it took
+//! held:
+//!
+//! * a signal: the attempt is given [`Claimant::settle_within`] to finish,
+//!   and whatever it took is given back; one that does not finish by then
+//!   is dropped and the claimant undoes it ([`Claimant::abandon`]);
+//! * the bound: the attempt is dropped at once, so that the command ends
+//!   at its bound rather than a request timeout past it, and the claimant
+//!   undoes it within [`GIVE_BACK`]. So that this is rare, the attempt's
+//!   `WAIT`s for replicas end [`GIVE_BACK`] before the bound
+//!   ([`waits_end_by`]): one that finds too few replicas then gives back
+//!   what it took itself, and says why.
 
-use super::{Attempt, Claim, Claimant, Refusal, RefusalKind, rounded};
-use crate::base::random::random_below;
+use super::retry::Patience;
+use super::{Attempt, Claim, Claimant};
 use crate::error::{Error, Result};
+use crate::store::waits_end_by;
+use crate::timing::retry::GIVE_BACK;
 use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// While waiting, repeat the "still waiting" line this often.
-pub const REPORT_EVERY: Duration = Duration::from_secs(30);
+pub use crate::timing::retry::REPORT_EVERY;
 
 /// Tries to take the claim until it is held, `wait` runs out (`None`:
 /// forever; zero: one attempt), or `cancel` resolves, whose error is then
@@ -32,38 +41,11 @@ pub async fn wait_for<C: Claimant>(
     wait: Option<Duration>,
     cancel: impl Future<Output = Error>,
 ) -> Result<C::Held> {
-    let give_up = wait.map(|w| Instant::now() + w);
+    let mut patience = Patience::new(wait);
     let mut cancel = std::pin::pin!(cancel);
-    let mut report = Report::default();
     loop {
-        let settle = claimant.settle_within();
-        let outcome = {
-            let mut attempt = std::pin::pin!(claimant.attempt());
-            tokio::select! {
-                biased;
-                e = &mut cancel => match tokio::time::timeout(settle, &mut attempt).await {
-                    Ok(Ok(Attempt::Acquired(mut held))) => {
-                        crate::info!("{}: taken just as the wait ended; giving it back", held.describe());
-                        let _ = held.release().await;
-                        Err((e, true))
-                    }
-                    Ok(_) => Err((e, true)),
-                    Err(_) => Err((e, false)),
-                },
-                a = &mut attempt => Ok(a),
-            }
-        };
-        let outcome = match outcome {
-            Ok(outcome) => outcome,
-            Err((interrupted, settled)) => {
-                if !settled {
-                    claimant.abandon().await;
-                }
-                return Err(interrupted);
-            }
-        };
-        let refusal = match outcome {
-            Ok(Attempt::Acquired(held)) => match claimant.check(&held) {
+        let refusal = match one_attempt(claimant, patience.cut_at(), cancel.as_mut()).await {
+            Ended::Done(Ok(Attempt::Acquired(held))) => match claimant.check(&held) {
                 Ok(()) => return Ok(*held),
                 Err(why) => {
                     crate::warn!("{}: {why}; releasing and retrying", held.describe());
@@ -72,58 +54,70 @@ pub async fn wait_for<C: Claimant>(
                     continue;
                 }
             },
-            Ok(Attempt::Refused(refusal)) => refusal,
-            Err(fatal) => return Err(fatal),
-        };
-        let now = Instant::now();
-        let (low, high) = claimant.pause();
-        let mut pause = low + random_below(high.saturating_sub(low));
-        if let Some(limit) = give_up {
-            if now >= limit {
-                return Err(refusal.into_error(wait));
+            Ended::Done(Ok(Attempt::Refused(refusal))) => refusal,
+            Ended::Done(Err(fatal)) => return Err(fatal),
+            Ended::Interrupted(e, settled) => {
+                if !settled {
+                    claimant.abandon().await;
+                }
+                return Err(e);
             }
-            pause = pause.min(limit - now);
-        }
-        report.note(&claimant.wanted(), &refusal, wait, pause);
+            Ended::Cut => {
+                let _ = tokio::time::timeout(GIVE_BACK, claimant.abandon()).await;
+                return Err(patience.give_up(&claimant.wanted()));
+            }
+        };
+        let Some(pause) = patience.pause_after(&claimant.wanted(), refusal, claimant.pause())
+        else {
+            return Err(patience.give_up(&claimant.wanted()));
+        };
         tokio::select! {
             biased;
-            e = &mut cancel => return Err(e),
+            e = cancel.as_mut() => return Err(e),
             _ = tokio::time::sleep(pause) => {}
         }
     }
 }
 
-/// The log lines of a wait: the first refusal, then every change of reason
-/// and every [`REPORT_EVERY`].
-#[derive(Default)]
-struct Report {
-    last: Option<(RefusalKind, Instant)>,
+/// How one attempt ended.
+enum Ended<H> {
+    /// It finished by itself.
+    Done(Result<Attempt<H>>),
+    /// A signal ended the wait (`true`: the attempt settled, and what it
+    /// took was given back).
+    Interrupted(Error, bool),
+    /// The bound came first; it was dropped, and must be abandoned.
+    Cut,
 }
 
-impl Report {
-    fn note(&mut self, wanted: &str, refusal: &Refusal, wait: Option<Duration>, pause: Duration) {
-        let now = Instant::now();
-        let due = match self.last {
-            None => true,
-            Some((kind, at)) => kind != refusal.kind || now - at >= REPORT_EVERY,
-        };
-        if !due {
-            return;
+/// One attempt, raced against the signal and the bound.
+async fn one_attempt<C: Claimant>(
+    claimant: &mut C,
+    cut_at: Option<Instant>,
+    cancel: Pin<&mut impl Future<Output = Error>>,
+) -> Ended<C::Held> {
+    let settle = claimant.settle_within();
+    // Its WAITs end early enough for what it took to be given back in time.
+    let waits_end = cut_at.map(|at| at.checked_sub(GIVE_BACK).unwrap_or(at));
+    let mut attempt = std::pin::pin!(waits_end_by(waits_end, claimant.attempt()));
+    let cut = async {
+        match cut_at {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
         }
-        let first = self.last.is_none();
-        self.last = Some((refusal.kind, now));
-        let until = match wait {
-            None => "as long as it takes".to_string(),
-            Some(w) => format!("up to {}", humantime::format_duration(rounded(w))),
-        };
-        let pause = humantime::format_duration(rounded(pause));
-        match refusal.kind {
-            RefusalKind::Busy if first => crate::info!(
-                "{}; waiting for {wanted} ({until}); retrying in {pause}",
-                refusal.message
-            ),
-            RefusalKind::Busy => crate::info!("still waiting: {}", refusal.message),
-            _ => crate::warn!("{}; retrying in {pause} ({until})", refusal.message),
-        }
+    };
+    tokio::select! {
+        biased;
+        e = cancel => match tokio::time::timeout(settle, &mut attempt).await {
+            Ok(Ok(Attempt::Acquired(mut held))) => {
+                crate::info!("{}: taken just as the wait ended; giving it back", held.describe());
+                let _ = held.release().await;
+                Ended::Interrupted(e, true)
+            }
+            Ok(_) => Ended::Interrupted(e, true),
+            Err(_) => Ended::Interrupted(e, false),
+        },
+        a = &mut attempt => Ended::Done(a),
+        _ = cut => Ended::Cut,
     }
 }

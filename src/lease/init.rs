@@ -62,6 +62,47 @@ pub enum InitOutcome {
 /// Makes the pool hold exactly the ids `min..=max`.
 pub async fn init(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Result<InitOutcome> {
     validate_range(min, max)?;
+    let ids_type = check_types(store, keys).await?;
+    if ids_type == "none" && build(store, keys, min, max).await? {
+        return Ok(InitOutcome::Created { min, max });
+    }
+    let (cur_min, cur_max) = current_range(store, keys).await?;
+    if (cur_min, cur_max) == (min, max) {
+        return Ok(InitOutcome::Already { min, max });
+    }
+    resize(store, keys, (cur_min, cur_max), (min, max)).await
+}
+
+/// Creates the pool `min..=max` if there is none: what `run` given the
+/// pool's range does when the pool vanished (a Redis restarted without
+/// persistence). A pool that exists is left alone, whatever its range:
+/// [`InitOutcome::Already`] says which it holds.
+pub async fn create_missing(
+    store: &mut Store,
+    keys: &PoolKeys,
+    min: u64,
+    max: u64,
+) -> Result<InitOutcome> {
+    validate_range(min, max)?;
+    if check_types(store, keys).await? == "none" && build(store, keys, min, max).await? {
+        return Ok(InitOutcome::Created { min, max });
+    }
+    let (min, max) = current_range(store, keys).await?;
+    Ok(InitOutcome::Already { min, max })
+}
+
+/// The pool's range as recorded in its stats (`None` for a pool made by
+/// the Go tool, which records none, or no pool).
+pub async fn recorded_range(store: &mut Store, keys: &PoolKeys) -> Result<Option<(u64, u64)>> {
+    let (min, max): (Option<u64>, Option<u64>) = store
+        .query(redis::cmd("HMGET").arg(&keys.stats).arg("min").arg("max"))
+        .await?;
+    Ok(min.zip(max))
+}
+
+/// Refuses keys of the pool that hold another type; the type of the ids
+/// key (`none` when there is no pool).
+async fn check_types(store: &mut Store, keys: &PoolKeys) -> Result<String> {
     let (ids_type, clients_type, stats_type): (String, String, String) = store
         .pipeline(
             redis::pipe()
@@ -87,13 +128,16 @@ pub async fn init(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Res
             )));
         }
     }
-    if ids_type == "none" && build(store, keys, min, max).await? {
-        return Ok(InitOutcome::Created { min, max });
-    }
-    let (cur_min, cur_max) = current_range(store, keys).await?;
-    if (cur_min, cur_max) == (min, max) {
-        return Ok(InitOutcome::Already { min, max });
-    }
+    Ok(ids_type)
+}
+
+/// Grows or shrinks the pool from `cur` to `min..=max`.
+async fn resize(
+    store: &mut Store,
+    keys: &PoolKeys,
+    (cur_min, cur_max): (u64, u64),
+    (min, max): (u64, u64),
+) -> Result<InitOutcome> {
     refuse_if_leased_outside(store, keys, min, max).await?;
 
     let mut added = 0;
@@ -184,11 +228,8 @@ async fn build(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Result
 
 /// The range the pool holds now: from `ns:stats`, or measured.
 async fn current_range(store: &mut Store, keys: &PoolKeys) -> Result<(u64, u64)> {
-    let (min, max): (Option<u64>, Option<u64>) = store
-        .query(redis::cmd("HMGET").arg(&keys.stats).arg("min").arg("max"))
-        .await?;
-    if let (Some(min), Some(max)) = (min, max) {
-        return Ok((min, max));
+    if let Some(range) = recorded_range(store, keys).await? {
+        return Ok(range);
     }
     let (min, max) = measure(store, keys).await?;
     // Record it, so that the next command need not scan.

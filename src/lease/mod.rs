@@ -21,10 +21,11 @@
 //! outside the scripts, so that they need no `INFO`).
 
 mod init;
+mod recovery;
 mod report;
 
 pub use crate::timing::lease::{Adjustment, Requested, Timing};
-pub use init::{InitOutcome, MAX_POOL_SIZE, init, validate_range};
+pub use init::{InitOutcome, MAX_POOL_SIZE, create_missing, init, recorded_range, validate_range};
 pub use report::{ListEntry, Stats, list, stats};
 
 use crate::base::BootInstant;
@@ -112,6 +113,17 @@ pub struct Leaser {
     client_id: String,
     /// Whether "getting new id..." was said.
     announced: bool,
+    /// The pool's range, to re-create it with if it is gone.
+    recreate: Option<(u64, u64)>,
+    /// Whether the pool's recorded range was compared with `recreate`.
+    range_checked: bool,
+    /// Ids an attempt leased but the replicas did not confirm, released
+    /// since, each until its lease would surely have run out: a replica
+    /// promoted between the lease and the release still has it leased to
+    /// us, and would keep it from everyone for `--expire`. Released again
+    /// before every later attempt (only ever ours: the script checks the
+    /// owner, and a later attempt that leases one again ends the wait).
+    leftovers: Vec<(WorkerId, tokio::time::Instant)>,
 }
 
 /// A leased worker id: the [`Claim`] that `yaraus run` keeps alive.
@@ -146,7 +158,21 @@ impl Leaser {
             interval: timing.interval(),
             client_id: String::new(),
             announced: false,
+            recreate: None,
+            range_checked: false,
+            leftovers: Vec::new(),
         }
+    }
+
+    /// The same, re-creating the pool `min..=max` whenever it is gone (a
+    /// Redis restarted without persistence) instead of failing: the grace
+    /// delay that every lease waits before its command starts protects a
+    /// previous holder whose record vanished with the pool, as it does any
+    /// lost record. A pool that exists is left alone; one with another
+    /// range is warned of.
+    pub fn recreating(mut self, min: u64, max: u64) -> Leaser {
+        self.recreate = Some((min, max));
+        self
     }
 
     /// Tries once to lease an id.
@@ -159,6 +185,7 @@ impl Leaser {
         // Asked before anything is written (and only once per connection):
         // a user the ACL denies INFO is refused with nothing leased.
         self.store.majority_wanted(&self.keys.ids).await?;
+        self.release_leftovers().await;
         let host = hostname::get()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_else(|_| "localhost".into());
@@ -170,12 +197,10 @@ impl Leaser {
             .arg(self.client_id.as_str())
             .arg(host)
             .arg(self.expire.as_millis() as u64);
+        self.check_range().await?;
+        // Taken before a re-creation too: the deadline only comes earlier.
         let sent = BootInstant::now();
-        let reply: (i64, String, String, i64, i64) = match self.store.script(&invocation).await? {
-            Ok(reply) => reply,
-            Err(e) => return Err(pool_error(&self.store, &e)),
-        };
-        let (ok, client, member, expiry_ms, now_ms) = reply;
+        let (ok, client, member, expiry_ms, now_ms) = self.acquire(&invocation).await?;
         self.client_id = client;
         if ok == 0 {
             let next_free = Duration::from_millis(expiry_ms.saturating_sub(now_ms).max(0) as u64);
@@ -196,7 +221,14 @@ impl Leaser {
             deadline: sent + validity(self.expire),
         };
         let why = match lease.confirm("leased").await {
-            Ok(Ok(())) => return Ok(Acquired::Leased(Box::new(lease))),
+            Ok(Ok(())) => {
+                // Now that the master is known (the lease is on it): the
+                // leftovers that the release before the attempt may have
+                // sent to a master that is one no more.
+                self.leftovers.retain(|(kept, _)| *kept != id);
+                self.release_leftovers().await;
+                return Ok(Acquired::Leased(Box::new(lease)));
+            }
             Ok(Err(why)) => why,
             Err(e) if e.is_fatal() => {
                 let _ = lease.release().await;
@@ -205,6 +237,7 @@ impl Leaser {
             Err(e) => e.to_string(),
         };
         let _ = lease.release().await;
+        self.keep_leftover(id);
         Ok(Acquired::NotReplicated {
             why: format!("leased id {id} but {why}; released it"),
         })
@@ -222,7 +255,8 @@ impl Claimant for Leaser {
         let attempt = self.try_lease().await;
         // Said once the pool has answered, so that a pool that is not there
         // (bad input) gets one line on stderr: the error.
-        if !self.announced && !matches!(&attempt, Err(e) if !e.is_unavailable()) {
+        // (A server out of reach is said by the wait loop, once.)
+        if !self.announced && attempt.is_ok() {
             crate::info!("getting new id...");
             self.announced = true;
         }
@@ -363,6 +397,11 @@ impl Claim for Lease {
 /// Turns an error from one of the pool scripts into what the user sees.
 pub(crate) fn pool_error(store: &Store, e: &redis::RedisError) -> Error {
     match script_error(e) {
+        Some(("YARAUS_UNINIT", msg)) => Error::State(format!(
+            "{msg}, or give run {} and {} to have it re-created whenever it is gone",
+            Setting::Min,
+            Setting::Max
+        )),
         Some((_, msg)) => Error::State(msg.to_string()),
         None => crate::store::classify(store.target(), e.clone()),
     }

@@ -173,6 +173,8 @@ pub struct Locker {
     /// sequence's heal pass (seq/heal.rs) runs when the lock is given back,
     /// where it costs the holder nothing of its validity.
     heal_pending: bool,
+    /// Failed attempts' tokens to give back again (`release.rs`).
+    leftovers: release::Leftovers,
 }
 
 /// The outcome of one attempt at a lock.
@@ -237,6 +239,7 @@ impl Locker {
             fencing,
             heal_pending: false,
             attempt_token: None,
+            leftovers: Default::default(),
         })
     }
 

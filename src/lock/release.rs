@@ -1,7 +1,45 @@
 //! Giving the lock back: the release round on every master, and what its
 //! replies mean for the lock (the quorum arithmetic).
+//!
+//! A failed attempt's token may also sit where its give-back did not reach.
+//! With a replica promoted between the two (Sentinel), the write reached
+//! the replica and the delete went to the old master only; with a reply
+//! lost, the delete may not have been sent at all. The new master then
+//! holds a token that no command holds, "held by" this very process until
+//! its ttl, while the process waits for the lock (issue 12 saw it for
+//! seconds during failovers). So a failed attempt whose token was written
+//! somewhere, or whose fate a node did not tell, is kept among the
+//! [`Leftovers`], and every later give-back deletes those tokens again,
+//! wherever they still are. Deleting them is always safe: a failed attempt
+//! never ran a command, and a token is this process's alone.
 
 use super::*;
+
+/// How many tokens of failed attempts are given back again, the newest.
+const LEFTOVERS_KEPT: usize = 16;
+
+/// Tokens of this locker's failed attempts that may still hold the lock
+/// somewhere, each until it has surely expired there.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Leftovers(Vec<(Token, Instant)>);
+
+impl Leftovers {
+    /// The tokens that may still be alive.
+    fn live(&mut self) -> Vec<Token> {
+        let now = Instant::now();
+        self.0.retain(|(_, until)| *until > now);
+        self.0.iter().map(|(token, _)| token.clone()).collect()
+    }
+
+    /// Keeps `token`, written with `ttl`, for twice that: a promoted
+    /// replica expires the key by its own clock.
+    fn keep(&mut self, token: &Token, ttl: Duration) {
+        if self.0.len() >= LEFTOVERS_KEPT {
+            self.0.remove(0);
+        }
+        self.0.push((token.clone(), Instant::now() + ttl * 2));
+    }
+}
 
 /// What a release did.
 #[derive(Clone, Debug)]
@@ -83,7 +121,8 @@ impl Locker {
 
     /// Gives back a failed attempt: the lock wherever it is ours, and our
     /// fencing vote wherever it stood and nothing has moved the counter
-    /// since (`replaced`: per node, the counter the vote replaced).
+    /// since (`replaced`: per node, the counter the vote replaced); and the
+    /// [`Leftovers`] of earlier failed attempts, wherever they still are.
     pub(super) async fn give_back(
         &mut self,
         token: &Token,
@@ -94,22 +133,30 @@ impl Locker {
             FenceMode::Propose(ours) => Some((ours, replaced)),
             FenceMode::Increment => None,
         };
-        self.free_round(token, votes).await;
+        let leftovers = self.leftovers.live();
+        let replies = self.free_round(token, votes, &leftovers).await;
+        // Written somewhere, or not known: it may be where this round did
+        // not reach (a replica promoted since).
+        if replies.iter().any(|r| !matches!(r, Some(Ok(false)))) {
+            self.leftovers.keep(token, self.ttl);
+        }
     }
 
     /// Frees the lock wherever `token` holds it. Replies: per node, whether
     /// it freed the lock.
     pub(super) async fn release_round(&mut self, token: &Token) -> Replies<bool> {
-        self.free_round(token, None).await
+        self.free_round(token, None, &[]).await
     }
 
     /// Frees the lock wherever `token` holds it; with `votes` (our proposal,
     /// and per node the counter it replaced), also withdraws the vote where
-    /// it stood (withdraw.lua). Replies: per node, whether it freed the lock.
+    /// it stood (withdraw.lua); then frees it wherever one of `leftovers`
+    /// holds it. Replies: per node, whether it freed the lock for `token`.
     async fn free_round(
         &mut self,
         token: &Token,
         votes: Option<(u64, &[Option<u64>])>,
+        leftovers: &[Token],
     ) -> Replies<bool> {
         let labels = self.quorum.labels();
         let limit = self.quorum.round_timeout();
@@ -129,6 +176,13 @@ impl Locker {
                 });
                 let invocation = kind.release(key, fence_key, token, withdraw);
                 let reply: redis::Value = node.script(&invocation).await?;
+                // What they free does not change what this round says.
+                for leftover in leftovers {
+                    let invocation = kind.release(key, fence_key, leftover, None);
+                    if node.script::<redis::Value>(&invocation).await.is_err() {
+                        break;
+                    }
+                }
                 freed_and_lacking(node.label(), reply)
             })
             .collect();

@@ -29,7 +29,13 @@ use std::time::Duration;
 /// How to open a new connection to a target.
 pub(super) enum Dialer {
     Server(redis::Client),
-    Sentinel(tokio::sync::Mutex<redis::sentinel::SentinelClient>),
+    Sentinel {
+        client: tokio::sync::Mutex<redis::sentinel::SentinelClient>,
+        /// The sentinels and the master's name, asked again when none
+        /// names a master ([`Dialer::master_is_known`]).
+        sentinels: Vec<redis::ConnectionInfo>,
+        master: String,
+    },
     Cluster(redis::cluster::ClusterClient),
 }
 
@@ -72,14 +78,16 @@ impl Dialer {
             } => {
                 let node = redis::sentinel::SentinelNodeConnectionInfo::default()
                     .set_redis_connection_info(node.clone());
-                Dialer::Sentinel(tokio::sync::Mutex::new(
-                    redis::sentinel::SentinelClient::build(
+                Dialer::Sentinel {
+                    client: tokio::sync::Mutex::new(redis::sentinel::SentinelClient::build(
                         sentinels.clone(),
                         master.clone(),
                         Some(node),
                         redis::sentinel::SentinelServerType::Master,
-                    )?,
-                ))
+                    )?),
+                    sentinels: sentinels.clone(),
+                    master: master.clone(),
+                }
             }
             Endpoint::Cluster { nodes } => {
                 let settings = nodes[0].redis_settings();
@@ -111,7 +119,7 @@ impl Dialer {
                     .get_multiplexed_async_connection_with_config(config)
                     .await?,
             )),
-            Dialer::Sentinel(client) => {
+            Dialer::Sentinel { client, .. } => {
                 let mut conn = client
                     .lock()
                     .await
@@ -135,6 +143,56 @@ impl Dialer {
                 Ok(Connection::Cluster(client.get_async_connection().await?))
             }
         }
+    }
+}
+
+impl Dialer {
+    /// The master's name, for a Sentinel group.
+    pub(super) fn master(&self) -> Option<&str> {
+        match self {
+            Dialer::Sentinel { master, .. } => Some(master),
+            _ => None,
+        }
+    }
+
+    /// Whether any sentinel knows the master's name, when none named a
+    /// master that answers as one: `Some(true)` when one does (a failover
+    /// in progress: wait), `Some(false)` when every sentinel that answered
+    /// does not (a wrong name: say so at once), `None` when none answered
+    /// within `within` (the sentinels are out of reach: wait) or the
+    /// target is not a Sentinel group.
+    pub(super) async fn master_is_known(&self, within: Duration) -> Option<bool> {
+        let Dialer::Sentinel {
+            sentinels, master, ..
+        } = self
+        else {
+            return None;
+        };
+        let mut asks = tokio::task::JoinSet::new();
+        for info in sentinels {
+            let (info, master) = (info.clone(), master.clone());
+            asks.spawn(async move {
+                let ask = async {
+                    let client = redis::Client::open(info)?;
+                    let mut conn = client.get_multiplexed_async_connection().await?;
+                    redis::cmd("SENTINEL")
+                        .arg("GET-MASTER-ADDR-BY-NAME")
+                        .arg(master)
+                        .query_async::<Option<Vec<String>>>(&mut conn)
+                        .await
+                };
+                tokio::time::timeout(within, ask).await.ok()?.ok()
+            });
+        }
+        let mut answered = false;
+        while let Some(answer) = asks.join_next().await {
+            match answer.ok().flatten() {
+                Some(Some(_)) => return Some(true),
+                Some(None) => answered = true,
+                None => {}
+            }
+        }
+        answered.then_some(false)
     }
 }
 

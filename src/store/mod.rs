@@ -30,6 +30,7 @@
 
 mod connection;
 mod credentials;
+mod deadline;
 mod node;
 pub mod quorum;
 pub mod reply;
@@ -38,6 +39,7 @@ mod target;
 pub use crate::timing::Timeouts;
 pub use connection::Connection;
 pub use credentials::Password;
+pub use deadline::waits_end_by;
 pub use node::Node;
 pub use quorum::{Quorum, Replies, gather, majority};
 pub use target::{ConnectOptions, Target, Tls, split_urls};
@@ -110,6 +112,9 @@ impl Store {
         let dial = self.dialer.dial(&config);
         let conn = match tokio::time::timeout(self.timeouts.connect(), dial).await {
             Ok(Ok(conn)) => conn,
+            Ok(Err(e)) if e.kind() == redis::ErrorKind::MasterNameNotFoundBySentinel => {
+                return Err(self.no_master(e).await);
+            }
             Ok(Err(e)) => return Err(self.connect_error(e)),
             Err(_) => {
                 return Err(Error::Unavailable(format!(
@@ -179,7 +184,7 @@ impl Store {
                 min,
             });
         }
-        let bound = self.timeouts.replica_wait();
+        let bound = deadline::wait_bound(self.timeouts.replica_wait());
         let ms = bound.as_millis().max(1) as u64;
         let mut conn = self.connection().await?;
         let acked = match conn.wait(key, wanted, ms).await {
@@ -245,6 +250,23 @@ impl Store {
             self.replicas = None;
         }
         classify(&self.target, e)
+    }
+
+    /// No sentinel named a master that answers as one: a failover in
+    /// progress (wait), unless every sentinel that answers says it does
+    /// not know the name at all (a mistake: say so at once).
+    async fn no_master(&self, e: redis::RedisError) -> Error {
+        match self.dialer.master_is_known(self.timeouts.connect()).await {
+            Some(false) => Error::Refused(format!(
+                "no sentinel of {} knows a master named {} (SENTINEL MASTERS lists the names \
+                 they watch); check the name in {} or {}",
+                self.target.display(),
+                self.dialer.master().unwrap_or("?"),
+                Setting::Redis,
+                Setting::Sentinel
+            )),
+            _ => classify(&self.target, e),
+        }
     }
 
     fn connect_error(&self, e: redis::RedisError) -> Error {
@@ -331,7 +353,23 @@ fn detail(e: &redis::RedisError) -> String {
     }
 }
 
-/// Sorts a redis-rs error into what the user must be told.
+/// The error codes of a server that cannot take requests for a while: a
+/// replica (or a demoted master), a master cut off from its replicas or
+/// still loading its data, `min-replicas-to-write` unmet, a Cluster
+/// without all its slots or in a resharding, a script running long.
+const PASSING: [&str; 7] = [
+    "READONLY",
+    "MASTERDOWN",
+    "LOADING",
+    "NOREPLICAS",
+    "CLUSTERDOWN",
+    "TRYAGAIN",
+    "BUSY",
+];
+
+/// Sorts a redis-rs error into what the user must be told, and what the
+/// retry policy ([`crate::claim::retry`]) does: [`Error::Unavailable`] is
+/// what passes (waited out), the rest what is misconfigured (at once).
 pub fn classify(target: &Target, e: redis::RedisError) -> Error {
     let d = target.display();
     if e.is_timeout() {
@@ -339,9 +377,26 @@ pub fn classify(target: &Target, e: redis::RedisError) -> Error {
     }
     if e.kind() == redis::ErrorKind::MasterNameNotFoundBySentinel {
         return Error::Unavailable(format!(
-            "no sentinel of {d} names a master that answers as one now: a failover in \
-             progress, or a master name the sentinels do not know (SENTINEL MASTERS lists them)"
+            "no sentinel of {d} names a master that answers as one now (a failover in \
+             progress, or the sentinels out of reach)"
         ));
+    }
+    if e.kind() == redis::ErrorKind::Parse {
+        let said = e.to_string();
+        return Error::Refused(format!(
+            "the server at {d} does not answer as Redis does ({}): is that the address of a \
+             Redis server?",
+            said.lines().next().unwrap_or("").trim()
+        ));
+    }
+    if let Some(tls) = tls_failure(&e) {
+        return Error::Refused(format!(
+            "the TLS handshake with {d} failed: {tls}; check the server's certificate and {}",
+            Setting::Tls
+        ));
+    }
+    if e.kind() == redis::ErrorKind::ClusterConnectionNotFound {
+        return Error::Unavailable(format!("no node of the Redis Cluster {d} answers: {e}"));
     }
     if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
         return Error::Unavailable(format!("cannot reach Redis at {d}: {e}"));
@@ -364,16 +419,38 @@ pub fn classify(target: &Target, e: redis::RedisError) -> Error {
             detail(&e)
         ));
     }
-    if matches!(
-        e.code(),
-        Some("READONLY") | Some("MASTERDOWN") | Some("LOADING") | Some("NOREPLICAS")
-    ) {
+    if e.code().is_some_and(|code| PASSING.contains(&code)) {
         return Error::Unavailable(format!(
             "Redis at {d} cannot take writes now: {}",
             detail(&e)
         ));
     }
     Error::Redis(format!("Redis at {d}: {}", detail(&e)))
+}
+
+/// The TLS failure behind `e`, if it is one (an untrusted or refused
+/// certificate): a mistake of configuration, not an outage.
+fn tls_failure(e: &redis::RedisError) -> Option<String> {
+    type Shared = std::sync::Arc<dyn std::error::Error + Send + Sync>;
+    let mut source = std::error::Error::source(e);
+    while let Some(mut err) = source {
+        // redis-rs keeps an I/O error behind an `Arc`, and an I/O error its
+        // cause behind `get_ref` (its `source` skips it).
+        if let Some(shared) = err.downcast_ref::<Shared>() {
+            err = shared.as_ref();
+        }
+        let inner = err
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .map(|inner| inner as &(dyn std::error::Error + 'static));
+        for candidate in [Some(err), inner].into_iter().flatten() {
+            if let Some(tls) = candidate.downcast_ref::<rustls::Error>() {
+                return Some(tls.to_string());
+            }
+        }
+        source = err.source();
+    }
+    None
 }
 
 /// Splits an error raised by one of our scripts with `redis.error_reply`,

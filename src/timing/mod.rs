@@ -25,6 +25,10 @@
 //! | [`sequence::ROUND_LIFETIME`] | 5 s | a round counts no vote after it, so that an emptied node's lost votes are dead by the end of its quarantine |
 //! | [`sequence::QUARANTINE`] | 10 s, on the emptied node's clock | outlasts every round at 1% rate drift, with a margin |
 //! | [`index::check`] | interval ≥ 100 ms, skew < interval / 2, kill-after ≤ interval / 4 | a transition of the fleet fits in an interval |
+//! | [`retry::Backoff`] | 100 ms, doubling to 2 s, drawn in the upper half | a command waiting out a fault is soon back, a dead server is dialed rarely, a fleet does not retry in step |
+//! | [`retry::REPORT_EVERY`] | 30 s | a long wait leaves a readable log that shows the command alive |
+//! | [`retry::one_shot_wait`] | 5 × timeout | a one-shot command rides out a restart or a quick failover, and still ends |
+//! | [`retry::GIVE_BACK`] | 200 ms | an attempt's `WAIT`s end this long before the bound, and one cut off at the bound gives back what it took within it: nothing is left held, and the command is not kept long past its bound |
 //!
 //! A rule that a value breaks is a [`TimingError`], which carries the values
 //! and names the settings ([`Setting`]); the front end decides how a setting
@@ -37,6 +41,7 @@ pub mod index;
 pub mod kill_after;
 pub mod lease;
 pub mod lock;
+pub mod retry;
 pub mod sequence;
 
 pub use drift::{drift, validity};

@@ -133,6 +133,39 @@ impl Sentinel {
             .unwrap_or_else(|e| format!("(no log: {e})"))
     }
 
+    /// `SENTINEL FAILOVER`: promote a replica now, without the agreement of
+    /// the others (the master need not be down).
+    pub fn failover(&self) {
+        let client = redis::Client::open(format!("redis://{}", self.address())).expect("url");
+        let mut conn = client
+            .get_connection_with_timeout(Duration::from_secs(5))
+            .expect("connect to the sentinel");
+        let _: () = redis::cmd("SENTINEL")
+            .arg("FAILOVER")
+            .arg(MASTER_NAME)
+            .query(&mut conn)
+            .unwrap_or_else(|e| panic!("SENTINEL FAILOVER: {e}\n{}", self.log()));
+    }
+
+    /// The flags this sentinel gives the replica on `port` (`SENTINEL
+    /// REPLICAS`: "slave", "slave,s_down", …), or `None` if it does not
+    /// know it (or does not answer).
+    pub fn replica_flags(&self, port: u16) -> Option<String> {
+        let client = redis::Client::open(format!("redis://{}", self.address())).ok()?;
+        let mut conn = client
+            .get_connection_with_timeout(Duration::from_secs(1))
+            .ok()?;
+        let replicas: Vec<std::collections::HashMap<String, String>> = redis::cmd("SENTINEL")
+            .arg("REPLICAS")
+            .arg(MASTER_NAME)
+            .query(&mut conn)
+            .ok()?;
+        replicas
+            .into_iter()
+            .find(|r| r.get("port").map(String::as_str) == Some(&port.to_string()))
+            .and_then(|r| r.get("flags").cloned())
+    }
+
     /// SIGKILLs the sentinel.
     pub fn sigkill(&mut self) {
         if let Some(mut child) = self.child.take() {

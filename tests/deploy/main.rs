@@ -8,6 +8,7 @@
 mod common;
 
 mod cluster;
+mod promoted;
 mod sentinel;
 mod tls;
 

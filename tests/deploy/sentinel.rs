@@ -9,7 +9,9 @@ use common::scratch::Scratch;
 use common::sentinel::{Sentinel, sentinel_url, wait_failover};
 use common::{RedisServer, ServerOptions, wait_until};
 
-fn group(replicas: usize) -> (RedisServer, Vec<RedisServer>, Vec<Sentinel>) {
+/// A master with `replicas` replicas in sync, watched by three sentinels
+/// (quorum 2).
+pub fn group(replicas: usize) -> (RedisServer, Vec<RedisServer>, Vec<Sentinel>) {
     let master = RedisServer::start_with(ServerOptions {
         tcp: true,
         ..Default::default()
@@ -95,6 +97,65 @@ fn a_run_keeps_its_id_across_a_sentinel_failover() {
     assert!(released <= server_now(promoted), "{released}");
 }
 
+/// Issue 23: three `run`s started right after the master died, while
+/// Sentinel has not promoted a replica yet, exited 69 at once. They wait
+/// for the new master now, and get their ids there.
+#[test]
+fn runs_started_during_a_failover_get_their_ids_from_the_new_master() {
+    let (mut master, replicas, sentinels) = group(2);
+    init_pool(&master, 1, 3);
+    for replica in &replicas {
+        replica.wait_replica_synced(&master);
+    }
+    let url = sentinel_url(&sentinels, NS);
+    let scratch = Scratch::new();
+    let old = master.port().unwrap();
+    master.sigkill();
+    // The lease outlasts the new master's time without a replica (renewals
+    // need one): the test is about getting the ids.
+    let opts = [
+        "--interval",
+        "300ms",
+        "--expire",
+        "1m",
+        "--delay",
+        "0",
+        "--no-safeguards",
+        "--min-replicas",
+        "1",
+        "--wait",
+        "1m",
+    ];
+    // Each holds its id until told: three ids at once.
+    let child = scratch.script(
+        "child.sh",
+        "echo \"$YARAUS_WORKER_ID\" >> \"$D/ids\"\nwhile [ ! -e \"$D/go\" ]; do sleep 0.05; done\n",
+    );
+    let mut runs: Vec<Run> = (0..3)
+        .map(|_| Run::start(&url, &scratch, &opts, &["sh", &child]))
+        .collect();
+    let new = wait_failover(&sentinels, old, Duration::from_secs(30));
+    wait_until("three ids held", Duration::from_secs(90), || {
+        scratch
+            .read("ids")
+            .is_some_and(|ids| ids.lines().count() == 3)
+    });
+    scratch.touch("go");
+    for run in &mut runs {
+        wait_until("a run to end", Duration::from_secs(90), || run.exited());
+        assert_eq!(run.wait(), 0, "{}", run.log());
+    }
+    let mut got: Vec<String> = scratch
+        .read("ids")
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    got.sort();
+    assert_eq!(got, ["1", "2", "3"]);
+    assert!(replicas.iter().any(|r| r.port() == Some(new)));
+}
+
 #[test]
 fn a_lock_through_sentinel_is_on_the_replica_before_the_command_starts() {
     let (_master, replicas, sentinels) = group(1);
@@ -126,15 +187,19 @@ fn a_lock_through_sentinel_is_on_the_replica_before_the_command_starts() {
     assert!(!seen.trim().is_empty(), "the replica had no lock: {seen:?}");
 }
 
+/// A master name no sentinel knows is a mistake, not a failover: one line
+/// at once, even from `run`, which waits forever for a failover to end.
 #[test]
 fn an_unknown_master_name_is_one_line_naming_it() {
     let (master, _replicas, sentinels) = group(1);
     let before = master.snapshot();
     let url = sentinel_url(&sentinels, NS).replace("/mymaster", "/nosuchmaster");
-    let out = run_yaraus(&["stats", "--redis", &url], &[], LIMIT);
-    assert_eq!(out.code, Some(69), "{}", out.stderr);
-    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
-    assert!(out.stderr.contains("nosuchmaster"), "{}", out.stderr);
+    for args in [&["stats"][..], &["run", "--", "true"]] {
+        let out = run_yaraus(&[&["--redis", &url][..], args].concat(), &[], LIMIT);
+        assert_eq!(out.code, Some(69), "{}", out.stderr);
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains("nosuchmaster"), "{}", out.stderr);
+    }
     assert_eq!(master.snapshot(), before);
 }
 

@@ -67,11 +67,15 @@ fn an_agent_with_a_shard_down_creates_nothing_and_says_which() {
             "4",
             "--timeout",
             "500ms",
+            "--wait",
+            "2s",
         ],
     );
     servers[1].sigcont();
+    // It said what it waited for, then gave up at its --wait.
     assert_eq!(out.code, Some(69), "{out:?}");
-    assert_eq!(out.stderr.lines().count(), 1, "{out:?}");
+    let last = out.stderr.lines().last().unwrap_or_default();
+    assert!(last.ends_with("gave up after waiting 2s"), "{out:?}");
     assert!(out.stderr.contains(&servers[1].url()), "{out:?}");
     assert!(out.stderr.contains("wrote nothing"), "{out:?}");
     let after: Vec<_> = servers.iter().map(RedisServer::snapshot).collect();

@@ -117,7 +117,7 @@ fn with_a_stopped_replica_the_acquisition_is_released_and_retried() {
         &with(FAST, &["--timeout", "300ms", "--min-replicas", "1"]),
         &["sh", "-c", r#"echo "$YARAUS_WORKER_ID" > "$D/id""#],
     );
-    run.wait_log("released it; retrying in");
+    run.wait_log("released it; waiting for a free id");
     assert!(!scratch.exists("id"));
     replica.sigcont();
     assert_eq!(run.wait(), 0, "{}", run.log());

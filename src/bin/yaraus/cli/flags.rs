@@ -15,6 +15,7 @@ pub fn flag(setting: Setting) -> &'static str {
         Setting::Replicas => "--redis-replicas",
         Setting::Namespace => "--namespace",
         Setting::Timeout => "--timeout",
+        Setting::Wait => "--wait",
         Setting::AllowVolatile => "--allow-volatile",
         Setting::AssumeDurable => "--assume-durable",
         Setting::Min => "--min",

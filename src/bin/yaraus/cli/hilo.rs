@@ -1,6 +1,6 @@
 //! The arguments of `yaraus hilo`.
 
-use super::{duration, positive_duration};
+use super::{WaitArgs, duration, positive_duration};
 use clap::{Args, Subcommand};
 use std::time::Duration;
 
@@ -23,9 +23,10 @@ Exit status:
   1    status: no shard knows NAME
   2    usage error: --batch 0, a batch above the window size, --min-open 0, a malformed URL,
        a nonsense duration, NAME empty or with spaces or braces
-  69   next: no shard answered; agent: a shard did not answer (nothing was written), or a
-       window could not be opened after the high-water mark was raised (its ids are skipped);
-       a shard refused authentication or a command (ACL: see acl-rules)
+  69   next: no shard answered within --wait; agent: a shard did not answer within --wait
+       (nothing was written), or a window could not be opened after the high-water mark was
+       raised (its ids are skipped); a shard refused authentication or a command (ACL: see
+       acl-rules)
   75   next: no shard that answered has an open window (run the agent); agent: another
        agent holds the lock past --wait, or fenced the shards after this one
   125  another failure: no shard that answered knows NAME (next), a key of another type, a
@@ -100,8 +101,11 @@ pub struct HiloAgentArgs {
     #[arg(long, default_value_t = 1, value_name = "ID")]
     pub start: u64,
 
-    /// How long a run waits for another agent's run to finish (the agent lock).
-    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration)]
+    /// How long a run waits for another agent's run to finish (the agent lock), and for shards
+    /// out of reach (a restart, a refused connection: every shard must answer), before it
+    /// gives up (exit 75 or 69); --every tries again at the next run. Each request is still
+    /// bounded by --timeout.
+    #[arg(short = 'w', long, default_value = "10s", value_name = "DURATION", value_parser = duration)]
     pub wait: Duration,
 }
 
@@ -120,6 +124,9 @@ pub struct HiloNextArgs {
     #[arg(long, short = 'c', value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub count: Option<u64>,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -127,4 +134,7 @@ pub struct HiloStatusArgs {
     /// The sequence's name.
     #[arg(value_name = "NAME")]
     pub name: String,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }

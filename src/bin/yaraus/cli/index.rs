@@ -28,7 +28,8 @@ Exit status:
   1       --status: NAME has no recent interval (never used, or idle for 6 intervals)
   2       usage error: --interval under 100ms, --skew not below interval/2, NAME empty or with
           spaces, no COMMAND and no --print, NAME in use with another --interval
-  69      Redis unreachable at start, or authentication or a command refused (ACL)
+  69      Redis unreachable at start for as long as --wait allowed (default: forever; --status:
+          5 x --timeout), or authentication or a command refused (ACL), at once
   125     another failure (a key of NAME of another type, ...)
   126     COMMAND could not be executed
   127     COMMAND was not found
@@ -71,6 +72,13 @@ pub struct IndexArgs {
     /// Print the last few intervals of NAME as JSON (who took part, the current pairs) and exit.
     #[arg(long)]
     pub status: bool,
+
+    /// Give up (exit 69) when Redis stays out of reach at start (a restart, a failover, a
+    /// refused connection) for this long; once started, a replica rides out any outage (its
+    /// command stopped meanwhile). Each request is still bounded by --timeout; 0: one attempt.
+    /// [default: wait forever; --status: 5 x --timeout]
+    #[arg(short = 'w', long, value_name = "DURATION", value_parser = duration)]
+    pub wait: Option<Duration>,
 
     #[command(flatten)]
     pub child_env: super::ChildEnvArgs,

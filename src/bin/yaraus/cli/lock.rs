@@ -9,8 +9,9 @@ pub(super) const LOCK_EXIT_STATUS: &str = "\
 Exit status:
   0..123  COMMAND's own exit status; 0 for --acquire, --extend, --release, --info
   2       usage error: no command, bad duration, --limit with several masters, ...
-  69      a majority of the Redis masters could not be reached (or --info: fewer than a majority
-          answered); a master refused authentication or a command (ACL: see acl-rules)
+  69      a majority of the Redis masters could not be reached within --wait (or --info: fewer
+          than a majority answered); a master refused authentication or a command (ACL: see
+          acl-rules), is not a Redis server, or names no master (Sentinel): at once
   75      the lock is busy (-n, or --wait ran out); -E/--conflict-exit-code changes it
   124     the lock was lost while COMMAND ran, and COMMAND was killed;
           --extend/--release: the token does not hold the lock (any more)
@@ -69,11 +70,16 @@ pub struct LockArgs {
     #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = positive_duration)]
     pub ttl: Duration,
 
-    /// Give up when the lock is still busy after this long. [default: wait forever]
+    /// Give up when the lock is still busy (exit 75, or -E), or a majority of its masters stays
+    /// out of reach (a restart, a failover, a refused connection: exit 69), after this long.
+    /// Each request is still bounded by --timeout, and an attempt in flight at this bound is
+    /// cut off there. A wrong password, URL or master name fails at once. [default: wait
+    /// forever; --extend, --release, --info: 5 x --timeout]
     #[arg(short = 'w', long, value_name = "DURATION", value_parser = duration)]
     pub wait: Option<Duration>,
 
-    /// Do not wait: give up at once when the lock is busy (same as --wait 0).
+    /// Do not wait: one attempt, given up at once when the lock is busy or its masters out of
+    /// reach (same as --wait 0).
     #[arg(short = 'n', long, visible_alias = "nonblock", conflicts_with = "wait")]
     pub no_wait: bool,
 

@@ -29,13 +29,20 @@ const EXIT_STATUS: &str = "\
 Exit status:
   0..123  the command's own exit status (run)
   2       usage error: bad flag, malformed URL, nonsense duration or range
-  69      Redis unreachable, timed out, refused authentication or a command (ACL), or no such db
+  69      Redis unreachable or timed out for as long as --wait allowed; refused authentication or
+          a command (ACL), no such db, not a Redis server, TLS refused, unknown Sentinel master
   75      nothing available within --wait (no free id)
   124     the claim was lost while the command ran; the command was killed
-  125     another failure of yaraus (pool not initialised, key of the wrong type, ...)
+  125     another failure of yaraus (pool not initialised and no --min/--max, key of the wrong
+          type, ...)
   126     the command could not be executed
   127     the command was not found
-  128+N   the command died of signal N (or yaraus was stopped by signal N before it ran)";
+  128+N   the command died of signal N (or yaraus was stopped by signal N before it ran)
+
+Waiting: what passes (a refused connection, a restart, a failover, LOADING, MASTERDOWN, too few
+nodes) is retried, with growing pauses, until --wait: run, lock and index wait as long as it
+takes by default, one-shot commands 5 x --timeout (10s); --timeout bounds each request. What is
+misconfigured (password, ACL, master name, key type, URL) fails at once.";
 
 /// Lease scarce cluster-wide things from Redis to the processes that need them.
 #[derive(Parser, Debug)]
@@ -167,7 +174,10 @@ pub struct GlobalArgs {
     )]
     pub namespace: Option<String>,
 
-    /// How long to wait for Redis to connect, and for replicas to confirm a write.
+    /// How long to wait for Redis to connect, and for replicas to confirm a write: the bound
+    /// on one dial or request (a request that carries a WAIT gets twice this). A server that
+    /// does not answer within it is out of reach, which the command rides out, retrying, for
+    /// up to its --wait.
     #[arg(long, global = true, value_name = "DURATION", default_value = "2s", value_parser = positive_duration)]
     pub timeout: Duration,
 
@@ -189,6 +199,10 @@ after --kill-after (or when the lease would have run out, if sooner); if it cann
 out and SIGKILL when it does, so nothing of COMMAND runs past the lease, even if yaraus itself \
 is killed, frozen or blocked (a watchdog process enforces it). yaraus then exits 124. The id \
 is released when COMMAND and everything it started have ended.\n\n\
+Redis out of reach (a restart, a failover) is waited out like a busy pool, up to --wait \
+(default: as long as it takes). With --min and --max, a pool that is gone (a Redis restarted \
+without persistence) is re-created with that range instead of failing; --delay still holds \
+the command back, which protects a previous holder whose record was lost with it.\n\n\
 Safeguards: --expire at least 1s, --interval at most expire/2, --delay at least \
 2 x interval + kill-after. A value that breaks one is raised, with a warning, unless \
 --no-safeguards is given. --kill-after must fit in the lease with room for a renewal \
@@ -262,6 +276,18 @@ impl ChildEnvArgs {
     }
 }
 
+/// The bound of a one-shot command's wait for servers out of reach.
+#[derive(Args, Debug, Clone, Default)]
+pub struct WaitArgs {
+    /// Ride out servers out of reach (refused connections, a restart or LOADING, a failover,
+    /// MASTERDOWN, too few nodes of a majority) for up to this long, retrying with growing
+    /// pauses, then give up (exit 69); 0: one attempt. Each request is still bounded by
+    /// --timeout, and one in flight at this bound is cut off there. A wrong password, URL,
+    /// master name or key type fails at once. [default: 5 x --timeout]
+    #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration)]
+    pub wait: Option<Duration>,
+}
+
 #[derive(Args, Debug)]
 pub struct InitArgs {
     /// Smallest worker id.
@@ -270,6 +296,9 @@ pub struct InitArgs {
     /// Largest worker id (a pool holds at most 2^24 ids).
     #[arg(long, default_value_t = 1023, allow_negative_numbers = true)]
     pub max: u64,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -296,9 +325,31 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub kill_after: Option<Duration>,
 
-    /// Give up (exit 75) if no id is free within this time. [default: wait forever]
+    /// Give up if no id is free within this time (exit 75), or Redis stays out of reach (a
+    /// restart, a failover, a refused connection: exit 69). Each request is still bounded by
+    /// --timeout, and one in flight at this bound is cut off there; 0: one attempt. A wrong
+    /// password, URL or master name fails at once. [default: wait forever]
     #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration)]
     pub wait: Option<Duration>,
+
+    /// With --max: the pool's smallest id, for re-creating the pool if it is gone (a Redis
+    /// restarted without persistence) instead of failing. A pool that exists is left alone.
+    #[arg(
+        long,
+        requires = "max",
+        value_name = "ID",
+        allow_negative_numbers = true
+    )]
+    pub min: Option<u64>,
+
+    /// With --min: the pool's largest id (see --min).
+    #[arg(
+        long,
+        requires = "min",
+        value_name = "ID",
+        allow_negative_numbers = true
+    )]
+    pub max: Option<u64>,
 
     /// Accept --expire, --interval and --delay as given, even when unsafe.
     #[arg(long, visible_alias = "i-am-a-database-removable-specialist")]
@@ -322,6 +373,9 @@ pub struct StatsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = StatsFormat::Json)]
     pub format: StatsFormat,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -340,6 +394,9 @@ pub struct ListArgs {
     /// Only the ids leased now (what the Go tool's list shows).
     #[arg(long)]
     pub using: bool,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

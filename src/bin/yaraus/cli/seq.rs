@@ -1,6 +1,6 @@
 //! The arguments of `yaraus seq`: next, get, set-floor, serve.
 
-use super::duration;
+use super::{WaitArgs, duration};
 use clap::{Args, Subcommand};
 use std::time::Duration;
 
@@ -18,9 +18,9 @@ Exit status:
   0    success
   1    get: no node holds the sequence (it was never used)
   2    usage error: bad flag, malformed URL, nonsense number or duration
-  69   no majority of the nodes holding the sequence answered within --timeout (set-floor: a
-       node did not answer); never a guessed id; a node refused authentication or a command
-       (ACL: see acl-rules)
+  69   no majority of the nodes holding the sequence answered within --wait (default 5 x
+       --timeout; set-floor: a node did not answer); never a guessed id; a node refused
+       authentication or a command (ACL: see acl-rules), at once
   125  another failure: a node not durable (see --allow-volatile), a key of another type, the
        sequence at 2^64-1
 
@@ -82,6 +82,9 @@ pub struct SeqNameArgs {
     /// The sequence's name; its counter is the key NAMESPACE:seq:NAME on every node.
     #[arg(value_name = "NAME")]
     pub name: String,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -94,6 +97,9 @@ pub struct SeqNextArgs {
     #[arg(long, short = 'c', default_value_t = 1, value_name = "K",
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub count: u64,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -105,6 +111,9 @@ pub struct SeqSetFloorArgs {
     /// The value every node's counter is raised to, at least (a 64-bit unsigned number).
     #[arg(value_name = "VALUE", allow_negative_numbers = true)]
     pub value: u64,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(Args, Debug)]

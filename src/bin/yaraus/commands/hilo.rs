@@ -28,8 +28,12 @@ fn shards(ctx: &Context) -> Result<Quorum> {
 async fn next(ctx: &Context, args: HiloNextArgs) -> Result<i32> {
     let keys = HiloKeys::new(ctx.namespace(), &args.name)?;
     let mut reserver = Reserver::new(shards(ctx)?, keys)?;
+    let wanted = format!("a shard of the hilo sequence {}", args.name);
     let Some(count) = args.count else {
-        let block = reserver.reserve(args.batch).await?;
+        let block = ctx
+            .patience()
+            .retry(&wanted, async |_| reserver.reserve(args.batch).await)
+            .await?;
         write_stdout(format!("{} {}\n", block.first, block.last).as_bytes())?;
         return Ok(0);
     };
@@ -37,7 +41,16 @@ async fn next(ctx: &Context, args: HiloNextArgs) -> Result<i32> {
     let mut allocator = Allocator::new(reserver, options)?;
     let mut out = String::new();
     for _ in 0..count {
-        let _ = writeln!(out, "{}", allocator.next().await?);
+        // Each wait for a block rides out what passes for up to --wait.
+        let id = match allocator.try_next() {
+            Some(id) => id,
+            None => {
+                ctx.patience()
+                    .retry(&wanted, async |_| allocator.next().await)
+                    .await?
+            }
+        };
+        let _ = writeln!(out, "{id}");
         if out.len() > 1 << 16 {
             write_stdout_unless_closed(out.as_bytes())?;
             out.clear();
@@ -63,15 +76,23 @@ async fn agent(ctx: &Context, args: HiloAgentArgs) -> Result<i32> {
         ctx.requires_durable(),
         ctx.timeouts().shard_request(),
     )?;
+    let wanted = format!("every shard of the hilo sequence {}", args.name);
     let Some(every) = args.every else {
-        let run = agent.run().await?;
+        let run = ctx
+            .patience()
+            .retry(&wanted, async |_| agent.run().await)
+            .await?;
         return report(&agent, &run).map(|()| 0);
     };
     let mut signals = yaraus::supervise::Signals::stopping()
         .map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
     loop {
         // A signal during a run is kept by tokio and ends the wait below.
-        match agent.run().await {
+        match ctx
+            .patience()
+            .retry(&wanted, async |_| agent.run().await)
+            .await
+        {
             Ok(run) => {
                 if let Err(e) = report(&agent, &run) {
                     yaraus::warn!("{e}");
@@ -120,8 +141,21 @@ fn report(agent: &Agent, run: &AgentRun) -> Result<()> {
 async fn status(ctx: &Context, name: &str) -> Result<i32> {
     let keys = HiloKeys::new(ctx.namespace(), name)?;
     let mut quorum = shards(ctx)?;
+    let wanted = format!("a shard of the hilo sequence {name}");
+    let (doc, known) = ctx
+        .patience()
+        .retry(&wanted, async |_| status_doc(&mut quorum, &keys).await)
+        .await?;
+    write_stdout(format!("{doc}\n").as_bytes())?;
+    Ok(if known == 0 { 1 } else { 0 })
+}
+
+/// What `status` prints, and how many shards know the sequence;
+/// [`Error::Unavailable`] when no shard answered.
+async fn status_doc(quorum: &mut Quorum, keys: &HiloKeys) -> Result<(serde_json::Value, usize)> {
+    let name = keys.name();
     let labels = quorum.labels();
-    let replies = shard_statuses(&mut quorum, &keys).await;
+    let replies = shard_statuses(quorum, keys).await;
     let (mut known, mut answered, mut hwm) = (0, 0, None::<u64>);
     let mut shards = Vec::new();
     for (label, reply) in labels.iter().zip(replies) {
@@ -152,6 +186,5 @@ async fn status(ctx: &Context, name: &str) -> Result<i32> {
         )));
     }
     let doc = json!({"name": name, "hwm": hwm, "shards": shards});
-    write_stdout(format!("{doc}\n").as_bytes())?;
-    Ok(if known == 0 { 1 } else { 0 })
+    Ok((doc, known))
 }

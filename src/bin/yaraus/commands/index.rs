@@ -16,9 +16,17 @@ pub async fn index(ctx: &Context, args: IndexArgs, watchdog: Option<Watchdog>) -
     let target = ctx.server("an index")?;
     let keys = IndexKeys::new(ctx.namespace(), &args.name)?;
     let timeouts = ctx.timeouts();
+    let server = format!("Redis at {}", target.display());
     if args.status {
-        let mut store = Store::connect(target, timeouts).await?;
-        return print_status(&mut store, &keys).await;
+        let doc = ctx
+            .patience()
+            .retry(&server, async |_| {
+                let mut store = Store::connect(target, timeouts).await?;
+                yaraus::index::check_type(&mut store, &keys).await?;
+                status::read(&mut store, &keys).await
+            })
+            .await?;
+        return print_status(doc, &keys);
     }
     if args.command.is_empty() && !args.print {
         return Err(Error::Usage(
@@ -31,15 +39,21 @@ pub async fn index(ctx: &Context, args: IndexArgs, watchdog: Option<Watchdog>) -
     // the wait cleanly.
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
-    let store = Store::connect(target, timeouts).await?;
     let client = format!(
         "{}-{}-{}",
         yaraus::lock::host(),
         std::process::id(),
         yaraus::base::random::random_hex::<3>("the client id")?
     );
-    let mut index = Index::new(store, keys, client, timing);
-    index.check().await?;
+    let mut index = Index::new(Store::new(target, timeouts)?, keys, client, timing);
+    // Redis out of reach at start is waited out (a signal ends the wait);
+    // once started, the replica rides out any outage by itself.
+    let mut patience = ctx.patience();
+    tokio::select! {
+        biased;
+        signal = signals.recv() => return Err(Error::Interrupted(signal as i32)),
+        checked = patience.retry(&server, async |_| index.check().await) => checked?,
+    }
     yaraus::info!(
         "index {}: interval {}, skew {}, client id {}",
         index.keys().name(),
@@ -144,9 +158,8 @@ async fn print(replica: &mut Replica, signals: &mut Signals) -> Result<i32> {
 
 /// `--status`: the JSON document of [`status::read`]; exit 1 when the
 /// index has no recent interval.
-async fn print_status(store: &mut Store, keys: &IndexKeys) -> Result<i32> {
-    yaraus::index::check_type(store, keys).await?;
-    match status::read(store, keys).await? {
+fn print_status(doc: Option<serde_json::Value>, keys: &IndexKeys) -> Result<i32> {
+    match doc {
         Some(doc) => {
             write_stdout(format!("{doc:#}\n").as_bytes())?;
             Ok(0)

@@ -17,7 +17,7 @@
 use crate::cli::{AcquireFormat, LockArgs};
 use std::time::Duration;
 use yaraus::base::setting::Setting;
-use yaraus::claim::{Keeper, RenewError, validity};
+use yaraus::claim::{Keeper, Patience, RenewError, validity};
 use yaraus::context::Context;
 use yaraus::error::{Error, Result};
 use yaraus::lock::{HeldLock, LockOptions, Locker, ReleaseVerdict, Token};
@@ -68,15 +68,12 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
         );
     }
     let conflict_code = i32::from(args.conflict_exit_code);
-    let wait = if args.no_wait {
-        Some(Duration::ZERO)
-    } else {
-        args.wait
-    };
+    // -n and -w, or the default of the mode (settings/wait.rs).
+    let wait = ctx.wait();
     let outcome = match mode {
-        Mode::Info => info(&mut locker).await,
-        Mode::Extend(token) => extend(&mut locker, &token).await,
-        Mode::Release(token) => release(&mut locker, &token).await,
+        Mode::Info => info(&mut locker, &mut ctx.patience()).await,
+        Mode::Extend(token) => extend(&mut locker, &token, &mut ctx.patience()).await,
+        Mode::Release(token) => release(&mut locker, &token, &mut ctx.patience()).await,
         Mode::Acquire => acquire(&mut locker, wait, args.format).await,
         Mode::Wrap(argv) => {
             // Checked before any server is asked anything: bad input
@@ -267,9 +264,18 @@ async fn acquire(
     Ok(0)
 }
 
-/// `--extend`: a full ttl again, if the token still holds the lock.
-async fn extend(locker: &mut Locker, token: &Token) -> Result<i32> {
-    match locker.extend(token).await {
+/// `--extend`: a full ttl again, if the token still holds the lock; masters
+/// out of reach are waited out (an extension is a compare-and-pexpire:
+/// asking twice is harmless).
+async fn extend(locker: &mut Locker, token: &Token, patience: &mut Patience) -> Result<i32> {
+    let wanted = format!("a majority of the masters of {}", locker.name());
+    let extended = patience
+        .retry(&wanted, async |_| match locker.extend(token).await {
+            Err(RenewError::Failed(e)) => Err(e),
+            other => Ok(other),
+        })
+        .await?;
+    match extended {
         Ok(validity) => {
             yaraus::info!(
                 "{}: extended; valid for {}",
@@ -286,11 +292,31 @@ async fn extend(locker: &mut Locker, token: &Token) -> Result<i32> {
     }
 }
 
-/// `--release`: delete the lock where it holds the token.
-async fn release(locker: &mut Locker, token: &Token) -> Result<i32> {
-    let released = locker.release(token).await;
-    let n = locker.masters();
-    match released.verdict(locker.majority()) {
+/// `--release`: delete the lock where it holds the token; masters out of
+/// reach are asked again (a compare-and-delete: a node frees a token once,
+/// so the frees of every attempt add up).
+async fn release(locker: &mut Locker, token: &Token, patience: &mut Patience) -> Result<i32> {
+    let wanted = format!("a majority of the masters of {}", locker.name());
+    let (n, m) = (locker.masters(), locker.majority());
+    let mut freed = 0;
+    let released = patience
+        .retry(&wanted, async |_| {
+            let mut released = locker.release(token).await;
+            freed += released.freed;
+            released.freed = freed;
+            match released.verdict(m) {
+                // The masters that did not answer may hold it: we cannot tell.
+                ReleaseVerdict::Unknown { silent } => Err(Error::Unavailable(format!(
+                    "{}: released on {} of {n} masters; {silent} did not answer: {}",
+                    locker.name(),
+                    released.freed,
+                    released.problems.join("; ")
+                ))),
+                _ => Ok(released),
+            }
+        })
+        .await?;
+    match released.verdict(m) {
         ReleaseVerdict::Freed => {
             yaraus::info!(
                 "{}: released on {} of {n} masters",
@@ -299,13 +325,7 @@ async fn release(locker: &mut Locker, token: &Token) -> Result<i32> {
             );
             Ok(0)
         }
-        // The masters that did not answer may hold it: we cannot tell.
-        ReleaseVerdict::Unknown { silent } => Err(Error::Unavailable(format!(
-            "{}: released on {} of {n} masters; {silent} did not answer: {}",
-            locker.name(),
-            released.freed,
-            released.problems.join("; ")
-        ))),
+        ReleaseVerdict::Unknown { .. } => unreachable!("waited out above"),
         ReleaseVerdict::NotHeld => Err(Error::Lost(format!(
             "{} was not held with this token (it expired, or was taken); freed on {} of {n} \
              masters, nothing of another holder was touched",
@@ -315,21 +335,33 @@ async fn release(locker: &mut Locker, token: &Token) -> Result<i32> {
     }
 }
 
-/// `--info`: JSON on stdout; 69 when fewer than a majority answered.
-async fn info(locker: &mut Locker) -> Result<i32> {
-    let info = locker.inspect().await;
-    let text = serde_json::to_string_pretty(&info).map_err(|e| Error::Output(e.to_string()))?;
-    super::write_stdout((text + "\n").as_bytes())?;
-    if info.answered < info.majority {
-        let problems: Vec<String> = info.nodes.iter().filter_map(|n| n.error.clone()).collect();
-        return Err(Error::Unavailable(format!(
-            "only {} of {} masters answered: {}",
-            info.answered,
-            info.masters,
-            problems.join("; ")
-        )));
+/// `--info`: JSON on stdout; 69 when fewer than a majority answered by
+/// the bound (what the last look saw is printed all the same).
+async fn info(locker: &mut Locker, patience: &mut Patience) -> Result<i32> {
+    let wanted = format!("a majority of the masters of {}", locker.name());
+    let mut last = None;
+    let answered = patience
+        .retry(&wanted, async |_| {
+            let info = locker.inspect().await;
+            let short = (info.answered < info.majority).then(|| {
+                let problems: Vec<String> =
+                    info.nodes.iter().filter_map(|n| n.error.clone()).collect();
+                Error::Unavailable(format!(
+                    "only {} of {} masters answered: {}",
+                    info.answered,
+                    info.masters,
+                    problems.join("; ")
+                ))
+            });
+            last = Some(info);
+            short.map_or(Ok(()), Err)
+        })
+        .await;
+    if let Some(info) = last {
+        let text = serde_json::to_string_pretty(&info).map_err(|e| Error::Output(e.to_string()))?;
+        super::write_stdout((text + "\n").as_bytes())?;
     }
-    Ok(0)
+    answered.map(|()| 0)
 }
 
 /// A word the shell reads back as `s`: as is when it is plainly safe,

@@ -9,8 +9,19 @@ use yaraus::lease::{self, InitOutcome, ListEntry, Stats};
 
 pub async fn init(ctx: &PoolContext, args: InitArgs) -> Result<i32> {
     lease::validate_range(args.min, args.max)?;
-    let mut store = ctx.connect().await?;
-    match lease::init(&mut store, &ctx.keys, args.min, args.max).await? {
+    // Reaching the server is waited for up to --wait, the work (millions of
+    // ids, perhaps) is let finish. Done again after a fault: a pool half
+    // built is under a temporary key that expires, and growing it again
+    // finishes the job.
+    let outcome = ctx
+        .patience()
+        .retry_work(
+            &server(ctx),
+            async |_| ctx.connect().await,
+            async |mut store| lease::init(&mut store, &ctx.keys, args.min, args.max).await,
+        )
+        .await?;
+    match outcome {
         InitOutcome::Created { min, max } => {
             yaraus::info!("initialized: ids {min}..{max} in {}", ctx.keys.ids)
         }
@@ -34,9 +45,20 @@ pub async fn init(ctx: &PoolContext, args: InitArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// What a pool command waits for, in log lines.
+fn server(ctx: &PoolContext) -> String {
+    format!("Redis at {}", ctx.target.display())
+}
+
 pub async fn stats(ctx: &PoolContext, args: StatsArgs) -> Result<i32> {
-    let mut store = ctx.connect().await?;
-    let stats = lease::stats(&mut store, &ctx.keys).await?;
+    let stats = ctx
+        .patience()
+        .retry_work(
+            &server(ctx),
+            async |_| ctx.connect().await,
+            async |mut store| lease::stats(&mut store, &ctx.keys).await,
+        )
+        .await?;
     let text = match args.format {
         StatsFormat::Json => {
             serde_json::to_string_pretty(&stats).map_err(|e| Error::Output(e.to_string()))? + "\n"
@@ -87,7 +109,6 @@ fn prometheus(stats: &Stats, pool: &str) -> String {
 }
 
 pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {
-    let mut store = ctx.connect().await?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut first = true;
@@ -100,35 +121,50 @@ pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {
         ),
     };
     let only_using = args.using;
-    let result = lease::list(&mut store, &ctx.keys, |entry: ListEntry| {
-        if only_using && !entry.using {
-            return Ok(());
-        }
-        if first {
-            writeln!(out, "{header}")?;
-        }
-        match format {
-            ListFormat::Json => {
-                if !first {
-                    out.write_all(b",\n")?;
+    // Tried again only while nothing has been printed: a listing that
+    // fails half-way ends with its error, not with a second copy.
+    let listed = ctx
+        .patience()
+        .retry_work(
+            &server(ctx),
+            async |_| ctx.connect().await,
+            async |mut store| {
+                let result = lease::list(&mut store, &ctx.keys, |entry: ListEntry| {
+                    if only_using && !entry.using {
+                        return Ok(());
+                    }
+                    if first {
+                        writeln!(out, "{header}")?;
+                    }
+                    match format {
+                        ListFormat::Json => {
+                            if !first {
+                                out.write_all(b",\n")?;
+                            }
+                            serde_json::to_writer(&mut out, &entry)?;
+                        }
+                        ListFormat::Table => writeln!(
+                            out,
+                            "{:>10}  {:<5}  {:>10.3}  {:<24}  {}",
+                            entry.id,
+                            if entry.using { "yes" } else { "no" },
+                            entry.ttl,
+                            entry.expire_at,
+                            entry.client_id.as_deref().unwrap_or("-")
+                        )?,
+                    }
+                    first = false;
+                    Ok(())
+                })
+                .await;
+                match result {
+                    Err(e) if first => Err(e),
+                    other => Ok(other),
                 }
-                serde_json::to_writer(&mut out, &entry)?;
-            }
-            ListFormat::Table => writeln!(
-                out,
-                "{:>10}  {:<5}  {:>10.3}  {:<24}  {}",
-                entry.id,
-                if entry.using { "yes" } else { "no" },
-                entry.ttl,
-                entry.expire_at,
-                entry.client_id.as_deref().unwrap_or("-")
-            )?,
-        }
-        first = false;
-        Ok(())
-    })
-    .await;
-    result?;
+            },
+        )
+        .await?;
+    listed?;
     let tail = match (format, first) {
         (ListFormat::Json, true) => "[]\n",
         (ListFormat::Json, false) => "\n]\n",

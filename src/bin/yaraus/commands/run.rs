@@ -4,11 +4,15 @@ use crate::cli::RunArgs;
 use yaraus::claim::{Keeper, wait_for};
 use yaraus::context::PoolContext;
 use yaraus::error::{Error, Result};
-use yaraus::lease::{Leaser, Requested, Timing};
+use yaraus::lease::{self, Leaser, Requested, Timing};
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
 
 pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result<i32> {
     let env_remove = args.child_env.removed()?;
+    let range = args.min.zip(args.max);
+    if let Some((min, max)) = range {
+        lease::validate_range(min, max)?;
+    }
     let (timing, warnings) = Timing::safeguarded(Requested {
         interval: args.interval,
         delay: args.delay,
@@ -25,10 +29,13 @@ pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result
     // Caught from now on, so that a signal during the wait ends it cleanly.
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
-    let store = ctx.connect().await?;
-    let mut leaser = Leaser::new(store, ctx.keys.clone(), &timing);
+    // Not dialed yet: a Redis out of reach is waited out like a busy pool.
+    let mut leaser = Leaser::new(ctx.store()?, ctx.keys.clone(), &timing);
+    if let Some((min, max)) = range {
+        leaser = leaser.recreating(min, max);
+    }
     let cancel = async { Error::Interrupted(signals.recv().await as i32) };
-    let lease = wait_for(&mut leaser, args.wait, cancel).await?;
+    let lease = wait_for(&mut leaser, ctx.wait, cancel).await?;
     let id = lease.id().to_string();
     yaraus::info!("client id: {}, id: {id}", lease.client_id());
 

@@ -5,8 +5,9 @@
 //! here), the password is found (`--redis-password-file`, else the
 //! variables, [`credentials`]) and given to every URL without one, the
 //! namespace is agreed on, `--timeout` becomes the library's
-//! [`Timeouts`], and the subcommand's `--allow-volatile` becomes the
-//! durability policy. Every subcommand then takes what it needs from the
+//! [`Timeouts`], the subcommand's `--allow-volatile` becomes the
+//! durability policy, and its `--wait` (or the default of [`wait`]) the
+//! bound of its retries. Every subcommand then takes what it needs from the
 //! context; none parses a URL or reads a file again, so a long-running
 //! `seq serve` pays for none of it per request.
 //!
@@ -14,6 +15,7 @@
 //! missing password file must not stop `yaraus completions bash`.
 
 pub mod credentials;
+mod wait;
 
 use crate::cli::{Cli, Command, GlobalArgs, HiloArgs, LockArgs, SeqArgs};
 use std::path::Path;
@@ -27,7 +29,9 @@ pub fn context(cli: &Cli) -> Result<Context> {
     let targets = targets(global)?;
     let timeouts = Timeouts::from_timeout(global.timeout);
     let context = Context::new(targets, global.namespace.as_deref(), timeouts)?;
-    Ok(context.requiring_durable(!allows_volatile(&cli.command)))
+    Ok(context
+        .requiring_durable(!allows_volatile(&cli.command))
+        .waiting(wait::wait(&cli.command, global.timeout)))
 }
 
 /// Whether the subcommand was told to accept nodes that may lose a write

@@ -1,0 +1,111 @@
+//! What a [`Leaser`] does about what a fault took from it: a pool that is
+//! gone (re-created from the range `run` was given, when it was), and ids
+//! that its failed attempts leased where their release did not reach.
+//!
+//! * **A pool that is gone** (a Redis restarted without persistence): with
+//!   [`Leaser::recreating`], the acquire script's "no pool" is answered by
+//!   building the pool as `init` does ([`create_missing`]: atomically, and
+//!   never over a pool that exists) and asking again. The holder then waits
+//!   the grace delay before its command starts, as after any lost record.
+//! * **Leftovers.** An attempt that leased an id the replicas did not
+//!   confirm releases it; a replica promoted in between keeps it leased to
+//!   us, from everyone, until `--expire`. Such ids are released again
+//!   before later attempts and after the one that succeeds.
+
+use super::*;
+
+impl Leaser {
+    /// Runs the acquire script, re-creating a vanished pool first when told
+    /// to ([`recreating`](Self::recreating)).
+    pub(super) async fn acquire(
+        &mut self,
+        invocation: &redis::ScriptInvocation<'_>,
+    ) -> Result<(i64, String, String, i64, i64)> {
+        let e = match self.store.script(invocation).await? {
+            Ok(reply) => return Ok(reply),
+            Err(e) => e,
+        };
+        let (true, Some((min, max))) = (is_uninit(&e), self.recreate) else {
+            return Err(pool_error(&self.store, &e));
+        };
+        match create_missing(&mut self.store, &self.keys, min, max).await? {
+            InitOutcome::Created { .. } => crate::warn!(
+                "the pool {} did not exist (a Redis restarted without persistence, or never \
+                 initialised); created it with ids {min}..{max}; {} still holds back the \
+                 command, for a previous holder whose record may have been lost with it",
+                self.keys.ids,
+                Setting::Delay
+            ),
+            InitOutcome::Already { min: a, max: b } => self.warn_of_range((a, b)),
+            InitOutcome::Resized { .. } => unreachable!("create_missing never resizes"),
+        }
+        match self.store.script(invocation).await? {
+            Ok(reply) => Ok(reply),
+            Err(e) => Err(pool_error(&self.store, &e)),
+        }
+    }
+
+    /// Remembers `id`, leased by a failed attempt (see `leftovers`).
+    pub(super) fn keep_leftover(&mut self, id: WorkerId) {
+        const KEPT: usize = 8;
+        self.leftovers.retain(|(kept, _)| *kept != id);
+        if self.leftovers.len() >= KEPT {
+            self.leftovers.remove(0);
+        }
+        let until = tokio::time::Instant::now() + self.expire * 2;
+        self.leftovers.push((id, until));
+    }
+
+    /// Releases the leftovers again, wherever they are still ours. Called
+    /// before each attempt, and after the one that succeeds (with the id it
+    /// leased no longer among them).
+    pub(super) async fn release_leftovers(&mut self) {
+        let now = tokio::time::Instant::now();
+        self.leftovers.retain(|(_, until)| *until > now);
+        for (id, _) in self.leftovers.clone() {
+            let mut invocation = RELEASE.prepare_invoke();
+            invocation
+                .key(&self.keys.ids)
+                .key(&self.keys.clients)
+                .arg(&self.client_id)
+                .arg(id.encode())
+                .arg("1");
+            if self.store.script::<i64>(&invocation).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Once, with a range to re-create the pool with: warns when the pool
+    /// that exists records another.
+    pub(super) async fn check_range(&mut self) -> Result<()> {
+        if self.range_checked || self.recreate.is_none() {
+            return Ok(());
+        }
+        if let Some(range) = recorded_range(&mut self.store, &self.keys).await? {
+            self.warn_of_range(range);
+        }
+        self.range_checked = true;
+        Ok(())
+    }
+
+    fn warn_of_range(&self, (min, max): (u64, u64)) {
+        let Some(given) = self.recreate.filter(|&given| given != (min, max)) else {
+            return;
+        };
+        crate::warn!(
+            "the pool {} holds ids {min}..{max}, not the {}..{} of {} and {}: it is left as it \
+             is (`yaraus init` resizes it)",
+            self.keys.ids,
+            given.0,
+            given.1,
+            Setting::Min,
+            Setting::Max
+        );
+    }
+}
+
+/// Whether the acquire script found no pool.
+fn is_uninit(e: &redis::RedisError) -> bool {
+    matches!(script_error(e), Some(("YARAUS_UNINIT", _)))
+}
