@@ -233,6 +233,23 @@ fn wipe_and_heal(d: &mut Deployments, i: usize) -> Vec<Duration> {
     healed
 }
 
+/// Prints the services' logs (their last lines) when the test fails.
+struct ShowLogs(std::path::PathBuf);
+
+impl Drop for ShowLogs {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        for name in ["serve.log", "agent.log"] {
+            let text = std::fs::read_to_string(self.0.join(name)).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+            eprintln!("--- last lines of {name}:\n{tail}");
+        }
+    }
+}
+
 /// The clients and services that load the deployments until stopped.
 struct Load {
     stop: Arc<AtomicBool>,
@@ -347,6 +364,8 @@ fn a_rolling_replacement_of_every_node_heals_with_no_operator_and_no_value_twice
     };
     let scratch = tempfile::tempdir().unwrap();
     let load = Load::start(&d, scratch.path());
+    // On a failure, the services' logs say what they were doing.
+    let _logs = ShowLogs(scratch.path().to_path_buf());
     let budget = Budget::new(1);
     let (mut cycles, mut heals) = (0, Vec::new());
     while budget.more(cycles) {
