@@ -10,7 +10,9 @@
 # over every trial); then the rolling replacement's lines (every node of a
 # seq, a hilo and a lock deployment wiped in turn: calls answered,
 # duplicates and order violations, 0, and the time from a wipe to the node
-# voting again).
+# voting again; and its run clients on a Sentinel-watched pool restarted
+# empty or failed over between the wipes: lives, overlaps (must be 0),
+# restarts, failovers, and the time to every id held again).
 #
 #   scripts/chaos.sh --minutes 10       # default: 5
 #   scripts/chaos.sh --minutes 2 --keep # keep the raw report file
@@ -38,7 +40,7 @@ while [ $# -gt 0 ]; do
             shift
             ;;
         -h | --help)
-            sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *)

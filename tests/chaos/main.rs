@@ -18,7 +18,11 @@
 //! * [`partition`]: some holders lose the network (a proxy of ours, cut);
 //! * [`failover`]: the master is SIGKILLed and Sentinel promotes a replica;
 //! * [`rolling`]: every node of a `seq`, a hilo and a lock deployment wiped in
-//!   turn, healing by itself, with histories checked for values twice.
+//!   turn, healing by itself, with histories checked for values twice; and
+//!   between the wipes, the pool of a fleet of `run --sentinel ... --min
+//!   --max` clients restarted empty or failed over by Sentinel, created again
+//!   by the clients themselves (no `yaraus init`), its lives checked for
+//!   overlaps.
 //!
 //! How: [`harness`] runs the client loops (each restarts its yaraus when it
 //! exits); every yaraus supervises [`child`], this executable started again,

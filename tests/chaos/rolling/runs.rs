@@ -1,0 +1,107 @@
+//! The `run` clients of the rolling replacement: the chaos fleet
+//! ([`crate::harness::Fleet`]: 5 clients, 3 ids, children logging their
+//! lives) on the Sentinel group of [`super::group`], and the pool's faults
+//! between two wipes, each awaited until every id is held again.
+//!
+//! No one runs `yaraus init`: the clients' `--min 1 --max 3` creates the pool
+//! at the start and again whenever it has vanished. The safeguards stay on
+//! (the default `--delay`, 2 × interval + kill-after), which is what makes a
+//! pool created again safe: a previous holder of an id learns at its next
+//! renewal that its lease is gone and stops within `--kill-after`, before
+//! the id's new holder's delay is over. `--min-replicas 1` is what a
+//! Sentinel group needs (docs/deployment.md): a lease counts only once the
+//! replica has it, so a promoted replica has every lease that counted.
+
+use super::group::{GROUP_BOUND, Group};
+use crate::child::now_ns;
+use crate::common::sentinel::MASTER_NAME;
+use crate::harness::{ClientSpec, Fleet, Outcome};
+use crate::{GRACE, IDS, POOL_NS, RUN_CLIENTS, RUN_OPTS, resources, stubborn};
+use std::time::Duration;
+
+/// The pool's fault between two wipes.
+#[derive(Clone, Copy, Debug)]
+pub enum PoolFault {
+    RestartEmpty,
+    Failover,
+}
+
+/// The Sentinel group, the fleet on it, and the time from each pool fault
+/// to every id held again.
+pub struct Runs {
+    // The fleet first: on a failure, its clients stop before the servers go.
+    fleet: Fleet,
+    group: Group,
+    recoveries: Vec<Duration>,
+}
+
+/// What the fleet did, once finished.
+pub struct RunFigures {
+    pub outcome: Outcome,
+    pub restarts: usize,
+    pub failovers: usize,
+    pub switches: usize,
+    pub recoveries: Vec<Duration>,
+}
+
+/// `run --sentinel mymaster --redis SENTINEL... -N t RUN_OPTS --min 1 --max
+/// IDS --min-replicas 1`, the last client's children stubborn.
+fn specs(group: &Group) -> Vec<ClientSpec> {
+    let mut args: Vec<String> = ["run", "--sentinel", MASTER_NAME, "--namespace", POOL_NS]
+        .map(String::from)
+        .to_vec();
+    for url in group.sentinel_urls() {
+        args.extend(["--redis".to_string(), url]);
+    }
+    args.extend(RUN_OPTS.iter().map(|s| s.to_string()));
+    let (max, one) = (IDS.to_string(), "1".to_string());
+    args.extend(["--min".into(), one.clone(), "--max".into(), max]);
+    args.extend(["--min-replicas".into(), one]);
+    stubborn((0..RUN_CLIENTS).map(|_| ClientSpec::new(&args)).collect())
+}
+
+impl Runs {
+    /// The group and the fleet, awaited until every id is held (the pool
+    /// created by the clients themselves).
+    pub fn start() -> Runs {
+        let group = Group::start();
+        let mut fleet = Fleet::start(&specs(&group), &resources(false), GRACE);
+        fleet.set_settle(GROUP_BOUND);
+        fleet.wait_all_held();
+        Runs {
+            fleet,
+            group,
+            recoveries: Vec::new(),
+        }
+    }
+
+    /// One fault of the pool, once the group is whole: every child that
+    /// holds an id then must be gone (its lease vanished, or not confirmed
+    /// by a replica for longer than `--expire`), and every id held again by
+    /// another. Then awaits the group whole again, for the next fault.
+    pub fn fault(&mut self, fault: PoolFault) {
+        let master = self.group.wait_whole();
+        let holders = self.fleet.wait_all_held();
+        let victims: Vec<i32> = holders.values().map(|l| l.pid).collect();
+        let at = now_ns();
+        match fault {
+            PoolFault::RestartEmpty => self.group.restart_empty(master),
+            PoolFault::Failover => self.group.failover(master),
+        }
+        self.recoveries
+            .push(self.fleet.wait_recovered(at, &victims));
+        self.group.wait_whole();
+    }
+
+    /// Stops the fleet and reads its log back as lives.
+    pub fn finish(self) -> RunFigures {
+        let switches = self.group.switches();
+        RunFigures {
+            outcome: self.fleet.finish(),
+            restarts: self.group.restarts,
+            failovers: self.group.failovers,
+            switches,
+            recoveries: self.recoveries,
+        }
+    }
+}
