@@ -190,6 +190,14 @@ impl Fleet {
         self.log.clone()
     }
 
+    /// Every client's yaraus logs so far (their stderr), one after another.
+    pub fn client_logs(&self) -> String {
+        self.clients
+            .iter()
+            .map(|c| fs::read_to_string(&c.log).unwrap_or_default())
+            .collect()
+    }
+
     /// The yaraus process client `k` runs now.
     pub fn client_pid(&self, k: usize) -> Option<i32> {
         *self.clients[k].state.pid.lock().unwrap()

@@ -41,6 +41,14 @@ impl Sentinel {
     /// `tcp: true`) as [`MASTER_NAME`], calling it objectively down once
     /// `quorum` sentinels agree. Waits until it answers PING and knows the master.
     pub fn start(master: &RedisServer, quorum: usize) -> Sentinel {
+        Sentinel::start_with(master, quorum, DOWN_AFTER)
+    }
+
+    /// [`start`](Self::start), calling the master down after `down_after`
+    /// instead of [`DOWN_AFTER`]: a group whose failovers the test asks for
+    /// (`SENTINEL FAILOVER`), where Sentinel should not decide on its own
+    /// ones when a loaded machine answers slowly, or a master restarts.
+    pub fn start_with(master: &RedisServer, quorum: usize, down_after: Duration) -> Sentinel {
         ensure_redis_server_installed();
         let master_port = master
             .port()
@@ -57,7 +65,7 @@ impl Sentinel {
                  sentinel failover-timeout {MASTER_NAME} 2000\n\
                  sentinel parallel-syncs {MASTER_NAME} 1\n",
                 dir = path_str(dir.path()),
-                down = DOWN_AFTER.as_millis(),
+                down = down_after.as_millis(),
             );
             if let Some(pass) = &master.requirepass {
                 text.push_str(&format!("sentinel auth-pass {MASTER_NAME} {pass}\n"));

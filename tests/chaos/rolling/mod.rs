@@ -56,7 +56,7 @@ fn report(cycles: usize, a: &Answered, heals: Vec<Duration>, runs: &RunFigures) 
         "rolling: cycles={cycles} wipes={} calls={} answered={} ({:.2}%) \
          duplicates=0 order_violations=0 heal_p50={heal_p50}ms heal_max={heal_max}ms \
          run_lives={} run_overlaps={} run_killed={} run_exit125={} pool_restarts={} \
-         failovers={} switches={} pool_recovery_p50={pool_p50}ms pool_recovery_max={pool_max}ms",
+         failovers={} switches={} pools_created={} pool_recovery_p50={pool_p50}ms pool_recovery_max={pool_max}ms",
         cycles * 9,
         a.calls,
         a.answered,
@@ -68,6 +68,7 @@ fn report(cycles: usize, a: &Answered, heals: Vec<Duration>, runs: &RunFigures) 
         runs.restarts,
         runs.failovers,
         runs.switches,
+        runs.created,
     );
     eprintln!("chaos: {line}");
     if let Some(path) = std::env::var_os("CHAOS_REPORT") {

@@ -33,7 +33,12 @@ pub struct Runs {
     fleet: Fleet,
     group: Group,
     recoveries: Vec<Duration>,
+    /// Pools created by the clients so far (the first one included).
+    created: usize,
 }
+
+/// What `run` warns of when it creates a pool that is gone.
+const CREATED: &str = "did not exist";
 
 /// What the fleet did, once finished.
 pub struct RunFigures {
@@ -41,6 +46,8 @@ pub struct RunFigures {
     pub restarts: usize,
     pub failovers: usize,
     pub switches: usize,
+    /// Pools created by the clients (the first one included).
+    pub created: usize,
     pub recoveries: Vec<Duration>,
 }
 
@@ -68,11 +75,14 @@ impl Runs {
         let mut fleet = Fleet::start(&specs(&group), &resources(false), GRACE);
         fleet.set_settle(GROUP_BOUND);
         fleet.wait_all_held();
-        Runs {
+        let mut runs = Runs {
             fleet,
             group,
             recoveries: Vec::new(),
-        }
+            created: 0,
+        };
+        runs.created = runs.created();
+        runs
     }
 
     /// One fault of the pool, once the group is whole: every child that
@@ -83,20 +93,45 @@ impl Runs {
         let master = self.group.wait_whole();
         let holders = self.fleet.wait_all_held();
         let victims: Vec<i32> = holders.values().map(|l| l.pid).collect();
+        let switches = self.group.switches();
         let at = now_ns();
         match fault {
             PoolFault::RestartEmpty => self.group.restart_empty(master),
             PoolFault::Failover => self.group.failover(master),
         }
-        self.recoveries
-            .push(self.fleet.wait_recovered(at, &victims));
+        let recovered = self.fleet.wait_recovered(at, &victims);
+        self.recoveries.push(recovered);
         self.group.wait_whole();
+        let created = self.created();
+        eprintln!(
+            "chaos: rolling: pool fault {}: {fault:?}; pool created again: {}; \
+             Sentinel switched masters {} time(s); every id held again after {} ms",
+            self.recoveries.len(),
+            created > self.created,
+            self.group.switches() - switches,
+            recovered.as_millis()
+        );
+        if let PoolFault::RestartEmpty = fault {
+            assert!(
+                created > self.created,
+                "the pool's master restarted empty, yet no client created the pool again \
+                 (run's warning \"{CREATED}\"): the scenario did not test what it should"
+            );
+        }
+        self.created = created;
+    }
+
+    /// How many times a client found the pool gone and created it (its
+    /// warning, src/lease/recovery.rs), so far.
+    fn created(&self) -> usize {
+        self.fleet.client_logs().matches(CREATED).count()
     }
 
     /// Stops the fleet and reads its log back as lives.
     pub fn finish(self) -> RunFigures {
-        let switches = self.group.switches();
+        let (switches, created) = (self.group.switches(), self.created());
         RunFigures {
+            created,
             outcome: self.fleet.finish(),
             restarts: self.group.restarts,
             failovers: self.group.failovers,
