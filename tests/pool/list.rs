@@ -105,12 +105,23 @@ fn list_table_has_a_header_and_one_row_per_id() {
     let out = yaraus_ok(&["--redis", &url, "list", "--format", "table"]);
     let mut lines = out.stdout.lines();
     let header: Vec<&str> = lines.next().expect("a header").split_whitespace().collect();
-    assert_eq!(header, ["ID", "USING", "TTL", "EXPIRE_AT", "CLIENT_ID"]);
+    assert_eq!(
+        header,
+        [
+            "ID",
+            "USING",
+            "TTL",
+            "EXPIRE_AT",
+            "CLIENT_ID",
+            "CLOCK_OFFSET"
+        ]
+    );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split_whitespace().collect()).collect();
     assert_eq!(rows.len(), 12, "{}", out.stdout);
     for (i, row) in rows.iter().enumerate() {
         let id = i as u64 + 1;
-        assert_eq!(row.len(), 5, "{row:?}");
+        assert_eq!(row.len(), 6, "{row:?}");
+        assert_eq!(row[5], "-", "never measured: {row:?}");
         assert_eq!(row[0], id.to_string());
         let ttl: f64 = row[2].parse().expect("ttl");
         match id {
