@@ -60,8 +60,8 @@ impl Lease {
     /// `None`: no wait beyond the delay is needed, or none can be derived
     /// (no record and no `max_offset`: docs/safety.md).
     pub fn handover(&self, delay: Duration) -> Option<Handover> {
-        let (floor, horizon) = match (self.found, self.clock.max_offset) {
-            (Some(record), _) => (handover_floor(record.horizon), Some(record.horizon)),
+        let (floor, horizon) = match (&self.found, self.clock.max_offset) {
+            (Some((record, _)), _) => (handover_floor(record.horizon), Some(record.horizon)),
             (None, Some(bound)) => (
                 fallback_floor(self.leased_wall, self.offset, delay, bound),
                 None,
@@ -74,6 +74,12 @@ impl Lease {
             horizon,
             beyond_delay: Duration::from_millis((floor - start).max(0) as u64),
         })
+    }
+
+    /// Says that the command never ran under this lease: its release puts
+    /// the id's clock record back as the lease found it.
+    pub fn never_ran(&mut self) {
+        self.ran = Some(false);
     }
 
     /// This host's offset from the server's clock, as last measured.
@@ -130,7 +136,7 @@ impl Lease {
     /// tree is gone), never below what the lease found.
     pub(super) fn release_horizon(&self) -> i64 {
         let now = self.watch.wall_now();
-        self.found.map_or(now, |r| r.horizon.max(now))
+        self.found.as_ref().map_or(now, |(r, _)| r.horizon.max(now))
     }
 }
 

@@ -116,17 +116,19 @@ pub struct Lease {
     deadline: BootInstant,
     clock: ClockPolicy,
     watch: WallWatch,
-    /// The id's clock record when we leased it.
-    found: Option<ClockRecord>,
+    /// The id's clock record when we leased it (parsed, and as it was).
+    found: Option<(ClockRecord, String)>,
     /// Our last measured offset from the server.
     offset: Offset,
     /// Whether the offset warning was given (until the offset is back).
     offset_warned: bool,
     /// Our wall clock (Unix ms) when the lease was sent.
     leased_wall: i64,
-    /// Whether the command's whole tree is gone: the release may set the
-    /// horizon to the wall clock instead of leaving the deadline's.
-    command_gone: bool,
+    /// Whether the command ran, once known: `Some(true)` its whole tree is
+    /// gone (the release sets the horizon to the wall clock then),
+    /// `Some(false)` it never ran (the release puts the record back as the
+    /// lease found it); `None` leaves the projected deadline.
+    ran: Option<bool>,
 }
 
 /// What one attempt at the pool gave.
@@ -236,14 +238,14 @@ impl Leaser {
             deadline,
             clock: self.clock,
             watch,
-            found: ClockRecord::parse(&record),
+            found: ClockRecord::parse(&record).map(|r| (r, record)),
             offset,
             offset_warned: false,
             leased_wall: sent_wall,
-            command_gone: false,
+            ran: None,
         };
         if let Some(bound) = self.clock.max_offset.filter(|&b| offset.surely_exceeds(b)) {
-            lease.command_gone = true;
+            lease.never_ran();
             let _ = lease.release().await;
             return Err(Error::Exhausted(format!(
                 "this host's clock is {}, more than {} {}: a snowflake id it makes could \
@@ -264,11 +266,13 @@ impl Leaser {
             }
             Ok(Err(why)) => why,
             Err(e) if e.is_fatal() => {
+                lease.never_ran();
                 let _ = lease.release().await;
                 return Err(e);
             }
             Err(e) => e.to_string(),
         };
+        lease.never_ran();
         let _ = lease.release().await;
         self.keep_leftover(id);
         Ok(Acquired::NotReplicated {
@@ -431,11 +435,23 @@ impl Claim for Lease {
             .key(&self.keys.clients)
             .arg(&self.client_id)
             .arg(self.id.encode());
-        if self.command_gone {
-            invocation
-                .key(&self.keys.clock)
-                .arg("")
-                .arg(self.release_horizon());
+        match self.ran {
+            Some(true) => {
+                invocation
+                    .key(&self.keys.clock)
+                    .arg("")
+                    .arg("ended")
+                    .arg(self.release_horizon());
+            }
+            Some(false) => {
+                let found = self.found.as_ref().map_or("", |(_, text)| text.as_str());
+                invocation
+                    .key(&self.keys.clock)
+                    .arg("")
+                    .arg("unused")
+                    .arg(found);
+            }
+            None => {}
         }
         match self.store.script::<i64>(&invocation).await? {
             Ok(_) => Ok(()),
@@ -447,8 +463,8 @@ impl Claim for Lease {
         format!("id {}", self.id)
     }
 
-    fn command_gone(&mut self) {
-        self.command_gone = true;
+    fn command_gone(&mut self, ran: bool) {
+        self.ran = Some(ran);
     }
 }
 

@@ -150,9 +150,14 @@ enum End {
 }
 
 impl End {
-    /// Whether the command's whole tree is surely gone (or never started).
-    fn command_gone(&self) -> bool {
-        matches!(self, End::Early(..) | End::Gone { .. })
+    /// Whether the command surely never started (`Some(false)`), or ran
+    /// and its whole tree is gone (`Some(true)`); `None` when unsure.
+    fn command_gone(&self) -> Option<bool> {
+        match self {
+            End::Early(..) => Some(false),
+            End::Gone { .. } => Some(true),
+            End::NotStarted(_) | End::WatchdogLost(_) => None,
+        }
     }
 
     /// The outcome, once `what` (the claim's description) was released.
@@ -273,7 +278,7 @@ impl<C: Claim> Hold<C> {
     }
 
     /// Gives the claim back (see [`release`]); returns its description.
-    async fn release(self, command_gone: bool) -> String {
+    async fn release(self, command_gone: Option<bool>) -> String {
         release_after(self.keeper, self.options, command_gone).await
     }
 }
@@ -407,19 +412,19 @@ impl Running {
 /// (release only touches what is ours), within the release timeout. Returns
 /// the claim's description, for messages.
 pub async fn release<C: Claim>(keeper: Keeper<C>, options: HoldOptions) -> String {
-    release_after(keeper, options, false).await
+    release_after(keeper, options, None).await
 }
 
-/// [`release`], told whether the command's whole tree is gone (or never
-/// started).
+/// [`release`], told whether the command ran and its whole tree is gone
+/// (`Some(true)`) or it never started (`Some(false)`).
 async fn release_after<C: Claim>(
     keeper: Keeper<C>,
     options: HoldOptions,
-    command_gone: bool,
+    command_gone: Option<bool>,
 ) -> String {
     let mut claim = keeper.stop().await;
-    if command_gone {
-        claim.command_gone();
+    if let Some(ran) = command_gone {
+        claim.command_gone(ran);
     }
     let what = claim.describe();
     crate::info!("releasing {what}...");

@@ -47,6 +47,7 @@ pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result
     let start_after = match clock_guard(&lease, timing.delay(), args.max_clock_wait) {
         Ok(after) => after,
         Err(e) => {
+            lease.never_ran();
             let _ = lease.release().await;
             return Err(e);
         }
