@@ -82,6 +82,28 @@ impl Lease {
         self.ran = Some(false);
     }
 
+    /// Gives the lease back and refuses it when this host's offset, as the
+    /// lease measured it, is beyond `--max-clock-offset`.
+    pub(super) async fn refuse_beyond_max_offset(&mut self) -> crate::error::Result<()> {
+        use crate::claim::Claim;
+        let Some(bound) = self.clock.max_offset else {
+            return Ok(());
+        };
+        if !self.offset.surely_exceeds(bound) {
+            return Ok(());
+        }
+        self.never_ran();
+        let _ = self.release().await;
+        Err(crate::error::Error::Exhausted(format!(
+            "this host's clock is {}, more than {} {}: a snowflake id it makes could repeat \
+             one made elsewhere; fix its time sync (leased id {} and gave it back)",
+            self.offset.describe(),
+            Setting::MaxClockOffset,
+            humantime::format_duration(bound),
+            self.id
+        )))
+    }
+
     /// This host's offset from the server's clock, as last measured.
     pub fn offset(&self) -> Offset {
         self.offset
@@ -233,6 +255,12 @@ pub struct Offset {
 }
 
 impl Offset {
+    /// Not measured yet (recorded with the first lease).
+    pub const UNKNOWN: Offset = Offset {
+        ms: 0,
+        error_ms: -1,
+    };
+
     /// From the wall clock read when the request was sent, the round trip,
     /// and the server's `TIME` in the reply (ms).
     pub fn measure(sent_wall_ms: i64, round_trip: Duration, server_ms: i64) -> Offset {

@@ -189,9 +189,6 @@ impl Leaser {
         // a user the ACL denies INFO is refused with nothing leased.
         self.store.majority_wanted(&self.keys.ids).await?;
         self.release_leftovers().await;
-        let host = hostname::get()
-            .map(|h| h.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| "localhost".into());
         let mut invocation = ACQUIRE.prepare_invoke();
         invocation
             .key(&self.keys.ids)
@@ -199,7 +196,7 @@ impl Leaser {
             .key(&self.keys.stats)
             .key(&self.keys.clock)
             .arg(self.client_id.as_str())
-            .arg(host)
+            .arg(host_name())
             .arg(self.expire.as_millis() as u64);
         self.check_range().await?;
         // Taken before a re-creation too: the deadline only comes earlier.
@@ -207,10 +204,7 @@ impl Leaser {
         let sent = BootInstant::now();
         let sent_wall = wall_ms();
         let deadline = sent + validity(self.expire);
-        let known = self.offset.unwrap_or(Offset {
-            ms: 0,
-            error_ms: -1,
-        });
+        let known = self.offset.unwrap_or(Offset::UNKNOWN);
         invocation
             .arg(watch.wall_at(deadline))
             .arg(known.ms)
@@ -244,17 +238,7 @@ impl Leaser {
             leased_wall: sent_wall,
             ran: None,
         };
-        if let Some(bound) = self.clock.max_offset.filter(|&b| offset.surely_exceeds(b)) {
-            lease.never_ran();
-            let _ = lease.release().await;
-            return Err(Error::Exhausted(format!(
-                "this host's clock is {}, more than {} {}: a snowflake id it makes could \
-                 repeat one made elsewhere; fix its time sync (leased id {id} and gave it back)",
-                offset.describe(),
-                Setting::MaxClockOffset,
-                humantime::format_duration(bound)
-            )));
-        }
+        lease.refuse_beyond_max_offset().await?;
         let why = match lease.confirm("leased").await {
             Ok(Ok(())) => {
                 // Now that the master is known (the lease is on it): the
@@ -466,6 +450,13 @@ impl Claim for Lease {
     fn command_gone(&mut self, ran: bool) {
         self.ran = Some(ran);
     }
+}
+
+/// This host's name, for a new client id.
+fn host_name() -> String {
+    hostname::get()
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "localhost".into())
 }
 
 /// Turns an error from one of the pool scripts into what the user sees.
