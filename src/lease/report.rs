@@ -226,7 +226,7 @@ pub async fn list(
     keys: &PoolKeys,
     mut emit: impl FnMut(ListEntry) -> std::io::Result<()>,
 ) -> Result<()> {
-    let now = check_pool(store, keys).await?;
+    let (now, clocks) = check_pool(store, keys).await?;
     let bounds: (Option<u64>, Option<u64>) = store
         .query(redis::cmd("HMGET").arg(&keys.stats).arg("min").arg("max"))
         .await?;
@@ -234,7 +234,7 @@ pub async fn list(
         (Some(min), Some(max)) => (min, max),
         _ => super::init::measure(store, keys).await?,
     };
-    let mut chunks = Chunks::request(store, keys, min, max).await?;
+    let mut chunks = Chunks::request(store, keys, min, max, clocks).await?;
     while let Some((lo, (scores, owners, clocks))) = chunks.next(store).await? {
         let rows = scores.into_iter().zip(owners).zip(clocks);
         for (i, ((score, owner), clock)) in rows.enumerate() {
@@ -253,8 +253,8 @@ pub async fn list(
 }
 
 /// Checks that the pool's keys are what a pool holds; returns the server's
-/// time, in Unix seconds.
-async fn check_pool(store: &mut Store, keys: &PoolKeys) -> Result<f64> {
+/// time, in Unix seconds, and whether the pool has clock records.
+async fn check_pool(store: &mut Store, keys: &PoolKeys) -> Result<(f64, bool)> {
     type Head = (String, String, String, String, (u64, u64));
     let (ids_type, clients_type, stats_type, clock_type, time): Head = store
         .pipeline(
@@ -294,7 +294,7 @@ async fn check_pool(store: &mut Store, keys: &PoolKeys) -> Result<f64> {
             return Err(Error::State(format!("{key} is a {t}, not a hash")));
         }
     }
-    Ok(time.0 as f64 + time.1 as f64 / 1e6)
+    Ok((time.0 as f64 + time.1 as f64 / 1e6, clock_type == "hash"))
 }
 
 /// The chunk requests of a listing: a task sends them, [`LIST_DEPTH`] at
@@ -306,8 +306,15 @@ struct Chunks {
 }
 
 impl Chunks {
-    /// Starts requesting the ids `min..=max`.
-    async fn request(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Result<Chunks> {
+    /// Starts requesting the ids `min..=max`, and their clock records when
+    /// the pool has any (`clocks`: a pool without is not asked for them).
+    async fn request(
+        store: &mut Store,
+        keys: &PoolKeys,
+        min: u64,
+        max: u64,
+        clocks: bool,
+    ) -> Result<Chunks> {
         let (tx, rx) = tokio::sync::mpsc::channel(LIST_DEPTH);
         let conn = store.connection().await?;
         let ids_key = keys.ids.clone();
@@ -325,12 +332,19 @@ impl Chunks {
                     .arg(&members)
                     .cmd("HMGET")
                     .arg(&clients_key)
-                    .arg(&members)
-                    .cmd("HMGET")
-                    .arg(&clock_key)
                     .arg(&members);
+                if clocks {
+                    pipe.cmd("HMGET").arg(&clock_key).arg(&members);
+                }
                 let request = tokio::spawn(async move {
-                    let reply: redis::RedisResult<Chunk> = pipe.query_async(&mut conn).await;
+                    let reply: redis::RedisResult<Chunk> = if clocks {
+                        pipe.query_async(&mut conn).await
+                    } else {
+                        let n = members.len();
+                        pipe.query_async(&mut conn)
+                            .await
+                            .map(|(scores, owners)| (scores, owners, vec![None; n]))
+                    };
                     (lo, reply)
                 });
                 if tx.send(request).await.is_err() || hi == max {
