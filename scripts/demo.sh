@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A two-minute tour of yaraus on a fresh machine: installs redis-server if it
 # is missing, builds yaraus, starts a throwaway Redis on a unix socket, then
-# leases worker IDs to three concurrent processes and shows the pool.
+# leases worker IDs to three concurrent processes and shows the pool; last,
+# a snowflake-style generator moves to a "host" whose clock is 2 s behind
+# (libfaketime, installed if missing) and the clock guard keeps its ids new.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -88,5 +90,32 @@ run "$YARAUS" --redis "$REDIS" stats
 
 step "the first IDs and their leases (the three just released are the most recently freed)"
 run "$YARAUS" --redis "$REDIS" list --format table | head -n 6
+
+step "the clock guard: worker ID 1 moves to a host whose clock is 2 s behind"
+FAKETIME_LIB=$(ls /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 \
+    2>/dev/null | head -n 1 || true)
+if [ -z "$FAKETIME_LIB" ]; then
+    echo "installing libfaketime (faketime) to simulate the lagging host"
+    SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get install -y -qq faketime >/dev/null
+    FAKETIME_LIB=$(ls /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 \
+        2>/dev/null | head -n 1)
+fi
+# (ms << 22) | (worker << 12) | sequence, for half a second, like katsubushi.
+GENERATOR='use Time::HiRes qw(time); my ($last, $seq, @ids) = (-1, 0);
+my $end = time() + 0.5;
+while (time() < $end) {
+  my $ms = int(time() * 1000); next if $ms < $last;
+  if ($ms == $last) { next if ++$seq >= 4096 } else { ($last, $seq) = ($ms, 0) }
+  push @ids, ($ms << 22) | ($ARGV[0] << 12) | $seq;
+}
+printf "made %d ids, the first %d, the last %d\n", scalar @ids, $ids[0], $ids[-1];'
+FAST=(--namespace clockdemo run --interval 200ms --kill-after 100ms)
+run "$YARAUS" --redis "$REDIS" --namespace clockdemo init --min 1 --max 1
+echo "# host A, on time:"
+run "$YARAUS" --redis "$REDIS" "${FAST[@]}" -- perl -e "$GENERATOR" '<>'
+echo "# host B, 2 s behind: it waits until its clock is past A's last id"
+LD_PRELOAD="$FAKETIME_LIB" FAKETIME=-2s FAKETIME_DONT_FAKE_MONOTONIC=1 \
+    run "$YARAUS" --redis "$REDIS" "${FAST[@]}" -- perl -e "$GENERATOR" '<>'
 
 step "done; the throwaway Redis is removed on exit"

@@ -210,7 +210,7 @@ impl Part {
             ns.to_string()
         };
         let pool_keys = || {
-            ["ids", "clients", "stats"]
+            ["ids", "clients", "stats", "clock"]
                 .iter()
                 .map(|k| (format!("{pool}:{k}"), false))
                 .collect::<Vec<_>>()
@@ -399,7 +399,7 @@ mod tests {
         let rules = Rules::new(&[Part::Run], "pool", None, &Deployment::default()).unwrap();
         assert_eq!(
             rules.to_rules(),
-            "reset on ~pool:clients ~pool:ids ~pool:stats -@all +evalsha +hget +hincrby \
+            "reset on ~pool:clients ~pool:clock ~pool:ids ~pool:stats -@all +evalsha +hdel +hget +hincrby \
              +hset +info|replication +ping +script|load +time +type +wait +zadd +zrange +zscore"
         );
         let d = Deployment {

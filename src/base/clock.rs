@@ -102,17 +102,24 @@ impl BootInstant {
             }
         };
         while !self.has_passed() {
-            match timer.readable().await {
-                Ok(mut ready) => {
-                    ready.clear_ready();
-                    // A one-shot timer that fired early (an LD_PRELOAD that
-                    // shifts clocks, such as libfaketime, does that) would
-                    // never fire again: set it once more.
-                    if !self.has_passed() && arm(timer.get_ref().timer(), self).is_err() {
-                        tokio::time::sleep(Duration::from_millis(10)).await;
+            // The monotonic sleep is a backstop for a timer that fires late
+            // (an LD_PRELOAD that shifts clocks, such as libfaketime, moves
+            // absolute expirations): it never ends before `self`, since the
+            // monotonic clock stops where the boot clock goes on.
+            tokio::select! {
+                ready = timer.readable() => match ready {
+                    Ok(mut ready) => {
+                        ready.clear_ready();
+                        // A one-shot timer that fired early (libfaketime
+                        // does that too) would never fire again: set it
+                        // once more.
+                        if !self.has_passed() && arm(timer.get_ref().timer(), self).is_err() {
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                        }
                     }
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                    Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                },
+                _ = tokio::time::sleep(self.remaining()) => {}
             }
         }
     }

@@ -67,6 +67,13 @@ pub enum Setting {
     WindowSize,
     /// How many hilo windows the agent keeps open per shard.
     MinOpen,
+    /// The longest a worker id's new holder waits for its wall clock to
+    /// pass the previous holder's horizon.
+    MaxClockWait,
+    /// The largest offset from the server's clock a holder accepts.
+    MaxClockOffset,
+    /// Whether a wall clock stepping back stops the command.
+    StopOnClockStep,
 }
 
 impl Setting {
@@ -99,11 +106,14 @@ impl Setting {
             Setting::Batch => "batch",
             Setting::WindowSize => "window_size",
             Setting::MinOpen => "min_open",
+            Setting::MaxClockWait => "max_clock_wait",
+            Setting::MaxClockOffset => "max_clock_offset",
+            Setting::StopOnClockStep => "stop_on_clock_step",
         }
     }
 
     /// Every setting, for a front end that checks it names them all.
-    pub const ALL: [Setting; 26] = [
+    pub const ALL: [Setting; 29] = [
         Setting::Redis,
         Setting::Sentinel,
         Setting::Tls,
@@ -130,6 +140,9 @@ impl Setting {
         Setting::Batch,
         Setting::WindowSize,
         Setting::MinOpen,
+        Setting::MaxClockWait,
+        Setting::MaxClockOffset,
+        Setting::StopOnClockStep,
     ];
 }
 

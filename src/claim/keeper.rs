@@ -40,6 +40,13 @@ pub trait Claim: Send + 'static {
     /// What is held, for log lines ("id 7", "lock backup").
     fn describe(&self) -> String;
 
+    /// Told before [`release`](Self::release) that the command's whole tree
+    /// is gone (`ran`), or that it never started: a claim that records the
+    /// last instant its command could run (a worker id's clock horizon) may
+    /// record it now instead of its deadline. Never told when that is not
+    /// known for sure.
+    fn command_gone(&mut self, _ran: bool) {}
+
     /// When to renew next, for a claim whose renewals keep a schedule of
     /// their own (an index slot renews at fixed instants of each interval);
     /// `None`: every `interval` after the last one.

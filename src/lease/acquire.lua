@@ -2,15 +2,21 @@
 -- KEYS[1] ns:ids (zset: encoded id -> expiry, Unix seconds)
 -- KEYS[2] ns:clients (hash: encoded id -> owner client id)
 -- KEYS[3] ns:stats (hash: counters)
+-- KEYS[4] ns:clock (hash: encoded id -> '<horizon> <offset> <error> <at>',
+--         milliseconds: the clock guard's record, src/lease/clock.rs)
 -- ARGV[1] our client id, or '' to be given a new one
 -- ARGV[2] hostname, for a new client id
 -- ARGV[3] lease length in milliseconds
--- Returns {1, client, id, expiry_ms, now_ms} on success,
---         {0, client, '', earliest_expiry_ms, now_ms} when every id is leased.
+-- ARGV[4] our horizon: the lease's deadline on our wall clock (Unix ms)
+-- ARGV[5] our offset from this server's clock, ARGV[6] its error (ms)
+-- Returns {1, client, id, expiry_ms, now_ms, record} on success, record
+--           being the id's clock record before this lease ('' if none);
+--           the record's horizon becomes the greater of the two;
+--         {0, client, '', earliest_expiry_ms, now_ms, ''} when every id is leased.
 -- Time comes from the server (TIME), never from the client. The replica count
 -- is not asked here (INFO): a restricted ACL user may not run it, and the
 -- caller learns it once per connection.
-local ids, clients, stats = KEYS[1], KEYS[2], KEYS[3]
+local ids, clients, stats, clock = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
 local function kind(key) return redis.call('TYPE', key)['ok'] end
 local t = kind(ids)
@@ -23,9 +29,11 @@ t = kind(clients)
 if t ~= 'none' and t ~= 'hash' then
   return redis.error_reply('YARAUS_WRONGTYPE ' .. clients .. ' is a ' .. t .. ', not a hash')
 end
-t = kind(stats)
-if t ~= 'none' and t ~= 'hash' then
-  return redis.error_reply('YARAUS_WRONGTYPE ' .. stats .. ' is a ' .. t .. ', not a hash')
+for _, key in ipairs({stats, clock}) do
+  t = kind(key)
+  if t ~= 'none' and t ~= 'hash' then
+    return redis.error_reply('YARAUS_WRONGTYPE ' .. key .. ' is a ' .. t .. ', not a hash')
+  end
 end
 
 local time = redis.call('TIME')
@@ -43,11 +51,16 @@ local head = redis.call('ZRANGE', ids, 0, 0, 'WITHSCORES')
 local score = tonumber(head[2])
 if score * 1000 > now_ms then
   redis.call('HINCRBY', stats, 'get_id_no_available_id', 1)
-  return {0, client, '', math.floor(score * 1000), now_ms}
+  return {0, client, '', math.floor(score * 1000), now_ms, ''}
 end
 
 local expiry_ms = now_ms + tonumber(ARGV[3])
 redis.call('ZADD', ids, expiry_ms / 1000, head[1])
 redis.call('HSET', clients, head[1], client)
 redis.call('HINCRBY', stats, 'get_id_success', 1)
-return {1, client, head[1], expiry_ms, now_ms}
+local record = redis.call('HGET', clock, head[1]) or ''
+local horizon = tonumber(ARGV[4])
+local before = tonumber(string.match(record, '^(%-?%d+) '))
+if before ~= nil and before > horizon then horizon = before end
+redis.call('HSET', clock, head[1], string.format('%d %d %d %d', horizon, ARGV[5], ARGV[6], now_ms))
+return {1, client, head[1], expiry_ms, now_ms, record}

@@ -9,6 +9,7 @@
 //! | `ns:ids` | sorted set | member = encoded id, score = lease expiry (Unix seconds, server time) |
 //! | `ns:clients` | hash | encoded id → owner client id |
 //! | `ns:stats` | hash | counters, and the pool's `min` and `max` |
+//! | `ns:clock` | hash | encoded id → its clock guard's record ([`clock`]; not the Go tool's) |
 //!
 //! An id is free when its score is not after the server's `TIME`. Leasing
 //! takes the member with the lowest score, so the id that has been free the
@@ -20,19 +21,24 @@
 //! ([`Store::confirm`], which learns their number once per connection,
 //! outside the scripts, so that they need no `INFO`).
 
+pub mod clock;
 mod init;
 mod recovery;
 mod report;
+mod worker_id;
 
 pub use crate::timing::lease::{Adjustment, Requested, Timing};
 pub use init::{InitOutcome, MAX_POOL_SIZE, create_missing, init, recorded_range, validate_range};
-pub use report::{ListEntry, Stats, list, stats};
+pub use report::{HolderClock, ListEntry, Stats, list, stats};
+pub use worker_id::WorkerId;
 
 use crate::base::BootInstant;
 use crate::base::setting::Setting;
 use crate::claim::{Attempt, Claim, Claimant, Refusal, RenewError, validity};
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
+pub use clock::ClockPolicy;
+use clock::{ClockRecord, Offset, WallWatch, wall_ms};
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -43,45 +49,14 @@ static RENEW: LazyLock<redis::Script> =
 static RELEASE: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("release.lua")));
 
-/// A worker id, as the child sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct WorkerId(pub u64);
-
-impl WorkerId {
-    /// The pool's member name: a letter for the digit count, then the digits
-    /// (`A7`, `B42`, `C100`), so that names sort like numbers.
-    pub fn encode(self) -> String {
-        let digits = self.0.to_string();
-        let letter = (b'A' + (digits.len() as u8 - 1)) as char;
-        format!("{letter}{digits}")
-    }
-
-    /// Reads a member name; `None` unless it is exactly what [`encode`](Self::encode) makes.
-    pub fn decode(member: &str) -> Option<WorkerId> {
-        let bytes = member.as_bytes();
-        let (&letter, digits) = bytes.split_first()?;
-        if !letter.is_ascii_uppercase() || digits.len() != (letter - b'A' + 1) as usize {
-            return None;
-        }
-        if !digits.iter().all(u8::is_ascii_digit) || (digits.len() > 1 && digits[0] == b'0') {
-            return None;
-        }
-        std::str::from_utf8(digits).ok()?.parse().ok().map(WorkerId)
-    }
-}
-
-impl std::fmt::Display for WorkerId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// The three keys of one pool.
+/// The four keys of one pool.
 #[derive(Clone, Debug)]
 pub struct PoolKeys {
     pub ids: String,
     pub clients: String,
     pub stats: String,
+    /// The clock guard's records (not the Go tool's: it ignores them).
+    pub clock: String,
 }
 
 impl PoolKeys {
@@ -90,12 +65,13 @@ impl PoolKeys {
             ids: format!("{namespace}:ids"),
             clients: format!("{namespace}:clients"),
             stats: format!("{namespace}:stats"),
+            clock: format!("{namespace}:clock"),
         }
     }
 
     /// The keys in Redis Cluster: the namespace becomes their hash tag
-    /// (`{ns}:ids`, `{ns}:clients`, `{ns}:stats`), so that the scripts that
-    /// touch all three run in one slot.
+    /// (`{ns}:ids`, `{ns}:clients`, `{ns}:stats`, `{ns}:clock`), so that
+    /// the scripts that touch them run in one slot.
     pub fn in_cluster(namespace: &str) -> PoolKeys {
         PoolKeys::new(&format!("{{{namespace}}}"))
     }
@@ -106,6 +82,10 @@ impl PoolKeys {
 pub struct Leaser {
     store: Store,
     keys: PoolKeys,
+    clock: ClockPolicy,
+    /// This host's last measured offset from the server, recorded with the
+    /// next lease (the first lease records none: error -1).
+    offset: Option<Offset>,
     expire: Duration,
     interval: Duration,
     /// Empty until the server made us one; later attempts reuse it (the Go
@@ -134,6 +114,21 @@ pub struct Lease {
     id: WorkerId,
     expire: Duration,
     deadline: BootInstant,
+    clock: ClockPolicy,
+    watch: WallWatch,
+    /// The id's clock record when we leased it (parsed, and as it was).
+    found: Option<(ClockRecord, String)>,
+    /// Our last measured offset from the server.
+    offset: Offset,
+    /// Whether the offset warning was given (until the offset is back).
+    offset_warned: bool,
+    /// Our wall clock (Unix ms) when the lease was sent.
+    leased_wall: i64,
+    /// Whether the command ran, once known: `Some(true)` its whole tree is
+    /// gone (the release sets the horizon to the wall clock then),
+    /// `Some(false)` it never ran (the release puts the record back as the
+    /// lease found it); `None` leaves the projected deadline.
+    ran: Option<bool>,
 }
 
 /// What one attempt at the pool gave.
@@ -154,6 +149,8 @@ impl Leaser {
         Leaser {
             store,
             keys,
+            clock: ClockPolicy::default(),
+            offset: None,
             expire: timing.expire(),
             interval: timing.interval(),
             client_id: String::new(),
@@ -175,6 +172,12 @@ impl Leaser {
         self
     }
 
+    /// With this clock policy.
+    pub fn clock(mut self, policy: ClockPolicy) -> Leaser {
+        self.clock = policy;
+        self
+    }
+
     /// Tries once to lease an id.
     ///
     /// When the server has replicas and a majority of them does not confirm
@@ -186,21 +189,29 @@ impl Leaser {
         // a user the ACL denies INFO is refused with nothing leased.
         self.store.majority_wanted(&self.keys.ids).await?;
         self.release_leftovers().await;
-        let host = hostname::get()
-            .map(|h| h.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| "localhost".into());
         let mut invocation = ACQUIRE.prepare_invoke();
         invocation
             .key(&self.keys.ids)
             .key(&self.keys.clients)
             .key(&self.keys.stats)
+            .key(&self.keys.clock)
             .arg(self.client_id.as_str())
-            .arg(host)
+            .arg(host_name())
             .arg(self.expire.as_millis() as u64);
         self.check_range().await?;
         // Taken before a re-creation too: the deadline only comes earlier.
+        let watch = WallWatch::new();
         let sent = BootInstant::now();
-        let (ok, client, member, expiry_ms, now_ms) = self.acquire(&invocation).await?;
+        let sent_wall = wall_ms();
+        let deadline = sent + validity(self.expire);
+        let known = self.offset.unwrap_or(Offset::UNKNOWN);
+        invocation
+            .arg(watch.wall_at(deadline))
+            .arg(known.ms)
+            .arg(known.error_ms);
+        let (ok, client, member, expiry_ms, now_ms, record) = self.acquire(&invocation).await?;
+        let offset = Offset::measure(sent_wall, sent.elapsed(), now_ms);
+        self.offset = Some(offset);
         self.client_id = client;
         if ok == 0 {
             let next_free = Duration::from_millis(expiry_ms.saturating_sub(now_ms).max(0) as u64);
@@ -218,8 +229,16 @@ impl Leaser {
             client_id: self.client_id.clone(),
             id,
             expire: self.expire,
-            deadline: sent + validity(self.expire),
+            deadline,
+            clock: self.clock,
+            watch,
+            found: ClockRecord::parse(&record).map(|r| (r, record)),
+            offset,
+            offset_warned: false,
+            leased_wall: sent_wall,
+            ran: None,
         };
+        lease.refuse_beyond_max_offset().await?;
         let why = match lease.confirm("leased").await {
             Ok(Ok(())) => {
                 // Now that the master is known (the lease is on it): the
@@ -231,11 +250,13 @@ impl Leaser {
             }
             Ok(Err(why)) => why,
             Err(e) if e.is_fatal() => {
+                lease.never_ran();
                 let _ = lease.release().await;
                 return Err(e);
             }
             Err(e) => e.to_string(),
         };
+        lease.never_ran();
         let _ = lease.release().await;
         self.keep_leftover(id);
         Ok(Acquired::NotReplicated {
@@ -344,21 +365,31 @@ impl Lease {
 
 impl Claim for Lease {
     async fn renew(&mut self) -> Result<Duration, RenewError> {
+        let stepped = self.watch_wall_clock();
+        let sent = BootInstant::now();
+        let sent_wall = wall_ms();
+        let horizon = self.watch.wall_at(sent + validity(self.expire));
         let mut invocation = RENEW.prepare_invoke();
         invocation
             .key(&self.keys.ids)
             .key(&self.keys.clients)
             .key(&self.keys.stats)
+            .key(&self.keys.clock)
             .arg(&self.client_id)
             .arg(self.id.encode())
-            .arg(self.expire.as_millis() as u64);
+            .arg(self.expire.as_millis() as u64)
+            .arg(horizon)
+            .arg(self.offset.ms)
+            .arg(self.offset.error_ms)
+            .arg(if stepped.is_some() { "1" } else { "0" });
         let reply: redis::Value = match self.store.script(&invocation).await {
             Ok(Ok(v)) => v,
             Ok(Err(e)) => return Err(RenewError::Failed(pool_error(&self.store, &e))),
             Err(e) => return Err(RenewError::Failed(e)),
         };
-        let (ok, owner_or_expiry, _now): (i64, redis::Value, i64) = redis::from_redis_value(reply)
-            .map_err(|e| RenewError::Failed(Error::Redis(e.to_string())))?;
+        let (ok, owner_or_expiry, now_ms): (i64, redis::Value, i64) =
+            redis::from_redis_value(reply)
+                .map_err(|e| RenewError::Failed(Error::Redis(e.to_string())))?;
         if ok == 0 {
             let owner: String = redis::from_redis_value(owner_or_expiry).unwrap_or_default();
             return Err(RenewError::Lost(if owner.is_empty() {
@@ -367,13 +398,18 @@ impl Claim for Lease {
                 format!("id {} now belongs to {owner}", self.id)
             }));
         }
+        self.offset = Offset::measure(sent_wall, sent.elapsed(), now_ms);
         match self.confirm("renewed").await {
-            Ok(Ok(())) => Ok(validity(self.expire)),
-            Ok(Err(why)) => Err(RenewError::Failed(Error::Unavailable(format!(
-                "renewed, but {why}"
-            )))),
-            Err(e) => Err(RenewError::Failed(e)),
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => {
+                return Err(RenewError::Failed(Error::Unavailable(format!(
+                    "renewed, but {why}"
+                ))));
+            }
+            Err(e) => return Err(RenewError::Failed(e)),
         }
+        self.check_clock(stepped).map_err(RenewError::Lost)?;
+        Ok(validity(self.expire))
     }
 
     async fn release(&mut self) -> Result<()> {
@@ -383,6 +419,24 @@ impl Claim for Lease {
             .key(&self.keys.clients)
             .arg(&self.client_id)
             .arg(self.id.encode());
+        match self.ran {
+            Some(true) => {
+                invocation
+                    .key(&self.keys.clock)
+                    .arg("")
+                    .arg("ended")
+                    .arg(self.release_horizon());
+            }
+            Some(false) => {
+                let found = self.found.as_ref().map_or("", |(_, text)| text.as_str());
+                invocation
+                    .key(&self.keys.clock)
+                    .arg("")
+                    .arg("unused")
+                    .arg(found);
+            }
+            None => {}
+        }
         match self.store.script::<i64>(&invocation).await? {
             Ok(_) => Ok(()),
             Err(e) => Err(pool_error(&self.store, &e)),
@@ -392,6 +446,17 @@ impl Claim for Lease {
     fn describe(&self) -> String {
         format!("id {}", self.id)
     }
+
+    fn command_gone(&mut self, ran: bool) {
+        self.ran = Some(ran);
+    }
+}
+
+/// This host's name, for a new client id.
+fn host_name() -> String {
+    hostname::get()
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "localhost".into())
 }
 
 /// Turns an error from one of the pool scripts into what the user sees.
@@ -404,34 +469,5 @@ pub(crate) fn pool_error(store: &Store, e: &redis::RedisError) -> Error {
         )),
         Some((_, msg)) => Error::State(msg.to_string()),
         None => crate::store::classify(store.target(), e.clone()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn encoding_sorts_like_numbers() {
-        let mut names: Vec<String> = [1u64, 9, 10, 11, 99, 100, 1023, 4194303, 0]
-            .iter()
-            .map(|&n| WorkerId(n).encode())
-            .collect();
-        names.sort();
-        let back: Vec<u64> = names
-            .iter()
-            .map(|m| WorkerId::decode(m).unwrap().0)
-            .collect();
-        assert_eq!(back, vec![0, 1, 9, 10, 11, 99, 100, 1023, 4194303]);
-        assert_eq!(WorkerId(7).encode(), "A7");
-        assert_eq!(WorkerId(42).encode(), "B42");
-        assert_eq!(WorkerId(u64::MAX).encode(), format!("T{}", u64::MAX));
-    }
-
-    #[test]
-    fn decoding_rejects_what_encoding_never_makes() {
-        for bad in ["", "A", "B1", "A12", "a1", "B01", "Ax", "1", "C1000"] {
-            assert_eq!(WorkerId::decode(bad), None, "{bad}");
-        }
     }
 }

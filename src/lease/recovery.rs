@@ -20,7 +20,7 @@ impl Leaser {
     pub(super) async fn acquire(
         &mut self,
         invocation: &redis::ScriptInvocation<'_>,
-    ) -> Result<(i64, String, String, i64, i64)> {
+    ) -> Result<(i64, String, String, i64, i64, String)> {
         let e = match self.store.script(invocation).await? {
             Ok(reply) => return Ok(reply),
             Err(e) => e,

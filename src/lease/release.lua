@@ -1,9 +1,17 @@
 -- Give an id back: it becomes free now, so it is leased again only after
 -- every id that has been free longer.
--- KEYS[1] ns:ids, KEYS[2] ns:clients
+-- KEYS[1] ns:ids, KEYS[2] ns:clients, KEYS[3] (optional) ns:clock
 -- ARGV[1] our client id, ARGV[2] encoded id
 -- ARGV[3] (optional) '1': only if its lease still runs (a failed attempt's
 --         id released again: one that is free already keeps its place)
+-- ARGV[4] (optional, with KEYS[3]) what becomes of the id's clock record
+--         (src/lease/clock.rs):
+--         'ended': our command's whole tree is gone; its horizon becomes
+--           ARGV[5] (Unix ms: our wall clock then, never below what the
+--           lease found), which may lower what the lease and renewals
+--           projected;
+--         'unused': our command never ran; the record is put back as the
+--           lease found it, ARGV[5] ('' for none)
 -- Returns 1 when released, 0 when it was not ours (left alone).
 local ids, clients = KEYS[1], KEYS[2]
 if redis.call('TYPE', ids)['ok'] ~= 'zset' or redis.call('TYPE', clients)['ok'] ~= 'hash' then
@@ -18,4 +26,19 @@ if ARGV[3] == '1' and tonumber(redis.call('ZSCORE', ids, ARGV[2])) <= now then
   return 0
 end
 redis.call('ZADD', ids, 'XX', now, ARGV[2])
+local clock, id = KEYS[3], ARGV[2]
+if clock and redis.call('TYPE', clock)['ok'] == 'hash' then
+  if ARGV[4] == 'ended' then
+    local rest = string.match(redis.call('HGET', clock, id) or '', '^%-?%d+ (.*)$')
+    if rest then
+      redis.call('HSET', clock, id, string.format('%d %s', tonumber(ARGV[5]), rest))
+    end
+  elseif ARGV[4] == 'unused' then
+    if ARGV[5] == '' then
+      redis.call('HDEL', clock, id)
+    else
+      redis.call('HSET', clock, id, ARGV[5])
+    end
+  end
+end
 return 1

@@ -7,6 +7,7 @@
 //! they arrive, so listing millions of ids costs neither one round trip per
 //! id (as the Go tool did) nor one reply of hundreds of megabytes.
 
+use super::clock::ClockRecord;
 use super::{PoolKeys, WorkerId, pool_error};
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -45,6 +46,32 @@ pub struct Stats {
     /// The pool's range, when recorded.
     pub min: Option<u64>,
     pub max: Option<u64>,
+    /// Renewals that found their host's wall clock stepped back.
+    pub clock_step_back: i64,
+    /// Each leased id's holder's last measured clock offset.
+    pub clock_offsets: Vec<HolderClock>,
+}
+
+/// A holder's clock, as its last lease or renewal measured it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct HolderClock {
+    pub id: u64,
+    /// Its wall clock minus the server's, milliseconds (`null`: not
+    /// measured yet).
+    pub offset_ms: Option<i64>,
+    /// The measurement's error bound, milliseconds.
+    pub error_ms: Option<i64>,
+}
+
+impl HolderClock {
+    fn of(id: u64, record: &ClockRecord) -> HolderClock {
+        let measured = record.offset.error_ms >= 0;
+        HolderClock {
+            id,
+            offset_ms: measured.then_some(record.offset.ms),
+            error_ms: measured.then_some(record.offset.error_ms),
+        }
+    }
 }
 
 impl Stats {
@@ -71,6 +98,7 @@ impl Stats {
             ("using_ttl_mid", self.using_ttl_mid),
             ("using_ttl_min", self.using_ttl_min),
             ("wait_shortfall", self.wait_shortfall as f64),
+            ("clock_step_back", self.clock_step_back as f64),
         ]
     }
 }
@@ -81,9 +109,19 @@ pub async fn stats(store: &mut Store, keys: &PoolKeys) -> Result<Stats> {
     invocation
         .key(&keys.ids)
         .key(&keys.stats)
-        .key(&keys.clients);
-    type Reply = (i64, Vec<(String, String)>, i64, i64, String, String, String);
-    let (_now, counters, free, using, min, mid, max): Reply =
+        .key(&keys.clients)
+        .key(&keys.clock);
+    type Reply = (
+        i64,
+        Vec<(String, String)>,
+        i64,
+        i64,
+        String,
+        String,
+        String,
+        Vec<(String, String)>,
+    );
+    let (_now, counters, free, using, min, mid, max, clocks): Reply =
         match store.script(&invocation).await? {
             Ok(r) => r,
             Err(e) => return Err(pool_error(store, &e)),
@@ -119,11 +157,19 @@ pub async fn stats(store: &mut Store, keys: &PoolKeys) -> Result<Stats> {
         wait_shortfall: get("wait_shortfall"),
         min: bound("min"),
         max: bound("max"),
+        clock_step_back: get("clock_step_back"),
+        clock_offsets: clocks
+            .iter()
+            .filter_map(|(id, record)| {
+                let id = WorkerId::decode(id)?.0;
+                Some(HolderClock::of(id, &ClockRecord::parse(record)?))
+            })
+            .collect(),
     })
 }
 
-/// Scores and owners of one chunk of ids.
-type Chunk = (Vec<Option<f64>>, Vec<Option<String>>);
+/// Scores, owners and clock records of one chunk of ids.
+type Chunk = (Vec<Option<f64>>, Vec<Option<String>>, Vec<Option<String>>);
 
 /// One id of `yaraus list`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -137,13 +183,30 @@ pub struct ListEntry {
     pub using: bool,
     /// Seconds left on the lease; 0 when free.
     pub ttl: f64,
+    /// Its (last) holder's clock minus the server's, milliseconds, as last
+    /// measured; `null` if never.
+    pub clock_offset_ms: Option<i64>,
+    /// That measurement's error bound, milliseconds.
+    pub clock_error_ms: Option<i64>,
 }
 
 impl ListEntry {
     /// The id `id`, whose score is `score`, at the server's time `now`.
-    fn at(id: u64, score: f64, owner: Option<String>, now: f64) -> ListEntry {
+    fn at(
+        id: u64,
+        score: f64,
+        owner: Option<String>,
+        clock: Option<String>,
+        now: f64,
+    ) -> ListEntry {
         let using = score > now;
+        let clock = clock
+            .as_deref()
+            .and_then(ClockRecord::parse)
+            .map(|r| HolderClock::of(id, &r));
         ListEntry {
+            clock_offset_ms: clock.as_ref().and_then(|c| c.offset_ms),
+            clock_error_ms: clock.as_ref().and_then(|c| c.error_ms),
             client_id: owner,
             id,
             expire_at: rfc3339(score),
@@ -163,7 +226,7 @@ pub async fn list(
     keys: &PoolKeys,
     mut emit: impl FnMut(ListEntry) -> std::io::Result<()>,
 ) -> Result<()> {
-    let now = check_pool(store, keys).await?;
+    let (now, clocks) = check_pool(store, keys).await?;
     let bounds: (Option<u64>, Option<u64>) = store
         .query(redis::cmd("HMGET").arg(&keys.stats).arg("min").arg("max"))
         .await?;
@@ -171,11 +234,12 @@ pub async fn list(
         (Some(min), Some(max)) => (min, max),
         _ => super::init::measure(store, keys).await?,
     };
-    let mut chunks = Chunks::request(store, keys, min, max).await?;
-    while let Some((lo, (scores, owners))) = chunks.next(store).await? {
-        for (i, (score, owner)) in scores.into_iter().zip(owners).enumerate() {
+    let mut chunks = Chunks::request(store, keys, min, max, clocks).await?;
+    while let Some((lo, (scores, owners, clocks))) = chunks.next(store).await? {
+        let rows = scores.into_iter().zip(owners).zip(clocks);
+        for (i, ((score, owner), clock)) in rows.enumerate() {
             let Some(score) = score else { continue };
-            if let Err(e) = emit(ListEntry::at(lo + i as u64, score, owner, now)) {
+            if let Err(e) = emit(ListEntry::at(lo + i as u64, score, owner, clock, now)) {
                 chunks.producer.abort();
                 if e.kind() == std::io::ErrorKind::BrokenPipe {
                     return Ok(());
@@ -189,10 +253,10 @@ pub async fn list(
 }
 
 /// Checks that the pool's keys are what a pool holds; returns the server's
-/// time, in Unix seconds.
-async fn check_pool(store: &mut Store, keys: &PoolKeys) -> Result<f64> {
-    type Head = (String, String, String, (u64, u64));
-    let (ids_type, clients_type, stats_type, time): Head = store
+/// time, in Unix seconds, and whether the pool has clock records.
+async fn check_pool(store: &mut Store, keys: &PoolKeys) -> Result<(f64, bool)> {
+    type Head = (String, String, String, String, (u64, u64));
+    let (ids_type, clients_type, stats_type, clock_type, time): Head = store
         .pipeline(
             redis::pipe()
                 .cmd("TYPE")
@@ -201,6 +265,8 @@ async fn check_pool(store: &mut Store, keys: &PoolKeys) -> Result<f64> {
                 .arg(&keys.clients)
                 .cmd("TYPE")
                 .arg(&keys.stats)
+                .cmd("TYPE")
+                .arg(&keys.clock)
                 .cmd("TIME"),
         )
         .await?;
@@ -219,12 +285,16 @@ async fn check_pool(store: &mut Store, keys: &PoolKeys) -> Result<f64> {
             )));
         }
     }
-    for (key, t) in [(&keys.clients, &clients_type), (&keys.stats, &stats_type)] {
+    for (key, t) in [
+        (&keys.clients, &clients_type),
+        (&keys.stats, &stats_type),
+        (&keys.clock, &clock_type),
+    ] {
         if t != "none" && t != "hash" {
             return Err(Error::State(format!("{key} is a {t}, not a hash")));
         }
     }
-    Ok(time.0 as f64 + time.1 as f64 / 1e6)
+    Ok((time.0 as f64 + time.1 as f64 / 1e6, clock_type == "hash"))
 }
 
 /// The chunk requests of a listing: a task sends them, [`LIST_DEPTH`] at
@@ -236,12 +306,20 @@ struct Chunks {
 }
 
 impl Chunks {
-    /// Starts requesting the ids `min..=max`.
-    async fn request(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Result<Chunks> {
+    /// Starts requesting the ids `min..=max`, and their clock records when
+    /// the pool has any (`clocks`: a pool without is not asked for them).
+    async fn request(
+        store: &mut Store,
+        keys: &PoolKeys,
+        min: u64,
+        max: u64,
+        clocks: bool,
+    ) -> Result<Chunks> {
         let (tx, rx) = tokio::sync::mpsc::channel(LIST_DEPTH);
         let conn = store.connection().await?;
         let ids_key = keys.ids.clone();
         let clients_key = keys.clients.clone();
+        let clock_key = keys.clock.clone();
         let producer = tokio::spawn(async move {
             let mut lo = min;
             loop {
@@ -255,8 +333,18 @@ impl Chunks {
                     .cmd("HMGET")
                     .arg(&clients_key)
                     .arg(&members);
+                if clocks {
+                    pipe.cmd("HMGET").arg(&clock_key).arg(&members);
+                }
                 let request = tokio::spawn(async move {
-                    let reply: redis::RedisResult<Chunk> = pipe.query_async(&mut conn).await;
+                    let reply: redis::RedisResult<Chunk> = if clocks {
+                        pipe.query_async(&mut conn).await
+                    } else {
+                        let n = members.len();
+                        pipe.query_async(&mut conn)
+                            .await
+                            .map(|(scores, owners)| (scores, owners, vec![None; n]))
+                    };
                     (lo, reply)
                 });
                 if tx.send(request).await.is_err() || hi == max {

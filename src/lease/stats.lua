@@ -1,9 +1,11 @@
 -- A consistent picture of a pool at one server instant. Read-only.
 -- KEYS[1] ns:ids, KEYS[2] ns:stats, KEYS[3] ns:clients (only checked: a pool
--- whose owners hash is of the wrong type is not a pool)
--- Returns {now_ms, {stats hash flat}, free, using, ttl_min, ttl_mid, ttl_max}
--- with the ttls as strings (seconds), for the using ids only.
-local ids, stats, clients = KEYS[1], KEYS[2], KEYS[3]
+-- whose owners hash is of the wrong type is not a pool), KEYS[4] ns:clock
+-- Returns {now_ms, {stats hash flat}, free, using, ttl_min, ttl_mid, ttl_max,
+--          {id, clock record, ...}} with the ttls as strings (seconds), for
+-- the using ids only, and the clock records (src/lease/clock.rs) of the
+-- using ids that have one.
+local ids, stats, clients, clock = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local t = redis.call('TYPE', ids)['ok']
 if t == 'none' then
   return redis.error_reply('YARAUS_UNINIT the pool ' .. ids .. ' does not exist; create it with `yaraus init`')
@@ -17,6 +19,10 @@ end
 local ct = redis.call('TYPE', clients)['ok']
 if ct ~= 'none' and ct ~= 'hash' then
   return redis.error_reply('YARAUS_WRONGTYPE ' .. clients .. ' is a ' .. ct .. ', not a hash')
+end
+local clt = redis.call('TYPE', clock)['ok']
+if clt ~= 'none' and clt ~= 'hash' then
+  return redis.error_reply('YARAUS_WRONGTYPE ' .. clock .. ' is a ' .. clt .. ', not a hash')
 end
 local time = redis.call('TIME')
 local now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -41,4 +47,14 @@ if using > 0 then
     mid = (ttl_at(free + half) + ttl_at(free + half + 1)) / 2
   end
 end
-return {now_ms, counters, free, using, string.format('%.3f', min), string.format('%.3f', mid), string.format('%.3f', max)}
+local clocks = {}
+if clt == 'hash' and using > 0 then
+  for _, id in ipairs(redis.call('ZRANGE', ids, free, total - 1)) do
+    local record = redis.call('HGET', clock, id)
+    if record then
+      clocks[#clocks + 1] = id
+      clocks[#clocks + 1] = record
+    end
+  end
+end
+return {now_ms, counters, free, using, string.format('%.3f', min), string.format('%.3f', mid), string.format('%.3f', max), clocks}

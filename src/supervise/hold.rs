@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use nix::sys::signal::Signal;
 use std::ops::ControlFlow::{self, Break, Continue};
 use std::process::ExitStatus;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 
@@ -43,6 +43,9 @@ pub struct HoldOptions {
     pub kill_after: Duration,
     /// Bound on the final release request.
     pub release_timeout: Duration,
+    /// After the delay, wait until the wall clock has passed this instant
+    /// (a worker id's previous holder's horizon, `crate::lease::clock`).
+    pub start_after: Option<SystemTime>,
 }
 
 /// How a hold ended, its claim released.
@@ -107,7 +110,7 @@ pub async fn hold_once<C: Claim>(
 ) -> HoldOutcome {
     let mut hold = Hold { keeper, options };
     let end = hold.run(watchdog, spec, signals).await;
-    let what = hold.release().await;
+    let what = hold.release(end.command_gone()).await;
     end.outcome(&what)
 }
 
@@ -147,6 +150,16 @@ enum End {
 }
 
 impl End {
+    /// Whether the command surely never started (`Some(false)`), or ran
+    /// and its whole tree is gone (`Some(true)`); `None` when unsure.
+    fn command_gone(&self) -> Option<bool> {
+        match self {
+            End::Early(..) => Some(false),
+            End::Gone { .. } => Some(true),
+            End::NotStarted(_) | End::WatchdogLost(_) => None,
+        }
+    }
+
     /// The outcome, once `what` (the claim's description) was released.
     fn outcome(self, what: &str) -> HoldOutcome {
         let (status, watchdog) = match self {
@@ -230,12 +243,43 @@ impl<C: Claim> Hold<C> {
                 sig = signals.recv() => return Err(Early::Interrupted(sig)),
             }
         }
+        if let Some(after) = self.options.start_after {
+            self.wait_for_wall_clock(after, signals).await?;
+        }
         signal(SignalKind::from_raw(nix::libc::SIGCONT)).map_err(Early::NoSigcont)
     }
 
+    /// Waits until the wall clock has passed `after`, saying once why.
+    /// Read again after each sleep: the clock may be set meanwhile.
+    async fn wait_for_wall_clock(
+        &mut self,
+        after: SystemTime,
+        signals: &mut Signals,
+    ) -> Result<(), Early> {
+        let mut said = false;
+        while let Ok(gap) = after.duration_since(SystemTime::now()) {
+            if !said {
+                crate::info!(
+                    "waiting {} more for this host's clock to pass {}, the last instant at \
+                     which the previous holder could make ids (on its clock)",
+                    humantime::format_duration(Duration::from_millis(gap.as_millis() as u64 + 1)),
+                    humantime::format_rfc3339_millis(after)
+                );
+                said = true;
+            }
+            let nap = (gap + Duration::from_millis(1)).min(Duration::from_secs(1));
+            tokio::select! {
+                _ = tokio::time::sleep(nap) => {}
+                loss = self.keeper.lost() => return Err(Early::Lost(loss)),
+                sig = signals.recv() => return Err(Early::Interrupted(sig)),
+            }
+        }
+        Ok(())
+    }
+
     /// Gives the claim back (see [`release`]); returns its description.
-    async fn release(self) -> String {
-        release(self.keeper, self.options).await
+    async fn release(self, command_gone: Option<bool>) -> String {
+        release_after(self.keeper, self.options, command_gone).await
     }
 }
 
@@ -368,7 +412,20 @@ impl Running {
 /// (release only touches what is ours), within the release timeout. Returns
 /// the claim's description, for messages.
 pub async fn release<C: Claim>(keeper: Keeper<C>, options: HoldOptions) -> String {
+    release_after(keeper, options, None).await
+}
+
+/// [`release`], told whether the command ran and its whole tree is gone
+/// (`Some(true)`) or it never started (`Some(false)`).
+async fn release_after<C: Claim>(
+    keeper: Keeper<C>,
+    options: HoldOptions,
+    command_gone: Option<bool>,
+) -> String {
     let mut claim = keeper.stop().await;
+    if let Some(ran) = command_gone {
+        claim.command_gone(ran);
+    }
     let what = claim.describe();
     crate::info!("releasing {what}...");
     match tokio::time::timeout(options.release_timeout, claim.release()).await {

@@ -188,8 +188,16 @@ impl Watch {
         if !self.orphaned {
             fds.push(PollFd::new(link, link_events));
         }
+        // A backstop for a timer that fires late (libfaketime moves
+        // absolute expirations): poll's own timeout runs on the monotonic
+        // clock, which never gets ahead of the boot clock, so it does not
+        // end before the wake-up is due.
+        let timeout = self.next_wake().map_or(PollTimeout::NONE, |at| {
+            let ms = at.remaining().as_millis() + 1;
+            PollTimeout::try_from(ms.min(i32::MAX as u128) as i32).unwrap_or(PollTimeout::MAX)
+        });
         loop {
-            match poll(&mut fds, PollTimeout::NONE) {
+            match poll(&mut fds, timeout) {
                 Ok(_) => break,
                 Err(nix::Error::EINTR) => continue,
                 Err(e) => return Err(e),

@@ -38,3 +38,23 @@ pub fn require(program: &str, package: &str, installer: &str, purpose: &str) {
 pub fn require_test_tool(program: &str, package: &str, purpose: &str) {
     require(program, package, "install-test-tools.sh", purpose);
 }
+
+/// The path of libfaketime, for `LD_PRELOAD`; fails the test without it.
+pub fn faketime_library() -> String {
+    let candidates = [
+        "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+        "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+        "/usr/lib/faketime/libfaketime.so.1",
+    ];
+    candidates
+        .iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "libfaketime is not installed: a host with a skewed clock is simulated with it. \
+                 Install it with scripts/install-test-tools.sh (Debian/Ubuntu package faketime): \
+                 {candidates:?}"
+            )
+        })
+        .to_string()
+}

@@ -54,7 +54,7 @@ fn children_stop_while_redis_is_frozen_and_start_again_after() {
 /// still agree.
 #[test]
 fn clocks_offset_by_200ms_either_way_still_converge() {
-    let lib = faketime_library();
+    let lib = crate::common::tools::faketime_library();
     let mut fleet = Fleet::new("skewed");
     for (tag, skew, offset) in [
         ("a", "0ms", "-0.2s"),
@@ -80,19 +80,4 @@ fn clocks_offset_by_200ms_either_way_still_converge() {
         assert_eq!(fleet.starts_since(tag, settled), 0, "{:?}", fleet.events());
     }
     fleet.check();
-}
-
-fn faketime_library() -> String {
-    let candidates = [
-        "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-        "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
-        "/usr/lib/faketime/libfaketime.so.1",
-    ];
-    candidates
-        .iter()
-        .find(|p| std::path::Path::new(p).exists())
-        .unwrap_or_else(|| {
-            panic!("libfaketime not found (apt-get install faketime): {candidates:?}")
-        })
-        .to_string()
 }

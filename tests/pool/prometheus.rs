@@ -213,7 +213,11 @@ fn stats_prometheus_parses_and_matches_json() {
     }
     let mut want: BTreeSet<String> = GO_STATS_FIELDS.iter().map(|f| f.to_string()).collect();
     want.insert("wait_shortfall".into());
-    assert_eq!(found, want, "every Go figure and wait_shortfall, once");
+    want.insert("clock_step_back".into());
+    assert_eq!(
+        found, want,
+        "every Go figure, wait_shortfall and clock_step_back, once"
+    );
     assert_eq!(num(&json, "extend_ttl_count"), 12.0);
     assert_eq!(num(&json, "client_get_id_success"), 1.0);
     assert_eq!(num(&json, "using_ids"), 3.0);

@@ -14,6 +14,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod clock;
 mod command_line;
 mod compatibility;
 mod leasing;

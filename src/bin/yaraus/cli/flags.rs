@@ -33,6 +33,9 @@ pub fn flag(setting: Setting) -> &'static str {
         Setting::Batch => "--batch",
         Setting::WindowSize => "--window-size",
         Setting::MinOpen => "--min-open",
+        Setting::MaxClockWait => "--max-clock-wait",
+        Setting::MaxClockOffset => "--max-clock-offset",
+        Setting::StopOnClockStep => "--stop-on-clock-step",
     }
 }
 

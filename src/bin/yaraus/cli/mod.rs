@@ -355,6 +355,27 @@ pub struct RunArgs {
     #[arg(long, visible_alias = "i-am-a-database-removable-specialist")]
     pub no_safeguards: bool,
 
+    /// Clock guard: the longest to wait, beyond --delay, for this host's wall clock to pass the
+    /// last instant at which the id's previous holder could make ids (on that holder's clock).
+    /// A longer lag is refused (exit 75, the id given back): a clock that far behind is broken.
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration)]
+    pub max_clock_wait: Duration,
+
+    /// Clock guard: stop COMMAND (as on a lost lease, exit 124) when this host's clock is
+    /// surely further than this from the Redis server's, and refuse to lease (exit 75). Set on
+    /// every host, it also guards an id whose record was lost (a pool restarted empty): the new
+    /// holder waits until no holder within this offset can have made a later id. [default:
+    /// only warn, beyond half of --delay]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub max_clock_offset: Option<Duration>,
+
+    /// Clock guard: stop COMMAND (as on a lost lease, exit 124) when this host's wall clock
+    /// steps back while it runs (an NTP step, a restored VM snapshot). Without it the step is
+    /// logged and counted (stats: clock_step_back), and the id's record keeps the highest time
+    /// the clock showed.
+    #[arg(long)]
+    pub stop_on_clock_step: bool,
+
     #[command(flatten)]
     pub child_env: ChildEnvArgs,
 

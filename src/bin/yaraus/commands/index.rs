@@ -108,6 +108,7 @@ async fn supervise(
         delay: Duration::ZERO,
         kill_after: timing.kill_after(),
         release_timeout: timeouts.release(),
+        start_after: None,
     };
     loop {
         let cancel = async { Error::Interrupted(signals.recv().await as i32) };

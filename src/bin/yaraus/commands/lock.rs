@@ -202,6 +202,7 @@ async fn wrap(locker: &mut Locker, how: Held, args: &LockArgs, argv: Vec<String>
         delay: Duration::ZERO,
         kill_after: how.kill_after,
         release_timeout: release_within(locker.round_timeout()),
+        start_after: None,
     };
     // `hold` also gives back what is left of a lost lock (our token on a
     // minority of the masters), so that the next holder need not wait.

@@ -75,7 +75,7 @@ fn prometheus(stats: &Stats, pool: &str) -> String {
     let label = pool.replace('\\', "\\\\").replace('"', "\\\"");
     let mut out = String::new();
     for (i, (name, value)) in stats.figures().into_iter().enumerate() {
-        let kind = if i < 8 || name == "wait_shortfall" {
+        let kind = if i < 8 || name == "wait_shortfall" || name == "clock_step_back" {
             "counter"
         } else {
             "gauge"
@@ -94,6 +94,7 @@ fn prometheus(stats: &Stats, pool: &str) -> String {
             "using_ttl_max" => "Longest remaining lease, seconds.",
             "using_ttl_mid" => "Median remaining lease, seconds.",
             "wait_shortfall" => "Writes fewer than a majority of the connected replicas confirmed.",
+            "clock_step_back" => "Renewals that found their host's wall clock stepped back.",
             _ => "Shortest remaining lease, seconds.",
         };
         let metric = if kind == "counter" {
@@ -104,6 +105,20 @@ fn prometheus(stats: &Stats, pool: &str) -> String {
         out.push_str(&format!(
             "# HELP {metric} {help}\n# TYPE {metric} {kind}\n{metric}{{pool=\"{label}\"}} {value}\n"
         ));
+    }
+    let metric = "yaraus_clock_offset_seconds";
+    out.push_str(&format!(
+        "# HELP {metric} A leased id's holder's wall clock minus the server's, as last measured.\n\
+         # TYPE {metric} gauge\n"
+    ));
+    for holder in &stats.clock_offsets {
+        if let Some(ms) = holder.offset_ms {
+            out.push_str(&format!(
+                "{metric}{{pool=\"{label}\",id=\"{}\"}} {}\n",
+                holder.id,
+                ms as f64 / 1000.0
+            ));
+        }
     }
     out
 }
@@ -116,8 +131,8 @@ pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {
     let header = match format {
         ListFormat::Json => "[".to_string(),
         ListFormat::Table => format!(
-            "{:>10}  {:<5}  {:>10}  {:<24}  {}",
-            "ID", "USING", "TTL", "EXPIRE_AT", "CLIENT_ID"
+            "{:>10}  {:<5}  {:>10}  {:<24}  {:<32}  {}",
+            "ID", "USING", "TTL", "EXPIRE_AT", "CLIENT_ID", "CLOCK_OFFSET"
         ),
     };
     let only_using = args.using;
@@ -145,12 +160,13 @@ pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {
                         }
                         ListFormat::Table => writeln!(
                             out,
-                            "{:>10}  {:<5}  {:>10.3}  {:<24}  {}",
+                            "{:>10}  {:<5}  {:>10.3}  {:<24}  {:<32}  {}",
                             entry.id,
                             if entry.using { "yes" } else { "no" },
                             entry.ttl,
                             entry.expire_at,
-                            entry.client_id.as_deref().unwrap_or("-")
+                            entry.client_id.as_deref().unwrap_or("-"),
+                            clock_offset(&entry)
                         )?,
                     }
                     first = false;
@@ -175,4 +191,12 @@ pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {
         .and_then(|_| out.flush())
         .or_else(unless_closed)?;
     Ok(0)
+}
+
+/// A list row's clock offset: `+12ms±3`, or `-` when never measured.
+fn clock_offset(entry: &ListEntry) -> String {
+    match (entry.clock_offset_ms, entry.clock_error_ms) {
+        (Some(ms), Some(err)) => format!("{ms:+}ms±{err}"),
+        _ => "-".into(),
+    }
 }

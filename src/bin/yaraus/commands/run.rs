@@ -1,11 +1,14 @@
 //! `yaraus run`: lease a worker id, run the command with it, release it.
 
 use crate::cli::RunArgs;
-use yaraus::claim::{Keeper, wait_for};
+use yaraus::base::setting::Setting;
+use yaraus::claim::{Claim, Keeper, wait_for};
 use yaraus::context::PoolContext;
 use yaraus::error::{Error, Result};
-use yaraus::lease::{self, Leaser, Requested, Timing};
+use yaraus::lease::clock::{show_wall, wall_instant, wall_ms};
+use yaraus::lease::{self, ClockPolicy, Lease, Leaser, Requested, Timing};
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
+use yaraus::timing::clock::offset_warning;
 
 pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result<i32> {
     let env_remove = args.child_env.removed()?;
@@ -30,12 +33,25 @@ pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
     // Not dialed yet: a Redis out of reach is waited out like a busy pool.
-    let mut leaser = Leaser::new(ctx.store()?, ctx.keys.clone(), &timing);
+    let clock = ClockPolicy {
+        max_offset: args.max_clock_offset,
+        stop_on_step: args.stop_on_clock_step,
+        warn_over: offset_warning(timing.delay()),
+    };
+    let mut leaser = Leaser::new(ctx.store()?, ctx.keys.clone(), &timing).clock(clock);
     if let Some((min, max)) = range {
         leaser = leaser.recreating(min, max);
     }
     let cancel = async { Error::Interrupted(signals.recv().await as i32) };
-    let lease = wait_for(&mut leaser, ctx.wait, cancel).await?;
+    let mut lease = wait_for(&mut leaser, ctx.wait, cancel).await?;
+    let start_after = match clock_guard(&lease, timing.delay(), args.max_clock_wait) {
+        Ok(after) => after,
+        Err(e) => {
+            lease.never_ran();
+            let _ = lease.release().await;
+            return Err(e);
+        }
+    };
     let id = lease.id().to_string();
     yaraus::info!("client id: {}, id: {id}", lease.client_id());
 
@@ -53,6 +69,46 @@ pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result
         delay: timing.delay(),
         kill_after: timing.kill_after(),
         release_timeout: ctx.timeouts.release(),
+        start_after,
     };
     hold(keeper, watchdog, &spec, options, &mut signals).await
+}
+
+/// The wall-clock instant the command waits for (the id's previous holder's
+/// horizon), or `Err` when that is more than `max_wait` beyond the delay.
+fn clock_guard(
+    lease: &Lease,
+    delay: std::time::Duration,
+    max_wait: std::time::Duration,
+) -> Result<Option<std::time::SystemTime>> {
+    let Some(handover) = lease.handover(delay) else {
+        return Ok(None);
+    };
+    if handover.beyond_delay <= max_wait {
+        return Ok(Some(wall_instant(handover.floor)));
+    }
+    let ours = show_wall(wall_ms());
+    let why = match handover.horizon {
+        Some(horizon) => format!(
+            "its previous holder could make ids until {} on its clock, and this host's clock \
+             shows {ours}",
+            show_wall(horizon)
+        ),
+        None => format!(
+            "it has no clock record (a new pool, or one restarted empty), and this host's clock \
+             ({ours}) is {}",
+            lease.offset().describe()
+        ),
+    };
+    Err(Error::Exhausted(format!(
+        "id {}: {why}: waiting {} beyond {} for this clock to pass it is more than {} {}; \
+         gave the id back",
+        lease.id(),
+        humantime::format_duration(std::time::Duration::from_millis(
+            handover.beyond_delay.as_millis() as u64
+        )),
+        Setting::Delay,
+        Setting::MaxClockWait,
+        humantime::format_duration(max_wait)
+    )))
 }
