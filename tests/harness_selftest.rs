@@ -446,3 +446,26 @@ fn every_process_a_test_starts_comes_from_common_command() {
         offenders.join("\n")
     );
 }
+
+/// `alive_since` tells a process from a later one that reused its pid: a
+/// process started after the instant does not count.
+#[test]
+fn alive_since_does_not_count_a_process_started_later() {
+    use nix::time::{ClockId, clock_gettime};
+    let mono = || {
+        let t = clock_gettime(ClockId::CLOCK_MONOTONIC).expect("clock_gettime");
+        t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
+    };
+    let before = mono();
+    // Ticks are 10 ms: start well after `before`.
+    std::thread::sleep(Duration::from_millis(50));
+    let mut child = common::spawn::command("sleep").arg("30").spawn().expect("sleep");
+    let pid = child.id() as i32;
+    let after = mono() + 20_000_000;
+    assert!(common::process::alive(pid));
+    assert!(!common::process::alive_since(pid, before), "started after `before`");
+    assert!(common::process::alive_since(pid, after), "started before `after`");
+    child.kill().ok();
+    child.wait().ok();
+    assert!(!common::process::alive_since(pid, after), "gone");
+}

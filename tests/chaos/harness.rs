@@ -27,7 +27,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
 use super::child::{self, now_ns};
-use super::common::process::alive;
+use super::common::process::{alive, alive_since};
 use super::common::scratch::Scratch;
 use super::common::{EVENT, wait_until, yaraus};
 use super::lives::{Life, Lives, Overlap, Tail, overlaps};
@@ -269,11 +269,21 @@ impl Fleet {
         self.tail.poll();
         let mut out = BTreeMap::new();
         for life in self.tail.lives.open() {
-            if alive(life.pid) {
+            if alive_since(life.pid, life.start) {
                 out.insert(life.res.clone(), life.clone());
             }
         }
         out
+    }
+
+    /// Whether the child `pid` is alive: the process that wrote its latest
+    /// life, not a later one that reused the pid (a soak wraps around the
+    /// pids every few minutes).
+    fn child_alive(&self, pid: i32) -> bool {
+        match self.tail.lives.life_of(pid) {
+            Some(life) => alive_since(pid, life.start),
+            None => alive(pid),
+        }
     }
 
     /// Waits until every resource is held by a live child; returns the holders.
@@ -309,7 +319,7 @@ impl Fleet {
             "every id and lock to be held again after the fault",
             settle,
             |f| {
-                if victims.iter().any(|&p| alive(p)) {
+                if victims.iter().any(|&p| f.child_alive(p)) {
                     return false;
                 }
                 let holders = f.holders();

@@ -280,6 +280,22 @@ pub fn alive(pid: i32) -> bool {
     matches!(proc_stat(pid), Some((state, _)) if state != 'Z' && state != 'X')
 }
 
+/// When `pid` started, in ns since boot (`/proc/PID/stat` field 22, in
+/// USER_HZ ticks: 100 a second on x86_64 and aarch64, a fixed part of the
+/// kernel's ABI there).
+pub fn started_ns(pid: i32) -> Option<u64> {
+    const USER_HZ: u64 = 100;
+    let ticks: u64 = stat_fields(pid)?.get(19)?.parse().ok()?;
+    Some(ticks * (1_000_000_000 / USER_HZ))
+}
+
+/// [`alive`], for the process that was already running at `at` (ns on the
+/// monotonic clock, which is the boot clock's on a machine that does not
+/// suspend): a pid that a later process reused is not it.
+pub fn alive_since(pid: i32, at: u64) -> bool {
+    alive(pid) && started_ns(pid).is_some_and(|started| started <= at)
+}
+
 /// The processes of group `pgid` that can still run.
 pub fn live_members(pgid: i32) -> Vec<i32> {
     let Ok(entries) = fs::read_dir("/proc") else {
