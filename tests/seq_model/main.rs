@@ -85,6 +85,7 @@ mod counters;
 #[cfg(test)]
 mod deeper;
 mod explorer;
+mod timed;
 
 /// Nodes (Redis masters holding the counter).
 pub const N: usize = 3;
