@@ -77,8 +77,10 @@
 //! As in `counters/`: reads are not steps (each live round keeps, per
 //! node, the replies it could have had so far: `Proc::hist`), a decision
 //! picks one of them or none per node, only writes and ticks are steps,
-//! requests that can no longer change anything are forgotten, and the two
-//! processes' mirror images are merged when they start alike.
+//! requests that can no longer change anything are forgotten, and the
+//! states that differ only by the names of the nodes (which start alike,
+//! and which every rule treats alike), or of the two processes when they
+//! start alike, are merged.
 
 mod state;
 mod step;
@@ -171,11 +173,16 @@ pub struct Model {
     pub floors: [Option<u8>; PROPOSERS],
     /// Data losses in a run.
     pub losses: u8,
+    /// A heal pass starts only while some node lacks the counter (the
+    /// code starts one after a call saw a node lacking): fewer runs, for
+    /// the debug-build tests; the deeper explorations start one anywhere.
+    pub heal_when_lacking: bool,
     /// Every node holds this at the start; it was handed out before.
     pub base: u8,
     /// Stop at the first state this holds in, and return the run to it.
     pub goal: Option<fn(&State) -> bool>,
-    /// Visit one state of each mirror pair (the processes swapped).
+    /// Visit one state of each set of symmetric states (the nodes renamed,
+    /// the processes swapped when they start alike).
     pub mirror: bool,
     /// States the search may visit before it gives up (a memory guard).
     pub limit: usize,
@@ -200,6 +207,7 @@ impl Model {
             passes: [2, 2],
             floors: [Some(100), Some(100)],
             losses: 1,
+            heal_when_lacking: false,
             base: 100,
             goal: None,
             mirror: true,

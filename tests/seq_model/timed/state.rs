@@ -280,15 +280,33 @@ impl State {
         self.msgs[..len].sort_unstable();
     }
 
-    /// The representative of the state and its mirror image (the processes
-    /// swapped), when both start alike: the search visits one.
-    pub fn canon(self, m: &Model) -> State {
-        let alike =
-            m.floors[0] == m.floors[1] && m.calls[0] == m.calls[1] && m.passes[0] == m.passes[1];
-        if !m.mirror || !alike {
-            return self;
+    /// The state with node i renamed perm[i].
+    fn renamed(&self, perm: [u8; N]) -> State {
+        let mut t = *self;
+        let bits = |mask: u8| (0..N).fold(0, |acc, i| acc | (((mask >> i) & 1) << perm[i]));
+        for (&to, &k) in perm.iter().zip(&self.nodes) {
+            t.nodes[usize::from(to)] = k;
         }
-        let mut t = self;
+        for (tp, sp) in t.p.iter_mut().zip(&self.p) {
+            for (&to, &h) in perm.iter().zip(&sp.hist) {
+                tp.hist[usize::from(to)] = h;
+            }
+            tp.accepted = bits(sp.accepted);
+            tp.pending = bits(sp.pending);
+            if sp.target != NONE {
+                tp.target = perm[usize::from(sp.target)];
+            }
+        }
+        for x in &mut t.msgs[..usize::from(t.len)] {
+            *x = Msg::new(x.kind(), perm[usize::from(x.node())], x.who(), x.val());
+        }
+        t.msgs[..usize::from(t.len)].sort_unstable();
+        t
+    }
+
+    /// The same state with the processes swapped.
+    fn swapped(&self) -> State {
+        let mut t = *self;
         t.p.swap(0, 1);
         for x in &mut t.msgs[..usize::from(t.len)] {
             if x.kind() == PROPOSE && x.who() != NONE {
@@ -296,6 +314,36 @@ impl State {
             }
         }
         t.msgs[..usize::from(t.len)].sort_unstable();
-        self.min(t)
+        t
+    }
+
+    /// The representative of the states that stand for each other: the
+    /// nodes renamed (they start alike, and every rule treats them alike),
+    /// and the processes swapped when they start alike. The search visits
+    /// one of each.
+    pub fn canon(self, m: &Model) -> State {
+        if !m.mirror {
+            return self;
+        }
+        let alike =
+            m.floors[0] == m.floors[1] && m.calls[0] == m.calls[1] && m.passes[0] == m.passes[1];
+        const PERMS: [[u8; N]; 6] = [
+            [0, 1, 2],
+            [0, 2, 1],
+            [1, 0, 2],
+            [1, 2, 0],
+            [2, 0, 1],
+            [2, 1, 0],
+        ];
+        let mut best = self;
+        for base in [Some(self), alike.then(|| self.swapped())]
+            .into_iter()
+            .flatten()
+        {
+            for perm in PERMS {
+                best = best.min(base.renamed(perm));
+            }
+        }
+        best
     }
 }

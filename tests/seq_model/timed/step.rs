@@ -71,7 +71,11 @@ impl State {
             }
             Event::StartPass(p) => {
                 let pu = usize::from(p);
-                if s.p[pu].phase != IDLE || s.p[pu].passes >= m.passes[pu] {
+                let lacking = s.nodes.iter().any(|&k| !is_counter(k));
+                if s.p[pu].phase != IDLE
+                    || s.p[pu].passes >= m.passes[pu]
+                    || (m.heal_when_lacking && !lacking)
+                {
                     return None;
                 }
                 s.p[pu].passes += 1;
