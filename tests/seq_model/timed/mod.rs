@@ -317,7 +317,7 @@ pub struct Proc {
     pub target_mark: u8,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct State {
     /// Counter, MISSING, or MARK + e.
     pub nodes: [u8; N],
