@@ -12,7 +12,8 @@
 //! known, then propose floor + 1, as in `counters/`) and of heal passes. A
 //! process that is not in a round may start either at any moment (the
 //! code starts a pass from a call that saw a node lacking; any moment is
-//! more runs). A node may lose its data (`Event::Lose`) while every other
+//! more runs; the debug-build tests start one only while a node lacks the
+//! counter, `heal_when_lacking`, which is fewer). A node may lose its data (`Event::Lose`) while every other
 //! node holds the counter: a minority at a time, the same node again
 //! during its quarantine or after its repair, up to `losses` in a run.
 //! Requests in flight survive a loss (a FLUSHALL; a restart that drops
@@ -67,7 +68,8 @@
 //! * `AsBuilt`: as above.
 //! * `ShortQuarantine`: the same, with Q = 4 s < T.
 //! * `MinorityRead`: the fresh read repairs from one holder.
-//! * `NoLifetime`: rounds never expire: a vote counted after T.
+//! * `NoLifetime`: rounds never expire: a vote counted after T (a round's
+//!   age still shows it, saturating at T + 1 tick).
 //! * `RepairFromRipeRead`: an earlier draft: the repair uses the read in
 //!   which the mark was ripe (a read begun before the node was ripe), all
 //!   in one round that lives T: unsafe unless Q > 2T(1 + ρ)/(1 − ρ).
