@@ -271,8 +271,8 @@ fn deeper_bounds() {
 /// The `timed` model's deeper cases: both processes heal anywhere (not
 /// only while a node lacks the counter), know the floor 100, and (unless
 /// said) make one call of one attempt and two heal passes each.
-fn timed_cases() -> Vec<(&'static str, timed::Model, Expect)> {
-    use timed::{Model as T, Rules, TODAY, Timing};
+fn timed_safe_cases() -> Vec<(&'static str, timed::Model, Expect)> {
+    use timed::{Model as T, Rules};
     let t = T::new;
     vec![
         (
@@ -297,10 +297,9 @@ fn timed_cases() -> Vec<(&'static str, timed::Model, Expect)> {
             Expect::Safe,
         ),
         (
-            "timed, as built, a second loss (lose, heal, lose again), 3 passes each",
+            "timed, as built, a second loss (lose, heal, lose again)",
             T {
                 losses: 2,
-                passes: [3, 3],
                 ..t(Rules::AsBuilt)
             },
             Expect::Safe,
@@ -315,6 +314,15 @@ fn timed_cases() -> Vec<(&'static str, timed::Model, Expect)> {
             },
             Expect::Safe,
         ),
+    ]
+}
+
+/// The `timed` model's cases that hand out 101 twice (and the ripe-read
+/// draft with a quarantine long enough): the same bounds.
+fn timed_broken_cases() -> Vec<(&'static str, timed::Model, Expect)> {
+    use timed::{Model as T, Rules, TODAY, Timing};
+    let t = T::new;
+    vec![
         (
             "timed, as built, ticks of 2.5 s (3 and 3: the margin lost)",
             T {
@@ -367,7 +375,7 @@ fn deeper_timed() {
         "SEQ_MODEL_CASES",
         &["case", "rules", "states", "finds", "time"],
     );
-    for (name, m, expect) in timed_cases() {
+    for (name, m, expect) in timed_safe_cases().into_iter().chain(timed_broken_cases()) {
         let m = timed::Model {
             limit: 100_000_000,
             ..m

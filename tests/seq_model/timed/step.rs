@@ -40,51 +40,8 @@ impl State {
                 say!(describe, "{} loses its data (key MISSING)", node_name(n))
             }
             Event::Execute(x) => s.execute(m, x, describe)?,
-            Event::StartCall(p) => {
-                let pu = usize::from(p);
-                let pr = &mut s.p[pu];
-                if pr.phase != IDLE || pr.calls >= m.calls[pu] || (pr.in_call && pr.attempts == 0) {
-                    return None;
-                }
-                let gave_up = pr.in_call;
-                pr.in_call = true;
-                pr.calls += 1;
-                pr.attempts = 0;
-                pr.start_max = self.max_handed(m);
-                let (calls, start_max) = (pr.calls, pr.start_max);
-                let first = s.attempt(m, pu, describe);
-                say!(
-                    describe,
-                    "{}{} starts call {calls} (highest handed out so far: {start_max}); {first}",
-                    if gave_up { "gives up its call; " } else { "" },
-                    proposer_name(p),
-                )
-            }
-            Event::Attempt(p) => {
-                let pu = usize::from(p);
-                let pr = &s.p[pu];
-                if !pr.in_call || pr.phase != IDLE || pr.attempts >= m.attempts {
-                    return None;
-                }
-                let what = s.attempt(m, pu, describe);
-                say!(describe, "{} tries again: {what}", proposer_name(p))
-            }
-            Event::StartPass(p) => {
-                let pu = usize::from(p);
-                let lacking = s.nodes.iter().any(|&k| !is_counter(k));
-                if s.p[pu].phase != IDLE
-                    || s.p[pu].passes >= m.passes[pu]
-                    || (m.heal_when_lacking && !lacking)
-                {
-                    return None;
-                }
-                s.p[pu].passes += 1;
-                s.start_round(m, pu, HEAL_READ);
-                say!(
-                    describe,
-                    "{} starts a heal pass: reads every node",
-                    proposer_name(p)
-                )
+            Event::StartCall(_) | Event::Attempt(_) | Event::StartPass(_) => {
+                s.start(m, e, describe)?
             }
             Event::Decide(p, codes) => {
                 let pu = usize::from(p);
@@ -104,6 +61,61 @@ impl State {
             *out = text;
         }
         Some(s)
+    }
+
+    /// A process starts something: a call (and its first attempt), another
+    /// attempt, or a heal pass; None when it cannot now.
+    fn start(&mut self, m: &Model, e: Event, describe: bool) -> Option<String> {
+        Some(match e {
+            Event::StartCall(p) => {
+                let pu = usize::from(p);
+                let start_max = self.max_handed(m);
+                let pr = &mut self.p[pu];
+                if pr.phase != IDLE || pr.calls >= m.calls[pu] || (pr.in_call && pr.attempts == 0) {
+                    return None;
+                }
+                let gave_up = pr.in_call;
+                pr.in_call = true;
+                pr.calls += 1;
+                pr.attempts = 0;
+                pr.start_max = start_max;
+                let (calls, start_max) = (pr.calls, pr.start_max);
+                let first = self.attempt(m, pu, describe);
+                say!(
+                    describe,
+                    "{}{} starts call {calls} (highest handed out so far: {start_max}); {first}",
+                    if gave_up { "gives up its call; " } else { "" },
+                    proposer_name(p),
+                )
+            }
+            Event::Attempt(p) => {
+                let pu = usize::from(p);
+                let pr = &self.p[pu];
+                if !pr.in_call || pr.phase != IDLE || pr.attempts >= m.attempts {
+                    return None;
+                }
+                let what = self.attempt(m, pu, describe);
+                say!(describe, "{} tries again: {what}", proposer_name(p))
+            }
+            Event::StartPass(p) => {
+                let pu = usize::from(p);
+                let lacking = self.nodes.iter().any(|&k| !is_counter(k));
+                if self.p[pu].phase != IDLE
+                    || self.p[pu].passes >= m.passes[pu]
+                    || (m.heal_when_lacking && !lacking)
+                {
+                    return None;
+                }
+                self.p[pu].passes += 1;
+                self.start_round(m, pu, HEAL_READ);
+                say!(
+                    describe,
+                    "{} starts a heal pass: reads every node",
+                    proposer_name(p)
+                )
+            }
+            _ => unreachable!("not a start"),
+        })
     }
 
     /// The node executes x, if that changes it.
