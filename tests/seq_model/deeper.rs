@@ -305,6 +305,17 @@ fn timed_safe_cases() -> Vec<(&'static str, timed::Model, Expect)> {
             Expect::Safe,
         ),
         (
+            "timed, as built, a proposer (1 call x 2 attempts) and a healer (4 passes), 2 losses",
+            T {
+                calls: [1, 0],
+                attempts: 2,
+                passes: [0, 4],
+                losses: 2,
+                ..t(Rules::AsBuilt)
+            },
+            Expect::Safe,
+        ),
+        (
             "timed, as built, a proposer (2 calls) and a healer (4 passes), 2 losses",
             T {
                 calls: [2, 0],
