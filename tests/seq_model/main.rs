@@ -85,9 +85,11 @@
 //!
 //! * `timed`, the quarantined repair as built (T = 5 s, Q = 10 s, ρ = 1 %,
 //!   ticks of 2 s: a round lives 3 ticks, the quarantine is 4), hands out
-//!   no value twice within the bounds explored (`timed/tests.rs`,
-//!   `deeper_timed`: two calls, two attempts, a second loss during or
-//!   after the quarantine, a proposer beside a healer). Each change of it
+//!   no value twice within the bounds explored (`timed/tests.rs`;
+//!   `deeper_timed`: two processes that both propose and heal, with one
+//!   loss or with a second loss during or after the quarantine; a
+//!   proposer with two calls, or two attempts, beside a healer, two
+//!   losses). Each change of it
 //!   hands out 101 twice, by the same run shape: the lost node accepted
 //!   101 for a round that is still counting, is repaired to 100, accepts
 //!   101 again for another proposer, and both rounds count it:
