@@ -273,8 +273,9 @@ fn deeper_bounds() {
 /// said) make one call of one attempt and two heal passes each. The two
 /// cases where both processes make two attempts or two calls have not yet
 /// been run to the end: the first was stopped after 52 minutes (20 of
-/// CPU, on a loaded machine) and 7 GB; filter them out
-/// (`SEQ_MODEL_CASES`) to get the table in minutes.
+/// CPU, on a loaded machine) and 7 GB. The others take minutes each; the
+/// filter (`SEQ_MODEL_CASES`, words of a case's name) runs them one by
+/// one.
 fn timed_safe_cases() -> Vec<(&'static str, timed::Model, Expect)> {
     use timed::{Model as T, Rules};
     let t = T::new;
