@@ -31,9 +31,19 @@
 //!   sequence is created in two phases of compare-and-set (`Claims`). Its
 //!   keys and requests differ enough from `counters` to be a model of its
 //!   own rather than a fifth set of rules there.
+//! * `timed/`: the quarantined repair as built (issue 23, `src/seq/heal.rs`),
+//!   with clocks: a key may hold a quarantine mark, real time advances in
+//!   ticks, every round counts replies only within its lifetime T and a
+//!   mark ripens after Q, each bounded soundly for clocks whose rates drift
+//!   by ρ (`timed/mod.rs` has the scaling). The other models are untimed
+//!   (a lifetime there is an event, not a duration), so they cannot tell a
+//!   quarantine of 10 s from one of 4 s: hence a model of its own, under
+//!   the rules `AsBuilt`, `ShortQuarantine`, `MinorityRead`, `NoLifetime`
+//!   and `RepairFromRipeRead` (an earlier draft).
 //! * `deeper.rs`: the explorations too slow for a debug build (ignored;
-//!   `cargo test --release --test seq_model -- --ignored --nocapture`); it
-//!   prints the table of what each found.
+//!   `cargo test --release --test seq_model -- --ignored --nocapture`, or
+//!   `deeper_timed` alone for the timed model); each prints the table of
+//!   what each case found.
 //!
 //! Each model keeps its state small the same way: a request that writes
 //! nothing is not a step of its own; each live round keeps, per node, every
@@ -73,6 +83,29 @@
 //!   beside claims with nothing in flight, a view every proposer backs off
 //!   from forever (11 steps).
 //!
+//! * `timed`, the quarantined repair as built (T = 5 s, Q = 10 s, ρ = 1 %,
+//!   ticks of 2 s: a round lives 3 ticks, the quarantine is 4), hands out
+//!   no value twice within the bounds explored (`timed/tests.rs`;
+//!   `deeper_timed`: two processes that both propose and heal, with one
+//!   loss or with a second loss during or after the quarantine; a
+//!   proposer with two calls, or two attempts, beside a healer, two
+//!   losses). Each change of it
+//!   hands out 101 twice, by the same run shape: the lost node accepted
+//!   101 for a round that is still counting, is repaired to 100, accepts
+//!   101 again for another proposer, and both rounds count it:
+//!   - `ShortQuarantine` (Q = 4 s < T): the repair lands within the first
+//!     round's lifetime (17 steps);
+//!   - `MinorityRead`: the repair is set from the one holder that did not
+//!     accept the first round's 101, which was handed out before the loss;
+//!   - `NoLifetime`: the first round counts the old vote after T;
+//!   - `RepairFromRipeRead` at Q = 10 s = 2T: the read that saw the mark
+//!     ripe began before the first round's late acceptance, within T of
+//!     it; none at Q = 15 s, beyond 2T(1 + ρ)/(1 − ρ) in ticks.
+//!
+//!   With ticks of 2.5 s the scaling rounds the margin away (3 and 3) and
+//!   the model finds the rule as built unsafe: the rounding only ever adds
+//!   runs.
+//!
 //! # Reading a run
 //!
 //! Each line is a step, followed by the nodes' keys after it. A decision
@@ -85,6 +118,7 @@ mod counters;
 #[cfg(test)]
 mod deeper;
 mod explorer;
+mod timed;
 
 /// Nodes (Redis masters holding the counter).
 pub const N: usize = 3;
