@@ -459,12 +459,21 @@ fn alive_since_does_not_count_a_process_started_later() {
     let before = mono();
     // Ticks are 10 ms: start well after `before`.
     std::thread::sleep(Duration::from_millis(50));
-    let mut child = common::spawn::command("sleep").arg("30").spawn().expect("sleep");
+    let mut child = common::spawn::command("sleep")
+        .arg("30")
+        .spawn()
+        .expect("sleep");
     let pid = child.id() as i32;
     let after = mono() + 20_000_000;
     assert!(common::process::alive(pid));
-    assert!(!common::process::alive_since(pid, before), "started after `before`");
-    assert!(common::process::alive_since(pid, after), "started before `after`");
+    assert!(
+        !common::process::alive_since(pid, before),
+        "started after `before`"
+    );
+    assert!(
+        common::process::alive_since(pid, after),
+        "started before `after`"
+    );
     child.kill().ok();
     child.wait().ok();
     assert!(!common::process::alive_since(pid, after), "gone");

@@ -43,10 +43,11 @@
 
 use super::HEAL;
 use super::view::View;
+use crate::base::BootInstant;
 use crate::base::random::random_hex;
 use crate::error::Result;
 use crate::store::{Quorum, gather};
-use crate::timing::sequence::QUARANTINE;
+use crate::timing::sequence::{QUARANTINE, ROUND_LIFETIME};
 use std::time::Duration;
 
 /// Random bytes of a mark's token: unique across markers.
@@ -67,9 +68,10 @@ pub enum Healed {
 /// the counter, marks the nodes found without it, and asks each marked node
 /// whether its quarantine is over. Only then, for those that say so, a
 /// *second* read, begun after they said it: the highest counter it finds
-/// from a majority is what they are set to. (A read begun before the end of
-/// the quarantine could miss the late acceptance of a round that still
-/// counted a lost vote; the model checker finds the value twice then.)
+/// from a majority is what they are set to, if that read ended within a
+/// round's lifetime. (A read begun before the end of the quarantine could
+/// miss the late acceptance of a round that still counted a lost vote; the
+/// model checker finds the value twice then.)
 /// Returns what changed, by node label. An error only for a fatal read (a
 /// key of another type, a node not durable).
 pub async fn heal(quorum: &mut Quorum, key: &str) -> Result<Vec<(String, Healed)>> {
@@ -103,8 +105,16 @@ pub async fn heal(quorum: &mut Quorum, key: &str) -> Result<Vec<(String, Healed)
             None => {}
         }
     }
-    if !ripe.is_empty() {
-        let fresh = View::read_all(quorum, key).await?;
+    // Like a round, the repair's read counts only within a round's
+    // lifetime: the model checker explores reads that end within it.
+    let started = BootInstant::now();
+    let fresh = if ripe.is_empty() {
+        None
+    } else {
+        Some(View::read_all(quorum, key).await?)
+    };
+    let in_time = started.elapsed() <= ROUND_LIFETIME;
+    if let Some(fresh) = fresh.filter(|_| in_time) {
         if let Some(highest) = fresh.highest_of_a_majority() {
             let highest = highest.to_string();
             let second = requests(
