@@ -6,11 +6,23 @@
 # TLS test makes throwaway certificates), redis-cli and redis-benchmark
 # (redis-tools: the real clients of `yaraus seq serve`), script(1)
 # (bsdutils, of util-linux: the terminal tests run yaraus on a
-# pseudo-terminal) and bash (the job-control tests type into an interactive
-# bash). A test that lacks one of them fails, naming it and this script
-# (tests/common/tools.rs); none is skipped.
+# pseudo-terminal), bash (the job-control tests type into an interactive
+# bash), and python3 with venv (below).
+#
+# Then the client libraries that tests/seq_serve points at `yaraus seq
+# serve`, pinned, in Python virtual environments under $YARAUS_TEST_TOOLS
+# (default ~/.cache/yaraus/test-tools; tests/seq_serve/libs.rs looks there):
+#   py-redis/    redis-py alone (its own RESP2 and RESP3 parsers)
+#   py-hiredis/  the same redis-py with hiredis, which it then parses with
+# Each is made again only when its pinned versions are not what it holds.
+#
+# A test that lacks one of them fails, naming it and this script
+# (tests/common/tools.rs, tests/seq_serve/libs.rs); none is skipped.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+REDIS_PY=8.1.0 # tests/seq_serve/libs.rs REDIS_PY says the same
+HIREDIS_PY=3.5.0
 
 missing=()
 command -v faketime >/dev/null 2>&1 || missing+=(faketime)
@@ -19,9 +31,36 @@ command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 { command -v redis-cli && command -v redis-benchmark; } >/dev/null 2>&1 || missing+=(redis-tools)
 command -v script >/dev/null 2>&1 || missing+=(bsdutils)
 command -v bash >/dev/null 2>&1 || missing+=(bash)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 if [ "${#missing[@]}" -eq 0 ]; then
     echo "install-test-tools.sh: faketime, perl (Time::HiRes), openssl, redis-cli," \
-        "redis-benchmark, script and bash are present"
-    exit 0
+        "redis-benchmark, script, bash and python3 (venv) are present"
+else
+    scripts/apt-install.sh "${missing[@]}"
 fi
-scripts/apt-install.sh "${missing[@]}"
+
+tools="${YARAUS_TEST_TOOLS:-$HOME/.cache/yaraus/test-tools}"
+mkdir -p "$tools"
+
+# venv NAME CHECK PACKAGE...: $tools/NAME holds PACKAGE..., made anew unless
+# the Python one-liner CHECK passes in it.
+venv() {
+    local dir="$tools/$1" check=$2
+    shift 2
+    if [ -x "$dir/bin/python" ] && "$dir/bin/python" -c "$check" >/dev/null 2>&1; then
+        echo "install-test-tools.sh: $dir has $*"
+        return
+    fi
+    echo "install-test-tools.sh: installing $* into $dir"
+    python3 -m venv --clear "$dir"
+    "$dir/bin/pip" install --quiet --disable-pip-version-check "$@"
+    "$dir/bin/python" -c "$check"
+}
+
+venv py-redis "import redis, importlib.util as u; \
+assert redis.__version__ == '$REDIS_PY' and u.find_spec('hiredis') is None" \
+    "redis==$REDIS_PY"
+venv py-hiredis "import redis, hiredis; \
+assert redis.__version__ == '$REDIS_PY' and hiredis.__version__ == '$HIREDIS_PY'" \
+    "redis==$REDIS_PY" "hiredis==$HIREDIS_PY"

@@ -30,10 +30,12 @@ mod common;
 
 mod client;
 mod health;
+mod libs;
 mod multi;
 mod nodes;
 mod protocol;
 mod real_clients;
+mod redis_py;
 mod resp3;
 mod robustness;
 
