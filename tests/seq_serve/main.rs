@@ -36,6 +36,7 @@ mod nodes;
 mod protocol;
 mod real_clients;
 mod redis_py;
+mod redis_rs;
 mod resp3;
 mod robustness;
 
