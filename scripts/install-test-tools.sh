@@ -64,3 +64,26 @@ assert redis.__version__ == '$REDIS_PY' and u.find_spec('hiredis') is None" \
 venv py-hiredis "import redis, hiredis; \
 assert redis.__version__ == '$REDIS_PY' and hiredis.__version__ == '$HIREDIS_PY'" \
     "redis==$REDIS_PY" "hiredis==$HIREDIS_PY"
+
+# node-redis and ioredis, pinned, in $tools/node/node_modules (the tests set
+# NODE_PATH to it), when node and npm are there. They need Node.js 20 or
+# later, which the machine image brings (Debian 12's nodejs is 18, too old
+# for them), so it is not installed here; tests/seq_serve/node_clients.rs
+# fails naming this script without them.
+NODE_REDIS=6.3.1
+IOREDIS=6.0.0
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+    node_dir="$tools/node"
+    have() { node -p "require('$node_dir/node_modules/$1/package.json').version" 2>/dev/null; }
+    if [ "$(have redis)" = "$NODE_REDIS" ] && [ "$(have ioredis)" = "$IOREDIS" ]; then
+        echo "install-test-tools.sh: $node_dir has redis@$NODE_REDIS ioredis@$IOREDIS"
+    else
+        echo "install-test-tools.sh: installing redis@$NODE_REDIS ioredis@$IOREDIS into $node_dir"
+        mkdir -p "$node_dir"
+        npm install --prefix "$node_dir" --no-audit --no-fund --silent \
+            "redis@$NODE_REDIS" "ioredis@$IOREDIS"
+    fi
+else
+    echo "install-test-tools.sh: node or npm is missing: the node-redis and ioredis tests" \
+        "will fail until Node.js 20+ and npm are installed" >&2
+fi

@@ -6,7 +6,8 @@
 //! * `py-redis/`: a Python virtual environment with redis-py alone (its own
 //!   parsers);
 //! * `py-hiredis/`: the same redis-py with hiredis, which redis-py then
-//!   uses to parse every reply.
+//!   uses to parse every reply;
+//! * `node/node_modules/`: node-redis and ioredis.
 //!
 //! A test that lacks one fails, naming the script; none is skipped.
 
@@ -40,4 +41,20 @@ pub fn client_script(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/seq_serve/clients")
         .join(name)
+}
+
+/// The `node_modules` with node-redis and ioredis; fails the test without
+/// them (or without node).
+pub fn node_modules(purpose: &str) -> PathBuf {
+    super::common::tools::require_test_tool("node", "nodejs (20 or later)", purpose);
+    let dir = tools_dir().join("node/node_modules");
+    for module in ["redis", "ioredis"] {
+        assert!(
+            dir.join(module).join("package.json").exists(),
+            "{} is missing: {purpose}. Install it with scripts/install-test-tools.sh \
+             (or point YARAUS_TEST_TOOLS at where it installed them).",
+            dir.join(module).display()
+        );
+    }
+    dir
 }

@@ -24,6 +24,9 @@
 //! * `resp3.rs`: `HELLO 3` and the RESP3 replies, byte for byte.
 //! * `multi.rs`: MULTI / EXEC / DISCARD, no id for what is not executed.
 //! * `health.rs`: `INFO health` with nodes frozen and killed.
+//! * `redis_py.rs`, `redis_rs.rs`, `node_clients.rs`: the client libraries
+//!   with their defaults (scripts in `clients/`, installed where `libs.rs`
+//!   says by scripts/install-test-tools.sh).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -32,6 +35,7 @@ mod client;
 mod health;
 mod libs;
 mod multi;
+mod node_clients;
 mod nodes;
 mod protocol;
 mod real_clients;
