@@ -2,11 +2,15 @@
 //! `protocol=2` and `protocol=3`, through `from_url`, with its own parsers
 //! and with hiredis: ids unique and increasing across two names, one at a
 //! time and in both kinds of pipeline; ids above 2^63 − 1 exact; a
-//! transaction refused while queuing raises its error and writes nothing.
+//! transaction refused while queuing raises its error and writes nothing;
+//! with a password, the `HELLO 3 AUTH` handshake.
 
 use super::libs::{REDIS_PY, client_script, python};
 use super::*;
 use serde_json::Value;
+
+/// The password of the server that `auth` mode runs against.
+const PASSWORD: &str = "s3cret";
 
 /// Runs the script in `venv` against `port` in `mode`; its JSON.
 fn run(venv: &str, port: u16, mode: &str) -> Value {
@@ -14,6 +18,7 @@ fn run(venv: &str, port: u16, mode: &str) -> Value {
     let out = common::command(python)
         .arg(client_script("redis_py.py"))
         .args([&port.to_string(), mode])
+        .env("SEQ_PASSWORD", PASSWORD)
         .output()
         .expect("run python");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -98,6 +103,17 @@ fn check_every_mode(venv: &str, hiredis: bool) {
     }
     let mut c = serve.client();
     assert_eq!(c.send(&["GET", "a"]), bulk(&last_a.to_string()));
+
+    // With a password: HELLO 3 AUTH default PASSWORD on connecting.
+    drop(serve);
+    let serve = Serve::start_env(&servers, &[], &[("YARAUS_SEQ_PASSWORD", PASSWORD)]);
+    let out = run(venv, serve.port, "auth");
+    assert_eq!(
+        (&out["protocol"], &out["hello_proto"]),
+        (&3.into(), &3.into()),
+        "{out}"
+    );
+    assert!(ids(&out["a"])[0] > last_a, "{out}");
 }
 
 #[test]

@@ -4,7 +4,8 @@ Run by tests/seq_serve/redis_py.rs with the Python of one of the virtual
 environments that scripts/install-test-tools.sh makes (redis-py alone, or
 with hiredis): `python redis_py.py PORT MODE`, MODE one of `default`
 (redis.Redis(port=...) as it comes: RESP3 in redis-py 8), `2` and `3`
-(protocol= given), `url` (redis.from_url). It takes ids from two names,
+(protocol= given), `url` (redis.from_url), `auth` (the default protocol
+with the password of $SEQ_PASSWORD: `HELLO 3 AUTH default ...`). It takes ids from two names,
 one at a time, in a transaction pipeline (the default) and in a plain
 one, reads ids above 2^63 - 1, and checks that a transaction refused while
 queuing raises and writes nothing. It asserts nothing itself: it prints
@@ -13,6 +14,7 @@ failure shows the data.
 """
 
 import json
+import os
 import sys
 
 import redis
@@ -31,6 +33,10 @@ def main():
     port, mode = int(sys.argv[1]), sys.argv[2]
     if mode == "url":
         r = redis.from_url(f"redis://127.0.0.1:{port}/0", client_name="py-url")
+    elif mode == "auth":
+        r = redis.Redis(
+            port=port, password=os.environ["SEQ_PASSWORD"], client_name="py-auth"
+        )
     elif mode == "default":
         r = redis.Redis(port=port, client_name="py-default")
     else:
