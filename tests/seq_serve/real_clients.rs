@@ -99,3 +99,46 @@ fn redis_cli_and_redis_benchmark_in_resp3() {
     );
     assert_eq!(cli(&["GET", "orders"]), "506");
 }
+
+/// `redis-cli -3` at a terminal, as a person uses it: it sends `HELLO 3`
+/// on connecting (and redis-cli 7 asks `COMMAND DOCS` for its hints:
+/// refused, it uses the help built into it), then prints the RESP3 replies
+/// of what is typed, a transaction's included.
+#[test]
+fn interactive_redis_cli_3_at_a_terminal() {
+    require_test_tool(
+        "redis-cli",
+        "redis-tools",
+        "the real Redis clients are pointed at `yaraus seq serve`",
+    );
+    let servers = masters(3, true);
+    let serve = Serve::start(&servers, &[]);
+    let scratch = common::scratch::Scratch::new();
+    // A terminal of a known width: without one, redis-cli's line editor
+    // asks the terminal where its cursor is, and eats what is typed as
+    // the answer.
+    let line = format!("stty cols 80 rows 24; redis-cli -3 -p {}", serve.port);
+    let (mut run, mut keyboard) = common::pty::on_a_pty(&scratch, &line);
+    // The terminal is script(1)'s stdout.
+    let screen = |run: &common::process::Run, text: &str| {
+        common::wait_until(&format!("{text:?} on the screen"), common::EVENT, || {
+            run.output().contains(text)
+        });
+    };
+    screen(&run, &format!("127.0.0.1:{}>", serve.port));
+    keyboard.type_in("INCR orders\r");
+    screen(&run, "(integer) 1");
+    keyboard.type_in("GET nothing\r");
+    screen(&run, "(nil)");
+    keyboard.type_in("HELLO\r");
+    screen(&run, "\"proto\" => (integer) 3");
+    keyboard.type_in("MULTI\r");
+    screen(&run, "OK");
+    keyboard.type_in("INCR orders\r");
+    screen(&run, "QUEUED");
+    keyboard.type_in("EXEC\r");
+    screen(&run, "1) (integer) 2");
+    keyboard.type_in("QUIT\r");
+    assert_eq!(run.wait(), 0, "{}", run.output());
+    assert!(!run.output().contains("HELLO 3 failed"), "{}", run.output());
+}
