@@ -13,7 +13,8 @@
 //!    fsync that began after its request). Also serve with 200 clients, and
 //!    with 50 clients pipelining 16 requests each, to show the batch (and
 //!    the rate) growing with the requests outstanding. Ids/s, p50/p99
-//!    latency, and the batch sizes from serve's `INFO`;
+//!    latency, and the batch sizes from serve's `INFO`; serve at 50 clients
+//!    is run again in RESP3 (`redis-benchmark -3`) beside it;
 //! 2. `yaraus seq next` as a whole process: p50/p99 wall time;
 //! 3. `MajoritySequence::next` through the library, one caller: calls/s.
 //!
@@ -91,7 +92,20 @@ fn redis_benchmark(
     requests: usize,
     key: &str,
 ) -> Bench {
+    redis_benchmark_with(&[], port, clients, pipeline, requests, key)
+}
+
+/// [`redis_benchmark`] with `extra` flags first (`-3`: RESP3).
+fn redis_benchmark_with(
+    extra: &[&str],
+    port: u16,
+    clients: usize,
+    pipeline: usize,
+    requests: usize,
+    key: &str,
+) -> Bench {
     let out = Command::new("redis-benchmark")
+        .args(extra)
         .args(["-h", "127.0.0.1", "-p", &port.to_string()])
         .args(["-c", &clients.to_string(), "-n", &requests.to_string()])
         .args(["-P", &pipeline.to_string()])
@@ -184,6 +198,8 @@ fn serve_table(
     println!("| --- | ---: | ---: | ---: | ---: | --- |");
     let serve50 = redis_benchmark(serve.port, 50, 1, requests, "orders");
     let batch50 = batch(serve.port, "orders");
+    let resp3 = redis_benchmark_with(&["-3"], serve.port, 50, 1, requests, "orders-resp3");
+    let batch_resp3 = batch(serve.port, "orders-resp3");
     let plain50 = redis_benchmark(plain.port().unwrap(), 50, 1, requests, "orders");
     let fsync50 = redis_benchmark(durable.port().unwrap(), 50, 1, requests, "orders");
     let serve200 = redis_benchmark(serve.port, 200, 1, requests, "orders200");
@@ -196,6 +212,12 @@ fn serve_table(
             50,
             &serve50,
             batch50.as_str(),
+        ),
+        (
+            "`seq serve`, 3 fsync'ing nodes, RESP3 (`-3`)",
+            50,
+            &resp3,
+            batch_resp3.as_str(),
         ),
         (
             "`seq serve`, 3 fsync'ing nodes",
@@ -224,9 +246,10 @@ fn serve_table(
     }
     println!(
         "\n`seq serve` at 50 clients: {:.2}× the plain single-Redis INCR rate, {:.2}× the \
-         fsync ceiling.\n",
+         fsync ceiling; in RESP3 {:.2}× its RESP2 rate.\n",
         serve50.rps / plain50.rps,
-        serve50.rps / fsync50.rps
+        serve50.rps / fsync50.rps,
+        resp3.rps / serve50.rps
     );
 }
 

@@ -6,11 +6,23 @@
 # TLS test makes throwaway certificates), redis-cli and redis-benchmark
 # (redis-tools: the real clients of `yaraus seq serve`), script(1)
 # (bsdutils, of util-linux: the terminal tests run yaraus on a
-# pseudo-terminal) and bash (the job-control tests type into an interactive
-# bash). A test that lacks one of them fails, naming it and this script
-# (tests/common/tools.rs); none is skipped.
+# pseudo-terminal), bash (the job-control tests type into an interactive
+# bash), and python3 with venv (below).
+#
+# Then the client libraries that tests/seq_serve points at `yaraus seq
+# serve`, pinned, in Python virtual environments under $YARAUS_TEST_TOOLS
+# (default ~/.cache/yaraus/test-tools; tests/seq_serve/libs.rs looks there):
+#   py-redis/    redis-py alone (its own RESP2 and RESP3 parsers)
+#   py-hiredis/  the same redis-py with hiredis, which it then parses with
+# Each is made again only when its pinned versions are not what it holds.
+#
+# A test that lacks one of them fails, naming it and this script
+# (tests/common/tools.rs, tests/seq_serve/libs.rs); none is skipped.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+REDIS_PY=8.1.0 # tests/seq_serve/libs.rs REDIS_PY says the same
+HIREDIS_PY=3.5.0
 
 missing=()
 command -v faketime >/dev/null 2>&1 || missing+=(faketime)
@@ -19,9 +31,59 @@ command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 { command -v redis-cli && command -v redis-benchmark; } >/dev/null 2>&1 || missing+=(redis-tools)
 command -v script >/dev/null 2>&1 || missing+=(bsdutils)
 command -v bash >/dev/null 2>&1 || missing+=(bash)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 if [ "${#missing[@]}" -eq 0 ]; then
     echo "install-test-tools.sh: faketime, perl (Time::HiRes), openssl, redis-cli," \
-        "redis-benchmark, script and bash are present"
-    exit 0
+        "redis-benchmark, script, bash and python3 (venv) are present"
+else
+    scripts/apt-install.sh "${missing[@]}"
 fi
-scripts/apt-install.sh "${missing[@]}"
+
+tools="${YARAUS_TEST_TOOLS:-$HOME/.cache/yaraus/test-tools}"
+mkdir -p "$tools"
+
+# venv NAME CHECK PACKAGE...: $tools/NAME holds PACKAGE..., made anew unless
+# the Python one-liner CHECK passes in it.
+venv() {
+    local dir="$tools/$1" check=$2
+    shift 2
+    if [ -x "$dir/bin/python" ] && "$dir/bin/python" -c "$check" >/dev/null 2>&1; then
+        echo "install-test-tools.sh: $dir has $*"
+        return
+    fi
+    echo "install-test-tools.sh: installing $* into $dir"
+    python3 -m venv --clear "$dir"
+    "$dir/bin/pip" install --quiet --disable-pip-version-check "$@"
+    "$dir/bin/python" -c "$check"
+}
+
+venv py-redis "import redis, importlib.util as u; \
+assert redis.__version__ == '$REDIS_PY' and u.find_spec('hiredis') is None" \
+    "redis==$REDIS_PY"
+venv py-hiredis "import redis, hiredis; \
+assert redis.__version__ == '$REDIS_PY' and hiredis.__version__ == '$HIREDIS_PY'" \
+    "redis==$REDIS_PY" "hiredis==$HIREDIS_PY"
+
+# node-redis and ioredis, pinned, in $tools/node/node_modules (the tests set
+# NODE_PATH to it), when node and npm are there. They need Node.js 20 or
+# later, which the machine image brings (Debian 12's nodejs is 18, too old
+# for them), so it is not installed here; tests/seq_serve/node_clients.rs
+# fails naming this script without them.
+NODE_REDIS=6.3.1
+IOREDIS=6.0.0
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+    node_dir="$tools/node"
+    have() { node -p "require('$node_dir/node_modules/$1/package.json').version" 2>/dev/null; }
+    if [ "$(have redis)" = "$NODE_REDIS" ] && [ "$(have ioredis)" = "$IOREDIS" ]; then
+        echo "install-test-tools.sh: $node_dir has redis@$NODE_REDIS ioredis@$IOREDIS"
+    else
+        echo "install-test-tools.sh: installing redis@$NODE_REDIS ioredis@$IOREDIS into $node_dir"
+        mkdir -p "$node_dir"
+        npm install --prefix "$node_dir" --no-audit --no-fund --silent \
+            "redis@$NODE_REDIS" "ioredis@$IOREDIS"
+    fi
+else
+    echo "install-test-tools.sh: node or npm is missing: the node-redis and ioredis tests" \
+        "will fail until Node.js 20+ and npm are installed" >&2
+fi

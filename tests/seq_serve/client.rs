@@ -69,6 +69,23 @@ impl Serve {
             .collect()
     }
 
+    /// The text of `INFO section` (RESP2: a bulk string).
+    pub fn info_text(&self, section: &str) -> String {
+        match self.client().send(&["INFO", section]) {
+            Reply::Bulk(Some(text)) => text,
+            other => panic!("INFO is a bulk string in RESP2: {other:?}"),
+        }
+    }
+
+    /// `field` of `INFO health` (`ready`, `nodes_ok`, `node0`...).
+    pub fn health(&self, field: &str) -> String {
+        let text = self.info_text("health");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")))
+            .unwrap_or_else(|| panic!("no {field} in:\n{text}"))
+            .to_string()
+    }
+
     pub fn stat(&self, name: &str, field: &str) -> f64 {
         let info = self.info(name);
         info.iter()
@@ -87,6 +104,12 @@ pub enum Reply {
     Int(i64),
     Bulk(Option<String>),
     Array(Vec<Reply>),
+    /// RESP3 `_`.
+    Null,
+    /// RESP3 `%`: the pairs in the order sent.
+    Map(Vec<(Reply, Reply)>),
+    /// RESP3 `=`: the format (`txt`) and the text.
+    Verbatim(String, String),
 }
 
 impl Reply {
@@ -99,6 +122,20 @@ impl Reply {
             Reply::Error(_) => None,
             other => panic!("not an id: {other:?}"),
         }
+    }
+
+    /// The value of `key` in a map (RESP3) or a flat array of pairs (RESP2).
+    pub fn field(&self, key: &str) -> &Reply {
+        let pairs: Vec<(&Reply, &Reply)> = match self {
+            Reply::Map(pairs) => pairs.iter().map(|(k, v)| (k, v)).collect(),
+            Reply::Array(flat) => flat.chunks(2).map(|p| (&p[0], &p[1])).collect(),
+            other => panic!("not a map: {other:?}"),
+        };
+        pairs
+            .into_iter()
+            .find(|(k, _)| **k == bulk(key))
+            .map(|(_, v)| v)
+            .unwrap_or_else(|| panic!("no {key} in {self:?}"))
     }
 
     pub fn error(&self) -> &str {
@@ -172,6 +209,25 @@ impl Client {
                     .map(|_| self.read().expect("array element"))
                     .collect(),
             ),
+            "_" if rest.is_empty() => Reply::Null,
+            "%" => Reply::Map(
+                (0..rest.parse::<usize>().unwrap())
+                    .map(|_| {
+                        (
+                            self.read().expect("map key"),
+                            self.read().expect("map value"),
+                        )
+                    })
+                    .collect(),
+            ),
+            "=" => {
+                let mut body = vec![0; rest.parse::<usize>().unwrap() + 2];
+                self.reader.read_exact(&mut body).unwrap();
+                body.truncate(body.len() - 2);
+                let text = String::from_utf8(body).unwrap();
+                let (format, text) = text.split_at(4);
+                Reply::Verbatim(format.trim_end_matches(':').into(), text.into())
+            }
             _ => panic!("not RESP: {line:?}"),
         })
     }

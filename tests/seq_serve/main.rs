@@ -21,14 +21,27 @@
 //!   a node killed or frozen, nodes that do not persist every write.
 //! * `robustness.rs`: bad clients, the connection limit, SIGTERM.
 //! * `real_clients.rs`: redis-cli and redis-benchmark.
+//! * `resp3.rs`: `HELLO 3` and the RESP3 replies, byte for byte.
+//! * `multi.rs`: MULTI / EXEC / DISCARD, no id for what is not executed.
+//! * `health.rs`: `INFO health` with nodes frozen and killed.
+//! * `redis_py.rs`, `redis_rs.rs`, `node_clients.rs`: the client libraries
+//!   with their defaults (scripts in `clients/`, installed where `libs.rs`
+//!   says by scripts/install-test-tools.sh).
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod client;
+mod health;
+mod libs;
+mod multi;
+mod node_clients;
 mod nodes;
 mod protocol;
 mod real_clients;
+mod redis_py;
+mod redis_rs;
+mod resp3;
 mod robustness;
 
 use client::{Call, Client, Reply, Serve, assert_unique_and_ordered, bulk, hammer, status};

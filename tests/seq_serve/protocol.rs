@@ -50,7 +50,7 @@ fn commands_answer_as_redis_does() {
         panic!("HELLO is an array")
     };
     assert_eq!(hello[..2], [bulk("server"), bulk("yaraus")]);
-    assert!(c.send(&["HELLO", "3"]).error().starts_with("NOPROTO"));
+    assert!(c.send(&["HELLO", "4"]).error().starts_with("NOPROTO"));
     assert!(
         c.send(&["AUTH", "x"])
             .error()

@@ -1,25 +1,30 @@
 //! The commands `seq serve` understands, as Redis answers them where Redis
 //! has them, so that `redis-cli`, `redis-benchmark` and client libraries
-//! work unchanged:
+//! work unchanged, in RESP2 or RESP3 (`resp.rs`):
 //!
 //! * `INCR name`, `INCRBY name k` (k ≥ 1: the last id of a fresh block of
 //!   k), queued for the name's sequencer (`batch.rs`); `GET name`, the
-//!   majority's current value, read-only (nil when no node holds it);
-//! * the connection's own: `PING`, `ECHO`, `QUIT`, `SELECT 0`, `AUTH`,
-//!   `HELLO 2` (3 is `-NOPROTO`: replies are RESP2 only), `CLIENT
-//!   SETNAME/GETNAME/SETINFO/ID`;
+//!   majority's current value, read-only (null when no node holds it);
+//! * `MULTI`/`EXEC`/`DISCARD` around them (`multi.rs`);
+//! * the connection's own (`session.rs`): `PING`, `ECHO`, `QUIT`, `SELECT
+//!   0`, `AUTH`, `HELLO [2|3]`, `CLIENT SETNAME/GETNAME/SETINFO/ID`,
+//!   `RESET`;
 //! * what tools ask on connecting: `COMMAND` (`COUNT`, `INFO`; `DOCS` is
 //!   an error, on which `redis-cli` falls back on its built-in help for
 //!   its hints), `CONFIG GET` of `save`, `appendonly` and `appendfsync`
 //!   (what `redis-benchmark` prints; the nodes' persistence, as required
-//!   at start), and `INFO` (`info.rs`);
+//!   at start), and `INFO` (`info.rs`, with the readiness of `health.rs`);
 //! * anything else: `-ERR unknown command`, as Redis words it.
+//!
+//! `PING` answers `PONG` whatever the nodes do: it says the server is
+//! alive. Whether it can hand out ids is `INFO health` (docs/seq.md,
+//! "Health", has why).
 //!
 //! Ids above 2^63 − 1 are bulk strings: a RESP integer is signed.
 
 use super::batch::Ask;
-use super::resp::{self, Request};
-use super::{Client, Server};
+use super::resp::{self, Proto, Request};
+use super::{Client, Server, multi, session};
 use crate::seq::MajoritySequence;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -37,92 +42,138 @@ pub enum Outcome {
     Later(oneshot::Receiver<Vec<u8>>),
     /// The reply, after which the connection closes.
     Close(Vec<u8>),
+    /// `EXEC`'s reply: an array of these, each when it is there.
+    Exec(Vec<Outcome>),
+    /// Inside [`Outcome::Exec`] only: a request to run once the replies
+    /// before it are in (a `GET` after an `INCR` of the same transaction
+    /// must see it).
+    Deferred(Box<dyn FnOnce() -> Outcome + Send>),
 }
 
-fn ok() -> Outcome {
+pub fn ok() -> Outcome {
     reply(|out| resp::simple(out, "OK"))
 }
 
-fn reply(encode: impl FnOnce(&mut Vec<u8>)) -> Outcome {
+pub fn reply(encode: impl FnOnce(&mut Vec<u8>)) -> Outcome {
     let mut out = Vec::new();
     encode(&mut out);
     Outcome::Now(out)
 }
 
-fn err(text: &str) -> Outcome {
+pub fn err(text: &str) -> Outcome {
     reply(|out| resp::error_reply(out, text))
 }
 
-fn arity(name: &str) -> Outcome {
+pub fn arity(name: &str) -> Outcome {
     err(&format!(
         "ERR wrong number of arguments for '{}' command",
         name.to_ascii_lowercase()
     ))
 }
 
-/// Runs one request of `client`.
+fn bad_increment() -> Outcome {
+    err("ERR the increment must be a whole number from 1 to 18446744073709551615 (ids only grow)")
+}
+
+/// Every command name known (what `COMMAND COUNT` counts).
+const KNOWN: [&str; 19] = [
+    "INCR", "INCRBY", "GET", "PING", "ECHO", "QUIT", "SELECT", "AUTH", "HELLO", "CLIENT",
+    "COMMAND", "CONFIG", "INFO", "RESET", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH",
+];
+
+/// Runs one request of `client` (or queues it, inside `MULTI`).
 pub fn dispatch(server: &Arc<Server>, client: &mut Client, req: Request) -> Outcome {
     server.stats.commands.fetch_add(1, Relaxed);
     let name = String::from_utf8_lossy(&req[0]).to_ascii_uppercase();
-    let args = &req[1..];
-    if !client.authenticated && !matches!(name.as_str(), "AUTH" | "HELLO" | "QUIT") {
+    if !client.authenticated && !matches!(name.as_str(), "AUTH" | "HELLO" | "QUIT" | "RESET") {
         return err("NOAUTH Authentication required.");
     }
+    if client.multi.is_some() && !multi::acts_at_once(&name) {
+        return multi::queue(client, &name, req);
+    }
+    let args = &req[1..];
     match (name.as_str(), args.len()) {
         ("INCR", 1) => incr(server, &args[0], 1, false),
         ("INCRBY", 2) => match positive(&args[1]) {
             Some(k) => incr(server, &args[0], k, true),
-            None => err(
-                "ERR the increment must be a whole number from 1 to 18446744073709551615 \
-                 (ids only grow)",
-            ),
+            None => bad_increment(),
         },
-        ("GET", 1) => get(server, &args[0]),
+        ("GET", 1) => get(server, &args[0], client.proto),
         ("PING", 0) => reply(|out| resp::simple(out, "PONG")),
         ("PING", 1) | ("ECHO", 1) => reply(|out| resp::bulk(out, &args[0])),
         ("QUIT", _) => Outcome::Close(b"+OK\r\n".to_vec()),
-        ("SELECT", 1) => match std::str::from_utf8(&args[0]).ok().map(str::parse::<i64>) {
-            Some(Ok(0)) => ok(),
-            Some(Ok(_)) => err("ERR DB index is out of range (seq serve has database 0 only)"),
-            _ => err("ERR value is not an integer or out of range"),
-        },
-        ("AUTH", 1 | 2) => auth(server, client, args),
-        ("HELLO", _) => hello(server, client, args),
-        ("CLIENT", 1..) => client_command(client, args),
-        ("COMMAND", _) => command(args),
-        ("CONFIG", 2..) if args[0].eq_ignore_ascii_case(b"GET") => config_get(server, &args[1..]),
-        ("INFO", 0 | 1) => {
-            let section = args
-                .first()
-                .map(|s| String::from_utf8_lossy(s))
-                .unwrap_or_default();
-            let text = super::info::render(
-                &section,
-                &server.stats,
-                &server.listen,
-                &server.nodes,
-                &server.registry.stats(),
-            );
-            reply(|out| resp::bulk(out, text.as_bytes()))
+        ("SELECT", 1) => session::select(args),
+        ("AUTH", 1 | 2) => session::auth(server, client, args),
+        ("HELLO", _) => session::hello(server, client, args),
+        ("CLIENT", 1..) => session::client_command(client, args),
+        ("RESET", 0) => session::reset(server, client),
+        ("MULTI", _) => multi::begin(client, args),
+        ("EXEC", _) => multi::exec(server, client, args),
+        ("DISCARD", _) => multi::discard(client, args),
+        ("WATCH", 1..) => multi::watch(client),
+        ("UNWATCH", 0) => ok(),
+        ("COMMAND", _) => command(args, client.proto),
+        ("CONFIG", 2..) if args[0].eq_ignore_ascii_case(b"GET") => {
+            config_get(server, &args[1..], client.proto)
         }
-        (
-            "INCR" | "INCRBY" | "GET" | "PING" | "ECHO" | "SELECT" | "AUTH" | "CLIENT" | "CONFIG"
-            | "INFO",
-            _,
-        ) => arity(&name),
+        ("INFO", 0 | 1) => info(server, args.first(), client.proto),
+        (known, _) if KNOWN.contains(&known) => arity(&name),
+        _ => unknown(&req),
+    }
+}
+
+/// Whether a request may be queued inside `MULTI`; its error otherwise.
+/// Every argument is checked here, so that `EXEC` runs only requests that
+/// are well formed (see `multi.rs`).
+pub fn check_queueable(name: &str, args: &[Vec<u8>]) -> Result<(), Outcome> {
+    match (name, args.len()) {
+        ("INCR" | "GET", 1) => sequence_name(&args[0]).map(drop),
+        ("INCRBY", 2) => {
+            sequence_name(&args[0])?;
+            positive(&args[1]).map(drop).ok_or_else(bad_increment)
+        }
+        ("PING", 0 | 1) | ("ECHO", 1) | ("INFO", 0 | 1) | ("UNWATCH", 0) => Ok(()),
+        ("INCR" | "GET" | "INCRBY" | "PING" | "ECHO" | "INFO" | "UNWATCH", _) => Err(arity(name)),
+        (known, _) if KNOWN.contains(&known) => Err(err(&format!(
+            "ERR Command not allowed inside a transaction (seq serve queues INCR, INCRBY, GET, \
+             PING, ECHO and INFO): {}",
+            known.to_ascii_lowercase()
+        ))),
         _ => {
-            let shown: Vec<String> = args
-                .iter()
-                .take(8)
-                .map(|a| format!("'{}'", String::from_utf8_lossy(&a[..a.len().min(128)])))
-                .collect();
-            err(&format!(
-                "ERR unknown command '{}', with args beginning with: {}",
-                String::from_utf8_lossy(&req[0][..req[0].len().min(128)]),
-                shown.join(" ")
-            ))
+            let mut req = vec![name.as_bytes().to_vec()];
+            req.extend(args.iter().cloned());
+            Err(unknown(&req))
         }
     }
+}
+
+/// `-ERR unknown command`, in Redis's words.
+fn unknown(req: &Request) -> Outcome {
+    let shown: Vec<String> = req[1..]
+        .iter()
+        .take(8)
+        .map(|a| format!("'{}'", String::from_utf8_lossy(&a[..a.len().min(128)])))
+        .collect();
+    err(&format!(
+        "ERR unknown command '{}', with args beginning with: {}",
+        String::from_utf8_lossy(&req[0][..req[0].len().min(128)]),
+        shown.join(" ")
+    ))
+}
+
+fn info(server: &Server, section: Option<&Vec<u8>>, proto: Proto) -> Outcome {
+    let section = section
+        .map(|s| String::from_utf8_lossy(s))
+        .unwrap_or_default();
+    let text = super::info::render(
+        &section,
+        &server.stats,
+        &server.listen,
+        &server.nodes,
+        &server.registry.stats(),
+        &server.health,
+    );
+    reply(|out| resp::text(out, text.as_bytes(), proto))
 }
 
 /// A positive decimal `u64`, nothing else.
@@ -167,7 +218,7 @@ fn incr(server: &Arc<Server>, raw: &[u8], count: u64, last: bool) -> Outcome {
     }
 }
 
-fn get(server: &Arc<Server>, raw: &[u8]) -> Outcome {
+pub fn get(server: &Arc<Server>, raw: &[u8], proto: Proto) -> Outcome {
     let name = match sequence_name(raw) {
         Ok(name) => name,
         Err(refusal) => return refusal,
@@ -184,7 +235,7 @@ fn get(server: &Arc<Server>, raw: &[u8]) -> Outcome {
         let mut out = Vec::new();
         match tokio::time::timeout(limit, seq.current(&mut quorum)).await {
             Ok(Ok(Some(v))) => resp::bulk(&mut out, v.to_string().as_bytes()),
-            Ok(Ok(None)) => resp::nil(&mut out),
+            Ok(Ok(None)) => resp::nil(&mut out, proto),
             Ok(Err(e)) => resp::error_reply(&mut out, &format!("ERR {e}")),
             Err(_) => resp::error_reply(
                 &mut out,
@@ -199,124 +250,9 @@ fn get(server: &Arc<Server>, raw: &[u8]) -> Outcome {
     Outcome::Later(rx)
 }
 
-fn auth(server: &Server, client: &mut Client, args: &[Vec<u8>]) -> Outcome {
-    let Some(password) = &server.password else {
-        return err(
-            "ERR AUTH <password> called without any password configured for the default \
-             user. Are you sure your configuration is correct?",
-        );
-    };
-    let (user, given) = match args {
-        [pass] => (b"default".as_slice(), pass),
-        [user, pass] => (user.as_slice(), pass),
-        _ => return arity("auth"),
-    };
-    if user == b"default" && same(given, password.as_bytes()) {
-        client.authenticated = true;
-        ok()
-    } else {
-        err("WRONGPASS invalid username-password pair or user is disabled.")
-    }
-}
-
-/// Compares without stopping at the first difference (no timing hint).
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-fn hello(server: &Server, client: &mut Client, args: &[Vec<u8>]) -> Outcome {
-    if let Some(version) = args.first() {
-        match std::str::from_utf8(version).ok().map(str::parse::<i64>) {
-            Some(Ok(2)) => {}
-            Some(Ok(_)) => {
-                return err("NOPROTO unsupported protocol version (seq serve speaks RESP2 only)");
-            }
-            _ => return err("ERR Protocol version is not an integer or out of range"),
-        }
-    }
-    let mut rest = args.iter().skip(1);
-    let mut name = None;
-    while let Some(option) = rest.next() {
-        if option.eq_ignore_ascii_case(b"AUTH") {
-            let (Some(user), Some(pass)) = (rest.next(), rest.next()) else {
-                return err("ERR Syntax error in HELLO option 'auth'");
-            };
-            if let Outcome::Now(refusal) = auth(server, client, &[user.clone(), pass.clone()])
-                && refusal.first() == Some(&b'-')
-            {
-                return Outcome::Now(refusal);
-            }
-        } else if option.eq_ignore_ascii_case(b"SETNAME") {
-            let Some(n) = rest.next() else {
-                return err("ERR Syntax error in HELLO option 'setname'");
-            };
-            name = Some(n.clone());
-        } else {
-            return err(&format!(
-                "ERR Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(option)
-            ));
-        }
-    }
-    if !client.authenticated {
-        return err(
-            "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time",
-        );
-    }
-    if name.is_some() {
-        client.name = name;
-    }
-    reply(|out| {
-        resp::array(out, 14);
-        for (k, v) in [("server", "yaraus"), ("version", env!("CARGO_PKG_VERSION"))] {
-            resp::bulk(out, k.as_bytes());
-            resp::bulk(out, v.as_bytes());
-        }
-        resp::bulk(out, b"proto");
-        resp::integer(out, 2);
-        resp::bulk(out, b"id");
-        resp::integer(out, client.id as i64);
-        for (k, v) in [("mode", "standalone"), ("role", "master")] {
-            resp::bulk(out, k.as_bytes());
-            resp::bulk(out, v.as_bytes());
-        }
-        resp::bulk(out, b"modules");
-        resp::array(out, 0);
-    })
-}
-
-fn client_command(client: &mut Client, args: &[Vec<u8>]) -> Outcome {
-    let sub = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
-    match (sub.as_str(), args.len()) {
-        ("SETNAME", 2) => {
-            if args[1].iter().any(|b| *b <= b' ' || *b > b'~') {
-                return err(
-                    "ERR Client names cannot contain spaces, newlines or special characters.",
-                );
-            }
-            client.name = (!args[1].is_empty()).then(|| args[1].clone());
-            ok()
-        }
-        ("GETNAME", 1) => match &client.name {
-            Some(name) => reply(|out| resp::bulk(out, name)),
-            None => reply(resp::nil),
-        },
-        ("SETINFO", 3) => ok(),
-        ("ID", 1) => reply(|out| resp::integer(out, client.id as i64)),
-        ("SETNAME" | "GETNAME" | "SETINFO" | "ID", _) => err(&format!(
-            "ERR wrong number of arguments for 'client|{}' command",
-            sub.to_ascii_lowercase()
-        )),
-        _ => err(&format!(
-            "ERR unknown subcommand '{}'. seq serve knows CLIENT SETNAME, GETNAME, SETINFO and ID.",
-            String::from_utf8_lossy(&args[0])
-        )),
-    }
-}
-
 /// `CONFIG GET`: the persistence that the nodes were required to have
 /// (`--allow-volatile` lifts it), under Redis's names; nothing else.
-fn config_get(server: &Server, params: &[Vec<u8>]) -> Outcome {
+fn config_get(server: &Server, params: &[Vec<u8>], proto: Proto) -> Outcome {
     let (aof, fsync) = if server.durable {
         ("yes", "always")
     } else {
@@ -328,7 +264,7 @@ fn config_get(server: &Server, params: &[Vec<u8>]) -> Outcome {
         .filter(|(k, _)| params.iter().any(|p| p.eq_ignore_ascii_case(k.as_bytes())))
         .collect();
     reply(|out| {
-        resp::array(out, found.len() * 2);
+        resp::map(out, found.len(), proto);
         for (k, v) in found {
             resp::bulk(out, k.as_bytes());
             resp::bulk(out, v.as_bytes());
@@ -336,24 +272,20 @@ fn config_get(server: &Server, params: &[Vec<u8>]) -> Outcome {
     })
 }
 
-/// The commands `COMMAND COUNT` counts: INCR, INCRBY, GET, PING, ECHO, QUIT,
-/// SELECT, AUTH, HELLO, CLIENT, COMMAND, CONFIG, INFO.
-const COMMANDS: usize = 13;
-
-fn command(args: &[Vec<u8>]) -> Outcome {
+fn command(args: &[Vec<u8>], proto: Proto) -> Outcome {
     let Some(sub) = args.first() else {
         return reply(|out| resp::array(out, 0));
     };
     let sub = String::from_utf8_lossy(sub).to_ascii_uppercase();
     match sub.as_str() {
-        "COUNT" => reply(|out| resp::integer(out, COMMANDS as i64)),
+        "COUNT" => reply(|out| resp::integer(out, KNOWN.len() as i64)),
         // redis-cli then uses the help it was built with, which knows
         // INCR, INCRBY, GET and the rest as Redis documents them.
         "DOCS" => err("ERR COMMAND DOCS is not available: seq serve keeps no documentation"),
         "INFO" => reply(|out| {
             resp::array(out, args.len() - 1);
             for _ in 1..args.len() {
-                resp::nil(out);
+                resp::nil(out, proto);
             }
         }),
         _ => err(&format!(

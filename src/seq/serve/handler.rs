@@ -154,13 +154,23 @@ impl Handler<'_> {
     async fn reply(&mut self, pending: Vec<Outcome>) -> bool {
         for outcome in pending {
             match outcome {
-                Outcome::Now(reply) | Outcome::Close(reply) => self.connection.queue(&reply),
-                Outcome::Later(rx) => match rx.await {
-                    Ok(reply) => self.connection.queue(&reply),
-                    Err(_) => self
-                        .connection
-                        .queue(&error("ERR the server is shutting down")),
-                },
+                Outcome::Exec(replies) => {
+                    let mut header = Vec::new();
+                    resp::array(&mut header, replies.len());
+                    self.connection.queue(&header);
+                    for outcome in replies {
+                        let outcome = match outcome {
+                            Outcome::Deferred(run) => run(),
+                            outcome => outcome,
+                        };
+                        let reply = settle(outcome).await;
+                        self.connection.queue(&reply);
+                    }
+                }
+                outcome => {
+                    let reply = settle(outcome).await;
+                    self.connection.queue(&reply);
+                }
             }
         }
         self.connection.flush(self.server.idle_timeout).await
@@ -186,6 +196,18 @@ fn error(text: &str) -> Vec<u8> {
     let mut reply = Vec::new();
     resp::error_reply(&mut reply, text);
     reply
+}
+
+/// The reply of one request, once it is there (`EXEC` inside `EXEC`
+/// cannot be: it is never queued).
+async fn settle(outcome: Outcome) -> Vec<u8> {
+    match outcome {
+        Outcome::Now(reply) | Outcome::Close(reply) => reply,
+        Outcome::Later(rx) => rx
+            .await
+            .unwrap_or_else(|_| error("ERR the server is shutting down")),
+        Outcome::Exec(_) | Outcome::Deferred(_) => error("ERR EXEC inside EXEC"),
+    }
 }
 
 /// Sleeps until `at`, or forever without it.

@@ -1,5 +1,5 @@
-//! What `INFO` reports: the server's clients and, per sequence, its rounds,
-//! ids, batch sizes and errors. Plain atomic counters, bumped where the
+//! What `INFO` reports: the server's clients, its readiness (`health.rs`)
+//! and, per sequence, its rounds, ids, batch sizes and errors. Plain atomic counters, bumped where the
 //! event happens and read without stopping anyone.
 //!
 //! A *batch* is the requests one majority round answered: its size is how
@@ -88,6 +88,7 @@ pub fn render(
     listen: &str,
     nodes: &[String],
     sequences: &[(String, std::sync::Arc<SeqStats>)],
+    health: &super::health::Health,
 ) -> String {
     let section = section.to_ascii_lowercase();
     let all = matches!(section.as_str(), "" | "all" | "default" | "everything");
@@ -121,6 +122,9 @@ pub fn render(
             server.protocol_errors.load(Relaxed),
             server.idle_closed.load(Relaxed),
         );
+    }
+    if all || section == "health" {
+        health.render(&mut out);
     }
     if all || section == "sequences" {
         out.push_str("# Sequences\r\n");

@@ -1,5 +1,5 @@
 //! `yaraus seq serve`: the majority sequence behind the Redis protocol
-//! (RESP2), so that `redis-cli`, `redis-benchmark` and every Redis client
+//! (RESP2, and RESP3 after `HELLO 3`), so that `redis-cli`, `redis-benchmark` and every Redis client
 //! library get ids with `INCR name`.
 //!
 //! How a request flows:
@@ -8,10 +8,13 @@
 //! accept (mod.rs)        --max-clients: one more gets `-ERR max number of clients reached`
 //! handler.rs             one per connection: conn.rs reads → resp.rs parser (limits)
 //!                          → command.rs → conn.rs writes the replies in request order
+//! session.rs             AUTH, HELLO (the protocol), CLIENT, RESET: the connection's state
+//! MULTI … EXEC           → multi.rs queues, EXEC dispatches the queue at once
 //! INCR / INCRBY          → the name's queue → its sequencer (batch.rs): one majority round
 //!                          for every request waiting (group commit), ids in arrival order
 //! GET                    → a read of the nodes (MajoritySequence::current), on its own task
-//! INFO                   → info.rs counters
+//! INFO                   → info.rs counters, health.rs readiness (a probe of the
+//!                          nodes every second, on its own task)
 //! ```
 //!
 //! The safety of the ids is the library's ([`crate::seq`]): an id goes out
@@ -33,13 +36,18 @@ mod batch;
 mod command;
 mod conn;
 mod handler;
+mod health;
 mod info;
+mod multi;
 mod resp;
+mod session;
 
 use super::SeqKeys;
 use crate::store::Quorum;
 use batch::{Registry, Settings};
+use health::Health;
 use info::ServerStats;
+use resp::Proto;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -80,6 +88,8 @@ pub struct Server {
     password: Option<String>,
     durable: bool,
     stats: ServerStats,
+    /// What the last probe of the nodes found (`INFO health`).
+    health: Arc<Health>,
     listen: String,
     nodes: Vec<String>,
     /// Told when the last connection closes.
@@ -91,6 +101,10 @@ pub struct Client {
     id: u64,
     authenticated: bool,
     name: Option<Vec<u8>>,
+    /// RESP2 until `HELLO 3`.
+    proto: Proto,
+    /// The queue, between `MULTI` and `EXEC`.
+    multi: Option<multi::Transaction>,
 }
 
 /// Longest wait for connections to answer and close after `stop`, beyond
@@ -107,6 +121,7 @@ impl Server {
             .map(|a| a.to_string())
             .unwrap_or_default();
         let nodes = config.quorum.labels().to_vec();
+        let health = Arc::new(Health::new(&config.quorum));
         let server = Arc::new(Server {
             registry: Registry::new(Settings {
                 quorum: config.quorum.clone(),
@@ -121,11 +136,17 @@ impl Server {
             password: config.password,
             durable: config.durable,
             stats: ServerStats::default(),
+            health: Arc::clone(&health),
             listen,
             nodes,
             emptied: Notify::new(),
         });
         let (shutdown_tx, shutdown) = watch::channel(false);
+        tokio::spawn(health::probe_forever(
+            health,
+            server.quorum.clone(),
+            shutdown.clone(),
+        ));
         tokio::pin!(stop);
         let mut next_id = 0u64;
         loop {
@@ -191,6 +212,8 @@ impl Server {
             id,
             authenticated: self.password.is_none(),
             name: None,
+            proto: Proto::Resp2,
+            multi: None,
         };
         tokio::spawn(async move {
             handler::serve(&self, stream, client, shutdown).await;

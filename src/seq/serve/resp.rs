@@ -1,5 +1,18 @@
-//! RESP2 in and out: an incremental request parser with hard limits, and
-//! the reply encoders.
+//! RESP in and out: an incremental request parser with hard limits, and
+//! the reply encoders, for RESP2 and RESP3 ([`Proto`]).
+//!
+//! Requests are the same in both versions (arrays of bulk strings, or
+//! inline lines). Replies differ only where a RESP3 type exists for what is
+//! said: the null (`_` for `$-1`), maps (`%` for a flat array of pairs:
+//! `HELLO`, `CONFIG GET`) and verbatim text (`=` for `INFO`'s bulk string),
+//! exactly where Redis 7 uses them, so a RESP3 client sees what it would
+//! see from Redis. Integers, errors, bulk strings and arrays are the same
+//! bytes. Ids above 2^63 − 1 stay bulk strings of their digits in RESP3
+//! too, not RESP3 big numbers (`(`): every client tested reads the bulk
+//! string as an exact number (redis-rs into a `u64`, redis-py and hiredis,
+//! redis-cli), while redis-rs cannot turn a big number into a `u64`
+//! without its `num-bigint` feature, and hiredis gives the digits as bytes
+//! either way (docs/seq.md, "Clients").
 //!
 //! Why a parser of our own: the requests `seq serve` understands are short
 //! arrays of short strings, and what matters is what a *bad* client costs.
@@ -238,6 +251,24 @@ fn number(text: &[u8]) -> Option<i64> {
 
 // ----- replies -------------------------------------------------------------
 
+/// The protocol a connection speaks: RESP2 until `HELLO 3`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Proto {
+    #[default]
+    Resp2,
+    Resp3,
+}
+
+impl Proto {
+    /// The number `HELLO` reports.
+    pub fn version(self) -> i64 {
+        match self {
+            Proto::Resp2 => 2,
+            Proto::Resp3 => 3,
+        }
+    }
+}
+
 /// `+OK`-style status.
 pub fn simple(out: &mut Vec<u8>, text: &str) {
     out.push(b'+');
@@ -280,8 +311,40 @@ pub fn bulk(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-pub fn nil(out: &mut Vec<u8>) {
-    out.extend_from_slice(b"$-1\r\n");
+/// The null reply: `$-1` in RESP2, `_` in RESP3.
+pub fn nil(out: &mut Vec<u8>, proto: Proto) {
+    out.extend_from_slice(match proto {
+        Proto::Resp2 => b"$-1\r\n",
+        Proto::Resp3 => b"_\r\n",
+    });
+}
+
+/// The header of `pairs` key-value pairs: a map in RESP3, an array of
+/// twice as many elements in RESP2 (what Redis sends each version).
+pub fn map(out: &mut Vec<u8>, pairs: usize, proto: Proto) {
+    match proto {
+        Proto::Resp2 => array(out, pairs * 2),
+        Proto::Resp3 => {
+            out.push(b'%');
+            out.extend_from_slice(pairs.to_string().as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+}
+
+/// Text for a person (`INFO`): a bulk string in RESP2, a verbatim string
+/// of format `txt` in RESP3, as Redis sends it.
+pub fn text(out: &mut Vec<u8>, text: &[u8], proto: Proto) {
+    match proto {
+        Proto::Resp2 => bulk(out, text),
+        Proto::Resp3 => {
+            out.push(b'=');
+            out.extend_from_slice((text.len() + 4).to_string().as_bytes());
+            out.extend_from_slice(b"\r\ntxt:");
+            out.extend_from_slice(text);
+            out.extend_from_slice(b"\r\n");
+        }
+    }
 }
 
 pub fn array(out: &mut Vec<u8>, len: usize) {

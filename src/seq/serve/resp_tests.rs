@@ -173,3 +173,28 @@ fn empty_arrays_are_skipped_and_ids_above_i64_are_bulk() {
     error_reply(&mut out, "ERR two\r\nlines");
     assert_eq!(out, b"-ERR two  lines\r\n");
 }
+
+#[test]
+fn resp3_changes_only_the_null_maps_and_text() {
+    let encode = |proto: Proto| {
+        let mut out = Vec::new();
+        nil(&mut out, proto);
+        map(&mut out, 1, proto);
+        bulk(&mut out, b"k");
+        integer(&mut out, 3);
+        text(&mut out, b"# Health\r\nready:1\r\n", proto);
+        id(&mut out, u64::MAX);
+        out
+    };
+    assert_eq!(
+        encode(Proto::Resp2),
+        b"$-1\r\n*2\r\n$1\r\nk\r\n:3\r\n$19\r\n# Health\r\nready:1\r\n\r\n\
+          $20\r\n18446744073709551615\r\n"
+    );
+    assert_eq!(
+        encode(Proto::Resp3),
+        b"_\r\n%1\r\n$1\r\nk\r\n:3\r\n=23\r\ntxt:# Health\r\nready:1\r\n\r\n\
+          $20\r\n18446744073709551615\r\n"
+    );
+    assert_eq!((Proto::Resp2.version(), Proto::Resp3.version()), (2, 3));
+}

@@ -68,11 +68,14 @@ from your logs or your database, with a margin); nothing can check that, which i
 is a command for people. It never lowers a node, so running it again is harmless. Every node \
 must answer: one that does not is named, and the exit status is 69 until a rerun reaches it.";
 
-const SERVE_ABOUT: &str = "Serve every sequence of the nodes over RESP2, the Redis protocol, so \
-that redis-cli, redis-benchmark and every Redis client library are clients: INCR name gives \
-the next id, INCRBY name k the last id of a fresh block of k, GET name the current value; \
-PING, ECHO, QUIT, SELECT 0, AUTH, HELLO 2, CLIENT SETNAME/SETINFO, COMMAND and INFO work as \
-clients expect, anything else is an error. Concurrent requests for the same name are batched \
+const SERVE_ABOUT: &str = "Serve every sequence of the nodes over the Redis protocol, RESP2 \
+and RESP3 (after HELLO 3), so that redis-cli, redis-benchmark and every Redis client library \
+are clients with their defaults: INCR name gives the next id, INCRBY name k the last id of a \
+fresh block of k, GET name the current value; MULTI/EXEC/DISCARD around them (a transaction \
+refused while queuing, or discarded, consumes no id); PING, ECHO, QUIT, SELECT 0, AUTH, HELLO, \
+CLIENT SETNAME/GETNAME/SETINFO/ID, RESET, COMMAND and INFO work as clients expect, anything \
+else is an error. PING always answers PONG (liveness); INFO health says whether a majority of \
+the nodes answers (readiness: ready:1). Concurrent requests for the same name are batched \
 into one majority round (group commit), so throughput grows with clients while each node \
 still persists every round. Several serve processes may run against the same nodes. SIGTERM \
 or SIGINT stops accepting, finishes the rounds in flight, answers, and exits 0.";

@@ -1,4 +1,4 @@
-//! `yaraus seq serve`: the RESP2 front of the majority sequence (the server
+//! `yaraus seq serve`: the RESP front of the majority sequence (the server
 //! itself is [`yaraus::seq::serve`]; this file is flags in, one line out).
 //!
 //! At start it checks what can be checked before any client arrives, so
@@ -35,7 +35,7 @@ pub async fn serve(ctx: &Context, args: SeqServeArgs) -> Result<i32> {
         .local_addr()
         .map_err(|e| Error::State(format!("cannot read the address listened on: {e}")))?;
     let line = format!(
-        "seq serve: listening on {addr} (RESP2), {} nodes, namespace {}",
+        "seq serve: listening on {addr} (RESP2, RESP3), {} nodes, namespace {}",
         ctx.targets().len(),
         ctx.namespace()
     );

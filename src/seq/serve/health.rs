@@ -1,0 +1,215 @@
+//! Readiness: whether this server can hand out ids now, which `PING`
+//! cannot tell (it answers `PONG` while two nodes of three are down and
+//! every `INCR` fails).
+//!
+//! A task asks every node, every [`INTERVAL`], what a round needs of it:
+//! that it is ready (the persistence check of first contact passed: a node
+//! that does not keep every write never votes) and that it answers a
+//! `PING` within a round's bound ([`Quorum::round_timeout`]). The server is
+//! *ready* when a majority of the nodes passed the last probe. `INFO
+//! health` reports it (`ready:1`/`ready:0`, each node's state, how old the
+//! probe is), and each change of readiness is one log line, so that an
+//! operator sees when and why the sequence became unavailable.
+//!
+//! Why a probe and not the outcome of the last round: an idle server has
+//! no rounds, and a load balancer must know before it sends a client.
+//! Why `PING` keeps answering `PONG` (a liveness answer, as the issue
+//! asked; Redis answers `-LOADING` or `-MASTERDOWN` instead): a liveness
+//! check that failed while the nodes are away would have the server
+//! restarted, which cannot bring a node back and drops every client; and
+//! client pools that `PING` a connection before use (redis-py's
+//! `health_check_interval`) would tear down connections that `GET`, `INFO`
+//! and the transactions' replies still use. docs/seq.md, "Health", says
+//! what to probe from Kubernetes or a load balancer.
+//!
+//! Ready is a statement about the last probe, not a promise about the next
+//! round: a node may fail between the two. The round itself never relies
+//! on it.
+
+use crate::error::Error;
+use crate::store::{Quorum, gather};
+use std::fmt::Write;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// How often every node is probed.
+pub const INTERVAL: Duration = Duration::from_secs(1);
+
+/// What the last probe found of one node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NodeState {
+    /// Not probed yet.
+    Unknown,
+    /// Prepared (durable, when required) and answering.
+    Ok,
+    /// No answer within the bound, or no connection.
+    Down,
+    /// Answers, but does not persist every write: it never votes.
+    NotDurable,
+    /// Answers with a refusal (a wrong password, an ACL) or an error.
+    Refused,
+}
+
+impl NodeState {
+    fn name(self) -> &'static str {
+        match self {
+            NodeState::Unknown => "unknown",
+            NodeState::Ok => "ok",
+            NodeState::Down => "down",
+            NodeState::NotDurable => "not_durable",
+            NodeState::Refused => "refused",
+        }
+    }
+}
+
+/// The readiness the last probe found; shared by the prober and `INFO`.
+pub struct Health {
+    labels: std::sync::Arc<[String]>,
+    majority: usize,
+    state: Mutex<State>,
+}
+
+struct State {
+    nodes: Vec<NodeState>,
+    /// When the last probe ended.
+    checked: Option<Instant>,
+    ready: bool,
+    /// When `ready` last changed (or the server started).
+    since: Instant,
+}
+
+impl Health {
+    pub fn new(quorum: &Quorum) -> Health {
+        Health {
+            labels: quorum.labels(),
+            majority: quorum.majority(),
+            state: Mutex::new(State {
+                nodes: vec![NodeState::Unknown; quorum.len()],
+                checked: None,
+                ready: false,
+                since: Instant::now(),
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records a probe; logs a change of readiness.
+    fn update(&self, nodes: Vec<NodeState>) {
+        let ok = nodes.iter().filter(|s| **s == NodeState::Ok).count();
+        let ready = ok >= self.majority;
+        let mut state = self.state();
+        let first = state.checked.is_none();
+        if ready != state.ready || first {
+            let summary = self.summary(&nodes);
+            if ready {
+                crate::info!(
+                    "seq serve: ready: {ok} of {} nodes answer ({summary})",
+                    nodes.len()
+                );
+            } else {
+                crate::warn!(
+                    "seq serve: not ready, every INCR fails until a majority ({}) answers: \
+                     {ok} of {} nodes answer ({summary})",
+                    self.majority,
+                    nodes.len()
+                );
+            }
+            if ready != state.ready {
+                state.since = Instant::now();
+            }
+        }
+        state.ready = ready;
+        state.nodes = nodes;
+        state.checked = Some(Instant::now());
+    }
+
+    fn summary(&self, nodes: &[NodeState]) -> String {
+        self.labels
+            .iter()
+            .zip(nodes)
+            .map(|(label, s)| format!("{label} {}", s.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The `# Health` section of `INFO`.
+    pub fn render(&self, out: &mut String) {
+        let state = self.state();
+        let ok = state.nodes.iter().filter(|s| **s == NodeState::Ok).count();
+        let _ = write!(
+            out,
+            "# Health\r\nready:{}\r\nready_since_seconds:{}\r\nnodes:{}\r\nnodes_ok:{ok}\r\n\
+             majority:{}\r\nlast_probe_ms_ago:{}\r\nprobe_interval_ms:{}\r\n",
+            u8::from(state.ready),
+            state.since.elapsed().as_secs(),
+            state.nodes.len(),
+            self.majority,
+            state.checked.map_or(-1, |t| t.elapsed().as_millis() as i64),
+            INTERVAL.as_millis(),
+        );
+        for (i, (label, s)) in self.labels.iter().zip(&state.nodes).enumerate() {
+            let _ = write!(
+                out,
+                "node{i}:addr={},state={}\r\n",
+                printable(label),
+                s.name()
+            );
+        }
+        out.push_str("\r\n");
+    }
+}
+
+/// A label as it can stand in an `INFO` field: no line breaks, no `,`.
+fn printable(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| if c.is_control() || c == ',' { '?' } else { c })
+        .collect()
+}
+
+/// Probes the nodes every [`INTERVAL`] until `stop` changes.
+pub async fn probe_forever(
+    health: std::sync::Arc<Health>,
+    mut quorum: Quorum,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        let nodes = tokio::select! {
+            nodes = probe(&mut quorum) => nodes,
+            _ = stop.changed() => return,
+        };
+        health.update(nodes);
+        tokio::select! {
+            () = tokio::time::sleep(INTERVAL) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+/// One probe of every node, each bounded by a round's bound.
+async fn probe(quorum: &mut Quorum) -> Vec<NodeState> {
+    let labels = quorum.labels();
+    let limit = quorum.round_timeout();
+    let futures: Vec<_> = quorum
+        .nodes_mut()
+        .iter_mut()
+        .map(|node| async move {
+            node.prepare().await?;
+            node.store().query::<String>(&redis::cmd("PING")).await
+        })
+        .collect();
+    let replies = gather(futures, &labels, limit, |_| false).await;
+    replies
+        .into_iter()
+        .map(|reply| match reply {
+            Some(Ok(_)) => NodeState::Ok,
+            Some(Err(Error::State(_))) => NodeState::NotDurable,
+            Some(Err(Error::Unavailable(_))) | None => NodeState::Down,
+            Some(Err(_)) => NodeState::Refused,
+        })
+        .collect()
+}
