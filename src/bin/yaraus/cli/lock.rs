@@ -67,7 +67,7 @@ pub struct LockArgs {
     pub shell_command: Option<String>,
 
     /// How long the lock lives unless extended (it is extended every ttl/3 while COMMAND runs).
-    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = positive_duration)]
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = positive_duration, allow_hyphen_values = true)]
     pub ttl: Duration,
 
     /// Give up when the lock is still busy (exit 75, or -E), or a majority of its masters stays
@@ -75,7 +75,7 @@ pub struct LockArgs {
     /// Each request is still bounded by --timeout, and an attempt in flight at this bound is
     /// cut off there. A wrong password, URL or master name fails at once. [default: wait
     /// forever; --extend, --release, --info: 5 x --timeout]
-    #[arg(short = 'w', long, value_name = "DURATION", value_parser = duration)]
+    #[arg(short = 'w', long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub wait: Option<Duration>,
 
     /// Do not wait: one attempt, given up at once when the lock is busy or its masters out of
@@ -90,7 +90,7 @@ pub struct LockArgs {
     /// Time COMMAND gets to stop: SIGTERM this long before the lock runs out (or when it is lost),
     /// SIGKILL when it runs out. Must leave room for an extension (every ttl/3). [default: 5s, or
     /// a quarter of the ttl when that is less]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub kill_after: Option<Duration>,
 
     /// Text put in front of NAME to make the Redis key. [default: none]
@@ -145,11 +145,7 @@ pub struct LockArgs {
     pub child_env: ChildEnvArgs,
 
     /// The command to run while holding the lock, and its arguments.
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "COMMAND"
-    )]
+    #[arg(trailing_var_arg = true, value_name = "COMMAND")]
     pub argv: Vec<String>,
 }
 

@@ -178,7 +178,7 @@ pub struct GlobalArgs {
     /// on one dial or request (a request that carries a WAIT gets twice this). A server that
     /// does not answer within it is out of reach, which the command rides out, retrying, for
     /// up to its --wait.
-    #[arg(long, global = true, value_name = "DURATION", default_value = "2s", value_parser = positive_duration)]
+    #[arg(long, global = true, value_name = "DURATION", default_value = "2s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
 
     /// Print only errors and warnings.
@@ -284,7 +284,7 @@ pub struct WaitArgs {
     /// pauses, then give up (exit 69); 0: one attempt. Each request is still bounded by
     /// --timeout, and one in flight at this bound is cut off there. A wrong password, URL,
     /// master name or key type fails at once. [default: 5 x --timeout]
-    #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration)]
+    #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub wait: Option<Duration>,
 }
 
@@ -308,28 +308,28 @@ pub struct RunArgs {
     pub replacement: String,
 
     /// How often the lease is renewed.
-    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = positive_duration)]
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = positive_duration, allow_hyphen_values = true)]
     pub interval: Duration,
 
     /// Wait this long after leasing before starting COMMAND. [default: 2 x interval + kill-after]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub delay: Option<Duration>,
 
     /// Lease length written to Redis at each renewal.
-    #[arg(long, default_value = "30m", value_name = "DURATION", value_parser = positive_duration)]
+    #[arg(long, default_value = "30m", value_name = "DURATION", value_parser = positive_duration, allow_hyphen_values = true)]
     pub expire: Duration,
 
     /// Time COMMAND gets to stop: SIGTERM this long before the lease runs out (or when it is
     /// lost), SIGKILL when it runs out. Must leave room for a renewal. [default: 5s, or a quarter
     /// of the lease when that is less]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub kill_after: Option<Duration>,
 
     /// Give up if no id is free within this time (exit 75), or Redis stays out of reach (a
     /// restart, a failover, a refused connection: exit 69). Each request is still bounded by
     /// --timeout, and one in flight at this bound is cut off there; 0: one attempt. A wrong
     /// password, URL or master name fails at once. [default: wait forever]
-    #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration)]
+    #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub wait: Option<Duration>,
 
     /// With --max: the pool's smallest id, for re-creating the pool if it is gone (a Redis
@@ -358,7 +358,7 @@ pub struct RunArgs {
     /// Clock guard: the longest to wait, beyond --delay, for this host's wall clock to pass the
     /// last instant at which the id's previous holder could make ids (on that holder's clock).
     /// A longer lag is refused (exit 75, the id given back): a clock that far behind is broken.
-    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration)]
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub max_clock_wait: Duration,
 
     /// Clock guard: stop COMMAND (as on a lost lease, exit 124) when this host's clock is
@@ -366,7 +366,7 @@ pub struct RunArgs {
     /// every host, it also guards an id whose record was lost (a pool restarted empty): the new
     /// holder waits until no holder within this offset can have made a later id. [default:
     /// only warn, beyond half of --delay]
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, allow_hyphen_values = true)]
     pub max_clock_offset: Option<Duration>,
 
     /// Clock guard: stop COMMAND (as on a lost lease, exit 124) when this host's wall clock
@@ -380,12 +380,7 @@ pub struct RunArgs {
     pub child_env: ChildEnvArgs,
 
     /// The command to run, and its arguments.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "COMMAND"
-    )]
+    #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
 

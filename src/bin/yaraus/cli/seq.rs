@@ -138,7 +138,7 @@ pub struct SeqServeArgs {
 
     /// Close a connection that has sent nothing for this long (0: never). A half-sent
     /// request counts as nothing.
-    #[arg(long, default_value = "5m", value_name = "DURATION", value_parser = duration)]
+    #[arg(long, default_value = "5m", value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub idle_timeout: Duration,
 
     /// Most ids one round hands out: a bigger batch waits for the next round.
