@@ -1,6 +1,8 @@
 //! The command line behaves like the Unix tools yaraus stands in for
 //! (issue 25), against real redis-servers.
 //!
+//! * `flock.rs`: flock(1)'s conventions: bare seconds, silence on success,
+//!   --timeout is not the wait.
 //! * `typos.rs`: an unknown option before `--` is a usage error (exit 2, one
 //!   line naming it) and Redis is left as it was; after `--`, anything goes
 //!   to the command.
@@ -8,6 +10,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod flock;
 mod typos;
 
 use common::{Output, RedisServer};

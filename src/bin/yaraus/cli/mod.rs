@@ -6,6 +6,7 @@
 //! they may stand before or after the subcommand's name.
 
 mod acl;
+mod duration;
 mod flags;
 mod hilo;
 mod index;
@@ -15,6 +16,7 @@ mod man;
 mod seq;
 
 pub use acl::AclRulesArgs;
+pub use duration::{duration, positive_duration};
 pub use flags::flag;
 pub use hilo::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
 pub use index::IndexArgs;
@@ -177,7 +179,7 @@ pub struct GlobalArgs {
     /// How long to wait for Redis to connect, and for replicas to confirm a write: the bound
     /// on one dial or request (a request that carries a WAIT gets twice this). A server that
     /// does not answer within it is out of reach, which the command rides out, retrying, for
-    /// up to its --wait.
+    /// up to its --wait. Not the wait for a busy lock or a free id: that is -w/--wait.
     #[arg(long, global = true, value_name = "DURATION", default_value = "2s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
 
@@ -430,26 +432,6 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// A humantime duration (`500ms`, `2s`, `30m`, `1h 30m`); a bare `0` is zero.
-pub fn duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    humantime::parse_duration(s).map_err(|e| {
-        format!("'{s}' is not a duration ({e}); write it like 500ms, 2s, 30m or 1h30m")
-    })
-}
-
-/// A duration that must be more than zero.
-pub fn positive_duration(s: &str) -> Result<Duration, String> {
-    let d = duration(s)?;
-    if d.is_zero() {
-        return Err(format!("'{s}' must be more than zero"));
-    }
-    Ok(d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -485,14 +467,5 @@ mod tests {
                 assert!(listed, "{name} does not list exit status {code}:\n{table}");
             }
         }
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(duration("0").unwrap(), Duration::ZERO);
-        assert!(duration("soon").is_err());
-        assert!(duration("-1s").is_err());
-        assert!(positive_duration("0s").is_err());
     }
 }
