@@ -3,6 +3,8 @@
 //!
 //! * `flock.rs`: flock(1)'s conventions: bare seconds, silence on success,
 //!   --timeout is not the wait.
+//! * `help.rs`: `-h` short, `--help` long, each its own exit table, one
+//!   meaning per short flag.
 //! * `typos.rs`: an unknown option before `--` is a usage error (exit 2, one
 //!   line naming it) and Redis is left as it was; after `--`, anything goes
 //!   to the command.
@@ -11,6 +13,7 @@
 mod common;
 
 mod flock;
+mod help;
 mod typos;
 
 use common::{Output, RedisServer};

@@ -54,8 +54,8 @@ fn main() {
 
 /// The command line, or the exit for help, version and usage errors.
 fn parse() -> Cli {
-    use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
-    let matches = Cli::command()
+    use clap::{FromArgMatches, parser::ValueSource};
+    let matches = cli::command()
         .try_get_matches()
         .unwrap_or_else(|e| exit_on_parse_error(e));
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| exit_on_parse_error(e));

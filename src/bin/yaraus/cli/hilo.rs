@@ -121,7 +121,7 @@ pub struct HiloNextArgs {
     pub batch: u64,
 
     /// Print N ids, one per line, from blocks reserved by the in-process allocator.
-    #[arg(long, short = 'c', value_name = "N",
+    #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub count: Option<u64>,
 

@@ -57,6 +57,8 @@ pub struct LockArgs {
     #[arg(value_name = "NAME")]
     pub name: String,
 
+    /// Run this shell command with `sh -c` (as flock -c), instead of COMMAND.
+    ///
     /// Run this shell command with `sh -c`, as flock -c does, instead of COMMAND.
     #[arg(
         short = 'c',
@@ -66,10 +68,14 @@ pub struct LockArgs {
     )]
     pub shell_command: Option<String>,
 
+    /// How long the lock lives unless extended (every ttl/3).
+    ///
     /// How long the lock lives unless extended (it is extended every ttl/3 while COMMAND runs).
     #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = positive_duration, allow_hyphen_values = true)]
     pub ttl: Duration,
 
+    /// Give up after this long (exit 75, or -E; 69: masters out of reach).
+    ///
     /// Give up when the lock is still busy (exit 75, or -E), or a majority of its masters stays
     /// out of reach (a restart, a failover, a refused connection: exit 69), after this long.
     /// Each request is still bounded by --timeout, and an attempt in flight at this bound is
@@ -78,6 +84,8 @@ pub struct LockArgs {
     #[arg(short = 'w', long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub wait: Option<Duration>,
 
+    /// Do not wait: one attempt (same as --wait 0).
+    ///
     /// Do not wait: one attempt, given up at once when the lock is busy or its masters out of
     /// reach (same as --wait 0).
     #[arg(short = 'n', long, visible_alias = "nonblock", conflicts_with = "wait")]
@@ -87,6 +95,8 @@ pub struct LockArgs {
     #[arg(short = 'E', long, default_value_t = 75, value_name = "N")]
     pub conflict_exit_code: u8,
 
+    /// Time COMMAND gets to stop: SIGTERM, then SIGKILL this long after.
+    ///
     /// Time COMMAND gets to stop: SIGTERM this long before the lock runs out (or when it is lost),
     /// SIGKILL when it runs out. Must leave room for an extension (every ttl/3). [default: 5s, or
     /// a quarter of the ttl when that is less]
@@ -102,14 +112,20 @@ pub struct LockArgs {
     )]
     pub prefix: String,
 
+    /// Admit up to N holders at once (a semaphore; one master only).
+    ///
     /// Admit up to N holders at once: a semaphore, like `consul lock -n`. One Redis master only.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub limit: u32,
 
+    /// Text replaced by the fencing token in COMMAND's arguments.
+    ///
     /// Text replaced by the fencing token in COMMAND's arguments ('' to turn off; not applied to -c).
     #[arg(long, default_value = "<>", value_name = "TEXT")]
     pub replacement: String,
 
+    /// Several masters: accept nodes that may lose a write (no fsync check).
+    ///
     /// With several masters, accept nodes that may lose a write: without appendfsync always, or
     /// with an allkeys-* maxmemory-policy (fencing tokens could then repeat after a node crashes
     /// or evicts). Skips the check (CONFIG GET); as --assume-durable, for a user the ACL denies
@@ -117,12 +133,16 @@ pub struct LockArgs {
     #[arg(long, visible_aliases = ["no-fsync-check", "assume-durable"])]
     pub allow_volatile: bool,
 
+    /// Also say what went well (taken, started, released); silent otherwise.
+    ///
     /// Also say what went well: the lock taken (with its fencing token), COMMAND started, the lock
     /// released. Without it a lock that was taken is silent, as flock is (cron mails whatever a
     /// job prints); waiting for a busy lock, giving up and losing the lock are always said.
     #[arg(short = 'v', long)]
     pub verbose: bool,
 
+    /// Take the lock, print its token, and exit.
+    ///
     /// Take the lock, print its token and fencing token, and exit; the lock stays held for --ttl.
     #[arg(long)]
     pub acquire: bool,
@@ -135,10 +155,14 @@ pub struct LockArgs {
     #[arg(long)]
     pub release: bool,
 
+    /// Print what every master knows about the lock, as JSON.
+    ///
     /// Print what every master knows about the lock (holder, age, ttl, fencing counter) as JSON.
     #[arg(long)]
     pub info: bool,
 
+    /// The token --acquire printed; for --extend and --release.
+    ///
     /// The lock's token, as --acquire printed it (YARAUS_LOCK_TOKEN); for --extend and --release.
     #[arg(long, value_name = "TOKEN")]
     pub token: Option<String>,

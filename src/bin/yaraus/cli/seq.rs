@@ -94,7 +94,7 @@ pub struct SeqNextArgs {
     pub name: String,
 
     /// Take K consecutive ids in one round, printed one per line.
-    #[arg(long, short = 'c', default_value_t = 1, value_name = "K",
+    #[arg(long, default_value_t = 1, value_name = "K",
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub count: u64,
 
