@@ -12,7 +12,8 @@ Exit status:
   69      a majority of the Redis masters could not be reached within --wait (or --info: fewer
           than a majority answered); a master refused authentication or a command (ACL: see
           acl-rules), is not a Redis server, or names no master (Sentinel): at once
-  75      the lock is busy (-n, or --wait ran out); -E/--conflict-exit-code changes it
+  75      the lock is busy (-n, or --wait ran out); -E/--conflict-exit-code changes it (flock
+          exits 1: -E 1 for scripts that test flock's status)
   124     the lock was lost while COMMAND ran, and COMMAND was killed;
           --extend/--release: the token does not hold the lock (any more)
   125     another failure (a key of another type at NAME, a node without appendfsync always, ...)
@@ -23,7 +24,8 @@ Exit status:
 Examples:
   yaraus lock nightly-backup --ttl 30s --wait 5m -- ./backup.sh
   yaraus lock deploy --redis redis://a --redis redis://b --redis redis://c -n -E 99 -- ./deploy.sh
-  yaraus lock cron-report -c 'report > /tmp/report.txt'
+  yaraus lock cron-report -n -w 0.5 -c 'report > /tmp/report.txt'   # silent unless it fails
+  yaraus lock hold-me -- sleep infinity                              # held until signalled
   out=$(yaraus lock --acquire batch --ttl 10m) || exit; eval \"$out\"
   yaraus lock --extend batch --ttl 10m --token \"$YARAUS_LOCK_TOKEN\"
   yaraus lock --release batch --token \"$YARAUS_LOCK_TOKEN\"

@@ -166,7 +166,8 @@ fn mode(args: &LockArgs) -> Result<Mode> {
     if args.argv.is_empty() {
         return Err(Error::Usage(format!(
             "no command to run while holding the lock: yaraus lock {name} -- COMMAND [ARGS...], \
-             or yaraus lock {name} -c 'shell command' (or --acquire, --extend, --release, --info)",
+             or yaraus lock {name} -c 'shell command' (or --acquire, --extend, --release, --info; \
+             -- sleep infinity holds it until signalled)",
             name = args.name
         )));
     }
