@@ -69,7 +69,13 @@ fn short_help_fits_a_screen_and_long_help_has_the_connection_options_apart() {
 
 #[test]
 fn each_subcommand_shows_its_own_exit_table() {
-    for words in [&["init"][..], &["stats"], &["list"]] {
+    for words in [
+        &["init"][..],
+        &["stats"],
+        &["list"],
+        &["acl-rules"],
+        &["completions"],
+    ] {
         let long = help(words, "--help");
         assert!(long.contains("Exit status:"), "yaraus {words:?}:\n{long}");
         for runs_only in ["COMMAND's own exit status", "the command's own", "124"] {

@@ -1,6 +1,7 @@
 //! The exit-status tables of the pool commands (`init`, `stats`, `list`,
 //! `run`) and of `yaraus` itself, shown after each one's `--help` and in
-//! its man page. The other subcommands keep theirs beside their options.
+//! its man page, and of the two that only print (`acl-rules`,
+//! `completions`). The other subcommands keep theirs beside their options.
 
 /// `yaraus --help`: every status any subcommand exits with.
 pub(super) const EXIT_STATUS: &str = "\
@@ -51,3 +52,10 @@ Exit status:
 Waiting: what passes (a refused connection, a restart, a failover, LOADING, MASTERDOWN) is
 retried, with growing pauses, until --wait; --timeout bounds each request. What is
 misconfigured (password, ACL, master name, key type, URL) fails at once.";
+
+/// `acl-rules` and `completions`: they print, and ask no server anything.
+pub(super) const PRINT_EXIT_STATUS: &str = "\
+Exit status:
+  0       printed
+  2       usage error: bad flag, an unknown shell or subcommand, a missing --lock-prefix
+  125     stdout could not be written";

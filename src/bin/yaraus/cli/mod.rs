@@ -19,7 +19,7 @@ mod seq;
 
 pub use acl::AclRulesArgs;
 pub use duration::{duration, positive_duration};
-use exit_status::{EXIT_STATUS, POOL_EXIT_STATUS, RUN_EXIT_STATUS};
+use exit_status::{EXIT_STATUS, POOL_EXIT_STATUS, PRINT_EXIT_STATUS, RUN_EXIT_STATUS};
 pub use flags::flag;
 pub use hilo::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
 pub use index::IndexArgs;
@@ -230,9 +230,10 @@ pub enum Command {
     #[command(long_about = hilo::HILO_ABOUT, after_long_help = hilo::HILO_EXIT_STATUS)]
     Hilo(HiloArgs),
     /// Print the ACL SETUSER rules of a Redis user that may do what yaraus needs, and nothing more.
-    #[command(long_about = acl::ACL_RULES_ABOUT)]
+    #[command(long_about = acl::ACL_RULES_ABOUT, after_long_help = PRINT_EXIT_STATUS)]
     AclRules(AclRulesArgs),
     /// Print a shell completion script.
+    #[command(after_long_help = PRINT_EXIT_STATUS)]
     Completions(CompletionsArgs),
 }
 
