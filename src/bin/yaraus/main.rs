@@ -11,7 +11,6 @@ mod cli;
 mod commands;
 mod settings;
 
-use clap::Parser;
 use cli::Cli;
 use yaraus::error::{EXIT_SOFTWARE, EXIT_USAGE};
 use yaraus::log::EXIT_FLUSH;
@@ -23,7 +22,7 @@ fn main() {
     yaraus::supervise::signals::ignored_at_start();
     // Messages of the library name settings by the flags that set them.
     yaraus::base::setting::name_settings(cli::flag);
-    let cli = Cli::try_parse().unwrap_or_else(|e| exit_on_parse_error(e));
+    let cli = parse();
     // Forked now, while the process has a single thread: the watchdog is a
     // copy of this process that starts and guards the command.
     let watchdog = cli.runs_a_command().then(start_watchdog);
@@ -51,6 +50,23 @@ fn main() {
     // exit does not wait for the log's writer thread.
     yaraus::log::flush(EXIT_FLUSH);
     std::process::exit(code);
+}
+
+/// The command line, or the exit for help, version and usage errors.
+fn parse() -> Cli {
+    use clap::{FromArgMatches, parser::ValueSource};
+    let matches = cli::command()
+        .try_get_matches()
+        .unwrap_or_else(|e| exit_on_parse_error(e));
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| exit_on_parse_error(e));
+    if let (cli::Command::Lock(lock), Some(m)) =
+        (&mut cli.command, matches.subcommand_matches("lock"))
+    {
+        let typed = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+        lock.timeout_typed =
+            typed("timeout") || matches.value_source("timeout") == Some(ValueSource::CommandLine);
+    }
+    cli
 }
 
 /// The watchdog process, or the exit if it cannot be started.

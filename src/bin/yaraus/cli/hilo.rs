@@ -90,7 +90,7 @@ pub struct HiloAgentArgs {
     pub min_open: u32,
 
     /// Run again every DURATION until SIGINT or SIGTERM.
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration, conflicts_with = "once")]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, allow_hyphen_values = true, conflicts_with = "once")]
     pub every: Option<Duration>,
 
     /// Run once and exit (the default).
@@ -105,7 +105,7 @@ pub struct HiloAgentArgs {
     /// out of reach (a restart, a refused connection: every shard must answer), before it
     /// gives up (exit 75 or 69); --every tries again at the next run. Each request is still
     /// bounded by --timeout.
-    #[arg(short = 'w', long, default_value = "10s", value_name = "DURATION", value_parser = duration)]
+    #[arg(short = 'w', long, default_value = "10s", value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub wait: Duration,
 }
 
@@ -121,7 +121,7 @@ pub struct HiloNextArgs {
     pub batch: u64,
 
     /// Print N ids, one per line, from blocks reserved by the in-process allocator.
-    #[arg(long, short = 'c', value_name = "N",
+    #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub count: Option<u64>,
 

@@ -51,17 +51,17 @@ pub struct IndexArgs {
     pub name: String,
 
     /// How often every replica is counted (at least 100ms); the same for every replica of NAME.
-    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = positive_duration)]
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = positive_duration, allow_hyphen_values = true)]
     pub interval: Duration,
 
     /// This replica's tick comes this long after each interval's start (below interval/2).
     /// [default: random, fixed at start]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub skew: Option<Duration>,
 
     /// Time COMMAND gets to stop after SIGTERM before SIGKILL (at most interval/4).
     /// [default: interval/4, or 5s if less]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub kill_after: Option<Duration>,
 
     /// Print {"index":..,"replicas":..,"interval":..} once per interval (null while unknown)
@@ -77,7 +77,7 @@ pub struct IndexArgs {
     /// refused connection) for this long; once started, a replica rides out any outage (its
     /// command stopped meanwhile). Each request is still bounded by --timeout; 0: one attempt.
     /// [default: wait forever; --status: 5 x --timeout]
-    #[arg(short = 'w', long, value_name = "DURATION", value_parser = duration)]
+    #[arg(short = 'w', long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub wait: Option<Duration>,
 
     #[command(flatten)]
@@ -86,7 +86,6 @@ pub struct IndexArgs {
     /// The command to run, and its arguments: <index>, <replicas> and <rank> are replaced.
     #[arg(
         trailing_var_arg = true,
-        allow_hyphen_values = true,
         value_name = "COMMAND",
         conflicts_with_all = ["print", "status"]
     )]

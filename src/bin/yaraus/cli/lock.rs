@@ -12,7 +12,8 @@ Exit status:
   69      a majority of the Redis masters could not be reached within --wait (or --info: fewer
           than a majority answered); a master refused authentication or a command (ACL: see
           acl-rules), is not a Redis server, or names no master (Sentinel): at once
-  75      the lock is busy (-n, or --wait ran out); -E/--conflict-exit-code changes it
+  75      the lock is busy (-n, or --wait ran out); -E/--conflict-exit-code changes it (flock
+          exits 1: -E 1 for scripts that test flock's status)
   124     the lock was lost while COMMAND ran, and COMMAND was killed;
           --extend/--release: the token does not hold the lock (any more)
   125     another failure (a key of another type at NAME, a node without appendfsync always, ...)
@@ -23,7 +24,8 @@ Exit status:
 Examples:
   yaraus lock nightly-backup --ttl 30s --wait 5m -- ./backup.sh
   yaraus lock deploy --redis redis://a --redis redis://b --redis redis://c -n -E 99 -- ./deploy.sh
-  yaraus lock cron-report -c 'report > /tmp/report.txt'
+  yaraus lock cron-report -n -w 0.5 -c 'report > /tmp/report.txt'   # silent unless it fails
+  yaraus lock hold-me -- sleep infinity                              # held until signalled
   out=$(yaraus lock --acquire batch --ttl 10m) || exit; eval \"$out\"
   yaraus lock --extend batch --ttl 10m --token \"$YARAUS_LOCK_TOKEN\"
   yaraus lock --release batch --token \"$YARAUS_LOCK_TOKEN\"
@@ -57,6 +59,8 @@ pub struct LockArgs {
     #[arg(value_name = "NAME")]
     pub name: String,
 
+    /// Run this shell command with `sh -c` (as flock -c), instead of COMMAND.
+    ///
     /// Run this shell command with `sh -c`, as flock -c does, instead of COMMAND.
     #[arg(
         short = 'c',
@@ -66,18 +70,24 @@ pub struct LockArgs {
     )]
     pub shell_command: Option<String>,
 
+    /// How long the lock lives unless extended (every ttl/3).
+    ///
     /// How long the lock lives unless extended (it is extended every ttl/3 while COMMAND runs).
-    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = positive_duration)]
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = positive_duration, allow_hyphen_values = true)]
     pub ttl: Duration,
 
+    /// Give up after this long (exit 75, or -E; 69: masters out of reach).
+    ///
     /// Give up when the lock is still busy (exit 75, or -E), or a majority of its masters stays
     /// out of reach (a restart, a failover, a refused connection: exit 69), after this long.
     /// Each request is still bounded by --timeout, and an attempt in flight at this bound is
     /// cut off there. A wrong password, URL or master name fails at once. [default: wait
     /// forever; --extend, --release, --info: 5 x --timeout]
-    #[arg(short = 'w', long, value_name = "DURATION", value_parser = duration)]
+    #[arg(short = 'w', long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub wait: Option<Duration>,
 
+    /// Do not wait: one attempt (same as --wait 0).
+    ///
     /// Do not wait: one attempt, given up at once when the lock is busy or its masters out of
     /// reach (same as --wait 0).
     #[arg(short = 'n', long, visible_alias = "nonblock", conflicts_with = "wait")]
@@ -87,10 +97,12 @@ pub struct LockArgs {
     #[arg(short = 'E', long, default_value_t = 75, value_name = "N")]
     pub conflict_exit_code: u8,
 
+    /// Time COMMAND gets to stop: SIGTERM, then SIGKILL this long after.
+    ///
     /// Time COMMAND gets to stop: SIGTERM this long before the lock runs out (or when it is lost),
     /// SIGKILL when it runs out. Must leave room for an extension (every ttl/3). [default: 5s, or
     /// a quarter of the ttl when that is less]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub kill_after: Option<Duration>,
 
     /// Text put in front of NAME to make the Redis key. [default: none]
@@ -102,14 +114,20 @@ pub struct LockArgs {
     )]
     pub prefix: String,
 
+    /// Admit up to N holders at once (a semaphore; one master only).
+    ///
     /// Admit up to N holders at once: a semaphore, like `consul lock -n`. One Redis master only.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub limit: u32,
 
+    /// Text replaced by the fencing token in COMMAND's arguments.
+    ///
     /// Text replaced by the fencing token in COMMAND's arguments ('' to turn off; not applied to -c).
     #[arg(long, default_value = "<>", value_name = "TEXT")]
     pub replacement: String,
 
+    /// Several masters: accept nodes that may lose a write (no fsync check).
+    ///
     /// With several masters, accept nodes that may lose a write: without appendfsync always, or
     /// with an allkeys-* maxmemory-policy (fencing tokens could then repeat after a node crashes
     /// or evicts). Skips the check (CONFIG GET); as --assume-durable, for a user the ACL denies
@@ -117,6 +135,16 @@ pub struct LockArgs {
     #[arg(long, visible_aliases = ["no-fsync-check", "assume-durable"])]
     pub allow_volatile: bool,
 
+    /// Also say what went well (taken, started, released); silent otherwise.
+    ///
+    /// Also say what went well: the lock taken (with its fencing token), COMMAND started, the lock
+    /// released. Without it a lock that was taken is silent, as flock is (cron mails whatever a
+    /// job prints); waiting for a busy lock, giving up and losing the lock are always said.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+
+    /// Take the lock, print its token, and exit.
+    ///
     /// Take the lock, print its token and fencing token, and exit; the lock stays held for --ttl.
     #[arg(long)]
     pub acquire: bool,
@@ -129,10 +157,14 @@ pub struct LockArgs {
     #[arg(long)]
     pub release: bool,
 
+    /// Print what every master knows about the lock, as JSON.
+    ///
     /// Print what every master knows about the lock (holder, age, ttl, fencing counter) as JSON.
     #[arg(long)]
     pub info: bool,
 
+    /// The token --acquire printed; for --extend and --release.
+    ///
     /// The lock's token, as --acquire printed it (YARAUS_LOCK_TOKEN); for --extend and --release.
     #[arg(long, value_name = "TOKEN")]
     pub token: Option<String>,
@@ -141,15 +173,16 @@ pub struct LockArgs {
     #[arg(long, value_enum, default_value_t = AcquireFormat::Shell)]
     pub format: AcquireFormat,
 
+    /// Whether --timeout was on the command line (set by main.rs): given to
+    /// a waiting lock without -w, it was probably meant as the wait.
+    #[arg(skip)]
+    pub timeout_typed: bool,
+
     #[command(flatten)]
     pub child_env: ChildEnvArgs,
 
     /// The command to run while holding the lock, and its arguments.
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "COMMAND"
-    )]
+    #[arg(trailing_var_arg = true, value_name = "COMMAND")]
     pub argv: Vec<String>,
 }
 

@@ -6,43 +6,29 @@
 //! they may stand before or after the subcommand's name.
 
 mod acl;
+mod duration;
+mod exit_status;
 mod flags;
 mod hilo;
 mod index;
 mod lock;
 #[cfg(test)]
 mod man;
+mod run;
 mod seq;
 
 pub use acl::AclRulesArgs;
+pub use duration::{duration, positive_duration};
+use exit_status::{EXIT_STATUS, POOL_EXIT_STATUS, PRINT_EXIT_STATUS, RUN_EXIT_STATUS};
 pub use flags::flag;
 pub use hilo::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
 pub use index::IndexArgs;
 pub use lock::{AcquireFormat, LockArgs};
+pub use run::RunArgs;
 pub use seq::{SeqArgs, SeqCommand, SeqNextArgs, SeqServeArgs, SeqSetFloorArgs};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::time::Duration;
-
-/// Exit statuses, for `--help` and the man page.
-const EXIT_STATUS: &str = "\
-Exit status:
-  0..123  the command's own exit status (run)
-  2       usage error: bad flag, malformed URL, nonsense duration or range
-  69      Redis unreachable or timed out for as long as --wait allowed; refused authentication or
-          a command (ACL), no such db, not a Redis server, TLS refused, unknown Sentinel master
-  75      nothing available within --wait (no free id)
-  124     the claim was lost while the command ran; the command was killed
-  125     another failure of yaraus (pool not initialised and no --min/--max, key of the wrong
-          type, ...)
-  126     the command could not be executed
-  127     the command was not found
-  128+N   the command died of signal N (or yaraus was stopped by signal N before it ran)
-
-Waiting: what passes (a refused connection, a restart, a failover, LOADING, MASTERDOWN, too few
-nodes) is retried, with growing pauses, until --wait: run, lock and index wait as long as it
-takes by default, one-shot commands 5 x --timeout (10s); --timeout bounds each request. What is
-misconfigured (password, ACL, master name, key type, URL) fails at once.";
 
 /// Lease scarce cluster-wide things from Redis to the processes that need them.
 #[derive(Parser, Debug)]
@@ -65,6 +51,23 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The command line's definition, with a pointer from every `-h` to what
+/// only `--help` shows.
+pub fn command() -> clap::Command {
+    with_more_help(<Cli as clap::CommandFactory>::command())
+}
+
+fn with_more_help(mut cmd: clap::Command) -> clap::Command {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in names {
+        cmd = cmd.mut_subcommand(name, with_more_help);
+    }
+    cmd.after_help(MORE_HELP)
+}
+
 impl Cli {
     /// Whether this command line runs a command (and so needs the watchdog
     /// process, which must be started before anything else).
@@ -78,13 +81,24 @@ impl Cli {
     }
 }
 
+/// The heading of the options every subcommand shares (`-h` shows the
+/// common ones; `--help` all of them).
+const CONNECTION: &str = "Connection options";
+
+/// What `-h` says of what it leaves out.
+const MORE_HELP: &str = "More: --help shows every connection and TLS option (and their \
+environment variables), the exit status and examples.";
+
 /// Options every subcommand understands.
 // The doc comments of fields are the `--help` text, where `[user:password@]`
 // is usage notation, not an intra-doc link.
 #[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Args, Debug, Clone)]
 pub struct GlobalArgs {
-    /// Redis URL: redis://[user:password@]host[:port][/db], rediss:// (TLS),
+    /// Redis URL: redis://host[:port][/db], rediss://, unix://, redis+sentinel://,
+    /// redis+cluster://; repeatable where a subcommand uses several servers.
+    ///
+    /// In full: redis://[user:password@]host[:port][/db], rediss:// (TLS),
     /// unix:///path/redis.sock, redis+unix:///path?db=N,
     /// redis+sentinel://[user:password@]host:26379[,host:26379…]/MASTER[/db]
     /// (the master a Sentinel group names, looked up again after a failover)
@@ -99,14 +113,13 @@ pub struct GlobalArgs {
         global = true,
         value_name = "URL",
         default_value = "redis://localhost:6379/0?ns=yaraus",
-        hide_env_values = true
-    )]
+        hide_env_values = true, help_heading = CONNECTION)]
     pub redis: Vec<String>,
 
     /// ACL user to log in as, where the URL names none. Without a password
     /// from any source, yaraus logs in with an empty one (which only a
     /// nopass user accepts), never silently as the default user.
-    #[arg(long, env = "YARAUS_REDIS_USER", global = true, value_name = "NAME")]
+    #[arg(long, env = "YARAUS_REDIS_USER", global = true, value_name = "NAME", help_heading = CONNECTION, hide_short_help = true, hide_env_values = true)]
     pub redis_user: Option<String>,
 
     /// Read the Redis password from the first line of PATH, which only its
@@ -118,13 +131,12 @@ pub struct GlobalArgs {
         long,
         env = "YARAUS_REDIS_PASSWORD_FILE",
         global = true,
-        value_name = "PATH"
-    )]
+        value_name = "PATH", help_heading = CONNECTION, hide_short_help = true, hide_env_values = true)]
     pub redis_password_file: Option<std::path::PathBuf>,
 
     /// The --redis URLs are the sentinels (redis://host:26379) of the group
     /// whose master is called MASTER; same as one redis+sentinel:// URL.
-    #[arg(long, env = "YARAUS_SENTINEL", global = true, value_name = "MASTER")]
+    #[arg(long, env = "YARAUS_SENTINEL", global = true, value_name = "MASTER", help_heading = CONNECTION, hide_short_help = true, hide_env_values = true)]
     pub sentinel: Option<String>,
 
     /// A write (lease, renewal, lock, extension) counts only once N replicas
@@ -136,32 +148,31 @@ pub struct GlobalArgs {
         env = "YARAUS_MIN_REPLICAS",
         global = true,
         value_name = "N",
-        default_value_t = 0
-    )]
+        default_value_t = 0, help_heading = CONNECTION, hide_short_help = true, hide_env_values = true)]
     pub min_replicas: u32,
 
     /// How many replicas the master has, instead of asking it (INFO, which
     /// a restricted ACL user may not run): run then waits for a majority of
     /// N. 0 for a server without replicas.
-    #[arg(long, env = "YARAUS_REDIS_REPLICAS", global = true, value_name = "N")]
+    #[arg(long, env = "YARAUS_REDIS_REPLICAS", global = true, value_name = "N", help_heading = CONNECTION, hide_short_help = true, hide_env_values = true)]
     pub redis_replicas: Option<u32>,
 
     /// PEM file of the certificate authorities that sign the server's
     /// certificate (rediss:// only), instead of the system's.
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, value_name = "PATH", help_heading = CONNECTION, hide_short_help = true)]
     pub tls_ca: Option<std::path::PathBuf>,
 
     /// PEM client certificate, for servers that require one (with --tls-key).
-    #[arg(long, global = true, value_name = "PATH", requires = "tls_key")]
+    #[arg(long, global = true, value_name = "PATH", requires = "tls_key", help_heading = CONNECTION, hide_short_help = true)]
     pub tls_cert: Option<std::path::PathBuf>,
 
     /// PEM private key of --tls-cert.
-    #[arg(long, global = true, value_name = "PATH", requires = "tls_cert")]
+    #[arg(long, global = true, value_name = "PATH", requires = "tls_cert", help_heading = CONNECTION, hide_short_help = true)]
     pub tls_key: Option<std::path::PathBuf>,
 
     /// Accept any server certificate (rediss:// only). For tests: anyone on
     /// the path can then pose as the server.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = CONNECTION, hide_short_help = true)]
     pub tls_insecure: bool,
 
     /// Key namespace (prefix of every key); overrides ?ns= in the URL. [default: yaraus]
@@ -170,15 +181,16 @@ pub struct GlobalArgs {
         short = 'N',
         env = "YARAUS_NAMESPACE",
         global = true,
-        value_name = "NAME"
-    )]
+        value_name = "NAME", help_heading = CONNECTION, hide_env_values = true)]
     pub namespace: Option<String>,
 
+    /// The bound on one request to Redis (not the wait: that is -w/--wait).
+    ///
     /// How long to wait for Redis to connect, and for replicas to confirm a write: the bound
     /// on one dial or request (a request that carries a WAIT gets twice this). A server that
     /// does not answer within it is out of reach, which the command rides out, retrying, for
-    /// up to its --wait.
-    #[arg(long, global = true, value_name = "DURATION", default_value = "2s", value_parser = positive_duration)]
+    /// up to its --wait. Not the wait for a busy lock or a free id: that is -w/--wait.
+    #[arg(long, global = true, value_name = "DURATION", default_value = "2s", value_parser = positive_duration, allow_hyphen_values = true, help_heading = CONNECTION)]
     pub timeout: Duration,
 
     /// Print only errors and warnings.
@@ -191,36 +203,19 @@ says \"already initialized\". A different range grows the pool (new ids are free
 shrinks it, which is refused while any id to be removed is leased. Large pools are written in \
 chunks, and a new pool becomes visible only when complete.";
 
-const RUN_ABOUT: &str = "Lease a worker id, wait --delay so that a previous holder of the id has \
-stopped, then run COMMAND with every occurrence of the placeholder in its arguments replaced \
-by the id (also exported as YARAUS_WORKER_ID, with YARAUS_CLIENT_ID). The lease is renewed \
-every --interval. If it is lost, COMMAND and everything it started get SIGTERM, then SIGKILL \
-after --kill-after (or when the lease would have run out, if sooner); if it cannot be renewed, they get SIGTERM --kill-after before it would run \
-out and SIGKILL when it does, so nothing of COMMAND runs past the lease, even if yaraus itself \
-is killed, frozen or blocked (a watchdog process enforces it). yaraus then exits 124. The id \
-is released when COMMAND and everything it started have ended.\n\n\
-Redis out of reach (a restart, a failover) is waited out like a busy pool, up to --wait \
-(default: as long as it takes). With --min and --max, a pool that is gone (a Redis restarted \
-without persistence) is re-created with that range instead of failing; --delay still holds \
-the command back, which protects a previous holder whose record was lost with it.\n\n\
-Safeguards: --expire at least 1s, --interval at most expire/2, --delay at least \
-2 x interval + kill-after. A value that breaks one is raised, with a warning, unless \
---no-safeguards is given. --kill-after must fit in the lease with room for a renewal \
-(without safeguards: in the lease); a value that does not is refused (exit 2).";
-
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Create a pool of worker ids, or grow or shrink it.
-    #[command(long_about = INIT_ABOUT, after_long_help = EXIT_STATUS)]
+    #[command(long_about = INIT_ABOUT, after_long_help = POOL_EXIT_STATUS)]
     Init(InitArgs),
     /// Lease a worker id and run COMMAND with it for as long as it runs.
-    #[command(long_about = RUN_ABOUT, after_long_help = EXIT_STATUS)]
+    #[command(long_about = run::RUN_ABOUT, after_long_help = RUN_EXIT_STATUS)]
     Run(RunArgs),
     /// Print the pool's statistics.
-    #[command(after_long_help = EXIT_STATUS)]
+    #[command(after_long_help = POOL_EXIT_STATUS)]
     Stats(StatsArgs),
     /// List every id of the pool, who holds it, and until when.
-    #[command(after_long_help = EXIT_STATUS)]
+    #[command(after_long_help = POOL_EXIT_STATUS)]
     List(ListArgs),
     /// Run COMMAND while holding a lock (flock(1) over one or N Redis masters).
     #[command(after_long_help = lock::LOCK_EXIT_STATUS)]
@@ -235,15 +230,18 @@ pub enum Command {
     #[command(long_about = hilo::HILO_ABOUT, after_long_help = hilo::HILO_EXIT_STATUS)]
     Hilo(HiloArgs),
     /// Print the ACL SETUSER rules of a Redis user that may do what yaraus needs, and nothing more.
-    #[command(long_about = acl::ACL_RULES_ABOUT)]
+    #[command(long_about = acl::ACL_RULES_ABOUT, after_long_help = PRINT_EXIT_STATUS)]
     AclRules(AclRulesArgs),
     /// Print a shell completion script.
+    #[command(after_long_help = PRINT_EXIT_STATUS)]
     Completions(CompletionsArgs),
 }
 
 /// What a command that yaraus runs inherits.
 #[derive(Args, Debug, Clone, Default)]
 pub struct ChildEnvArgs {
+    /// Let COMMAND inherit NAME, one of the credential variables (removed otherwise).
+    ///
     /// Let COMMAND inherit the variable NAME. Otherwise the variables that
     /// carry yaraus's credentials (YARAUS_REDIS, YARAUS_REDIS_PASSWORD,
     /// YARAUS_REDIS_PASSWORD_FILE, REDISCLI_AUTH, YARAUS_SEQ_PASSWORD) are
@@ -279,12 +277,14 @@ impl ChildEnvArgs {
 /// The bound of a one-shot command's wait for servers out of reach.
 #[derive(Args, Debug, Clone, Default)]
 pub struct WaitArgs {
+    /// Give up after this long with servers out of reach (exit 69); 0: one attempt.
+    ///
     /// Ride out servers out of reach (refused connections, a restart or LOADING, a failover,
     /// MASTERDOWN, too few nodes of a majority) for up to this long, retrying with growing
     /// pauses, then give up (exit 69); 0: one attempt. Each request is still bounded by
     /// --timeout, and one in flight at this bound is cut off there. A wrong password, URL,
     /// master name or key type fails at once. [default: 5 x --timeout]
-    #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration)]
+    #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub wait: Option<Duration>,
 }
 
@@ -299,94 +299,6 @@ pub struct InitArgs {
 
     #[command(flatten)]
     pub wait: WaitArgs,
-}
-
-#[derive(Args, Debug)]
-pub struct RunArgs {
-    /// Text replaced by the worker id in COMMAND's arguments.
-    #[arg(long, default_value = "<>", value_name = "TEXT")]
-    pub replacement: String,
-
-    /// How often the lease is renewed.
-    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = positive_duration)]
-    pub interval: Duration,
-
-    /// Wait this long after leasing before starting COMMAND. [default: 2 x interval + kill-after]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub delay: Option<Duration>,
-
-    /// Lease length written to Redis at each renewal.
-    #[arg(long, default_value = "30m", value_name = "DURATION", value_parser = positive_duration)]
-    pub expire: Duration,
-
-    /// Time COMMAND gets to stop: SIGTERM this long before the lease runs out (or when it is
-    /// lost), SIGKILL when it runs out. Must leave room for a renewal. [default: 5s, or a quarter
-    /// of the lease when that is less]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub kill_after: Option<Duration>,
-
-    /// Give up if no id is free within this time (exit 75), or Redis stays out of reach (a
-    /// restart, a failover, a refused connection: exit 69). Each request is still bounded by
-    /// --timeout, and one in flight at this bound is cut off there; 0: one attempt. A wrong
-    /// password, URL or master name fails at once. [default: wait forever]
-    #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration)]
-    pub wait: Option<Duration>,
-
-    /// With --max: the pool's smallest id, for re-creating the pool if it is gone (a Redis
-    /// restarted without persistence) instead of failing. A pool that exists is left alone.
-    #[arg(
-        long,
-        requires = "max",
-        value_name = "ID",
-        allow_negative_numbers = true
-    )]
-    pub min: Option<u64>,
-
-    /// With --min: the pool's largest id (see --min).
-    #[arg(
-        long,
-        requires = "min",
-        value_name = "ID",
-        allow_negative_numbers = true
-    )]
-    pub max: Option<u64>,
-
-    /// Accept --expire, --interval and --delay as given, even when unsafe.
-    #[arg(long, visible_alias = "i-am-a-database-removable-specialist")]
-    pub no_safeguards: bool,
-
-    /// Clock guard: the longest to wait, beyond --delay, for this host's wall clock to pass the
-    /// last instant at which the id's previous holder could make ids (on that holder's clock).
-    /// A longer lag is refused (exit 75, the id given back): a clock that far behind is broken.
-    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration)]
-    pub max_clock_wait: Duration,
-
-    /// Clock guard: stop COMMAND (as on a lost lease, exit 124) when this host's clock is
-    /// surely further than this from the Redis server's, and refuse to lease (exit 75). Set on
-    /// every host, it also guards an id whose record was lost (a pool restarted empty): the new
-    /// holder waits until no holder within this offset can have made a later id. [default:
-    /// only warn, beyond half of --delay]
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
-    pub max_clock_offset: Option<Duration>,
-
-    /// Clock guard: stop COMMAND (as on a lost lease, exit 124) when this host's wall clock
-    /// steps back while it runs (an NTP step, a restored VM snapshot). Without it the step is
-    /// logged and counted (stats: clock_step_back), and the id's record keeps the highest time
-    /// the clock showed.
-    #[arg(long)]
-    pub stop_on_clock_step: bool,
-
-    #[command(flatten)]
-    pub child_env: ChildEnvArgs,
-
-    /// The command to run, and its arguments.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "COMMAND"
-    )]
-    pub command: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -435,26 +347,6 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// A humantime duration (`500ms`, `2s`, `30m`, `1h 30m`); a bare `0` is zero.
-pub fn duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    humantime::parse_duration(s).map_err(|e| {
-        format!("'{s}' is not a duration ({e}); write it like 500ms, 2s, 30m or 1h30m")
-    })
-}
-
-/// A duration that must be more than zero.
-pub fn positive_duration(s: &str) -> Result<Duration, String> {
-    let d = duration(s)?;
-    if d.is_zero() {
-        return Err(format!("'{s}' must be more than zero"));
-    }
-    Ok(d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -463,6 +355,32 @@ mod tests {
     #[test]
     fn definitions_are_consistent() {
         Cli::command().debug_assert();
+        command().debug_assert();
+    }
+
+    /// A short flag means one thing in every subcommand: `-c` is lock's
+    /// --command, never a count.
+    #[test]
+    fn one_meaning_per_short_flag() {
+        fn walk(cmd: &clap::Command, seen: &mut std::collections::HashMap<char, String>) {
+            for arg in cmd.get_arguments() {
+                if let (Some(short), Some(long)) = (arg.get_short(), arg.get_long()) {
+                    let first = seen.entry(short).or_insert_with(|| long.to_string());
+                    assert_eq!(
+                        first,
+                        long,
+                        "-{short} is --{first} and --{long} (in {})",
+                        cmd.get_name()
+                    );
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, seen);
+            }
+        }
+        let mut cmd = command();
+        cmd.build();
+        walk(&cmd, &mut Default::default());
     }
 
     /// The exit-status tables of `--help` and the man pages name every code
@@ -481,6 +399,7 @@ mod tests {
         ];
         for (name, table) in [
             ("EXIT_STATUS", EXIT_STATUS),
+            ("RUN_EXIT_STATUS", RUN_EXIT_STATUS),
             ("LOCK_EXIT_STATUS", lock::LOCK_EXIT_STATUS),
         ] {
             for code in codes {
@@ -490,14 +409,5 @@ mod tests {
                 assert!(listed, "{name} does not list exit status {code}:\n{table}");
             }
         }
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(duration("0").unwrap(), Duration::ZERO);
-        assert!(duration("soon").is_err());
-        assert!(duration("-1s").is_err());
-        assert!(positive_duration("0s").is_err());
     }
 }

@@ -97,7 +97,7 @@ pub struct SeqNextArgs {
     pub name: String,
 
     /// Take K consecutive ids in one round, printed one per line.
-    #[arg(long, short = 'c', default_value_t = 1, value_name = "K",
+    #[arg(long, default_value_t = 1, value_name = "K",
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub count: u64,
 
@@ -141,7 +141,7 @@ pub struct SeqServeArgs {
 
     /// Close a connection that has sent nothing for this long (0: never). A half-sent
     /// request counts as nothing.
-    #[arg(long, default_value = "5m", value_name = "DURATION", value_parser = duration)]
+    #[arg(long, default_value = "5m", value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub idle_timeout: Duration,
 
     /// Most ids one round hands out: a bigger batch waits for the next round.

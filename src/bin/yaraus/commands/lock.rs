@@ -52,29 +52,21 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
         require_fsync: ctx.requires_durable(),
     };
     let mut locker = Locker::new(ctx.targets(), &args.name, options)?;
-    let (n, m) = (locker.masters(), locker.majority());
-    if n > 1 {
-        let even = if n % 2 == 0 {
-            format!(
-                "; an even count tolerates no more failures than {} masters would",
-                n - 1
-            )
-        } else {
-            String::new()
-        };
-        yaraus::info!(
-            "{n} masters: a majority is {m}, so {} may fail{even}",
-            n - m
-        );
-    }
+    advise(&args, &mode, &locker);
     let conflict_code = i32::from(args.conflict_exit_code);
     // -n and -w, or the default of the mode (settings/wait.rs).
     let wait = ctx.wait();
     let outcome = match mode {
         Mode::Info => info(&mut locker, &mut ctx.patience()).await,
-        Mode::Extend(token) => extend(&mut locker, &token, &mut ctx.patience()).await,
-        Mode::Release(token) => release(&mut locker, &token, &mut ctx.patience()).await,
-        Mode::Acquire => acquire(&mut locker, wait, args.format).await,
+        Mode::Extend(token) => {
+            silent_from_now_unless(args.verbose);
+            extend(&mut locker, &token, &mut ctx.patience()).await
+        }
+        Mode::Release(token) => {
+            silent_from_now_unless(args.verbose);
+            release(&mut locker, &token, &mut ctx.patience()).await
+        }
+        Mode::Acquire => acquire(&mut locker, wait, args.format, args.verbose).await,
         Mode::Wrap(argv) => {
             // Checked before any server is asked anything: bad input
             // changes nothing.
@@ -101,6 +93,36 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
             Ok(conflict_code)
         }
         other => other,
+    }
+}
+
+/// What is said before the wait: how many masters may fail (with several:
+/// always when their count is even, which buys nothing; else with
+/// `--verbose`), and that `--timeout` is not the wait for the lock when it
+/// was typed without `-w`.
+fn advise(args: &LockArgs, mode: &Mode, locker: &Locker) {
+    let (n, m) = (locker.masters(), locker.majority());
+    if n > 1 && (args.verbose || n % 2 == 0) {
+        let even = if n % 2 == 0 {
+            format!(
+                "; an even count tolerates no more failures than {} masters would",
+                n - 1
+            )
+        } else {
+            String::new()
+        };
+        yaraus::info!(
+            "{n} masters: a majority is {m}, so {} may fail{even}",
+            n - m
+        );
+    }
+    if args.timeout_typed && args.wait.is_none() && !args.no_wait && !yaraus::log::is_quiet() {
+        if let Mode::Wrap(_) | Mode::Acquire = mode {
+            yaraus::warn!(
+                "--timeout bounds each request to Redis, not the wait for the lock: that is \
+                 -w/--wait (without it, as long as it takes)"
+            );
+        }
     }
 }
 
@@ -144,7 +166,8 @@ fn mode(args: &LockArgs) -> Result<Mode> {
     if args.argv.is_empty() {
         return Err(Error::Usage(format!(
             "no command to run while holding the lock: yaraus lock {name} -- COMMAND [ARGS...], \
-             or yaraus lock {name} -c 'shell command' (or --acquire, --extend, --release, --info)",
+             or yaraus lock {name} -c 'shell command' (or --acquire, --extend, --release, --info; \
+             -- sleep infinity holds it until signalled)",
             name = args.name
         )));
     }
@@ -162,6 +185,17 @@ async fn take(
     locker.acquire(wait, cancel).await
 }
 
+/// From here on only what goes wrong is said, unless `--verbose`: a lock
+/// that was taken, extended or released is silent, as flock is (cron mails
+/// whatever a job prints). Waiting for a busy lock is said before this;
+/// losing the lock, giving up and failing to release are warnings, which
+/// are said anyway.
+fn silent_from_now_unless(verbose: bool) {
+    if !verbose {
+        yaraus::log::set_quiet(true);
+    }
+}
+
 /// What the wrapping form needs besides the lock.
 struct Held {
     wait: Option<Duration>,
@@ -176,6 +210,7 @@ async fn wrap(locker: &mut Locker, how: Held, args: &LockArgs, argv: Vec<String>
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
     let held = take(locker, how.wait, &mut signals).await?;
+    silent_from_now_unless(args.verbose);
     let fence = held.fencing_token().to_string();
     yaraus::info!(
         "{}: acquired on {} of {} masters; fencing token {fence}",
@@ -214,10 +249,12 @@ async fn acquire(
     locker: &mut Locker,
     wait: Option<Duration>,
     format: AcquireFormat,
+    verbose: bool,
 ) -> Result<i32> {
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
     let held = take(locker, wait, &mut signals).await?;
+    silent_from_now_unless(verbose);
     let validity_ms = held.remaining().as_millis() as u64;
     let text = match format {
         AcquireFormat::Shell => format!(

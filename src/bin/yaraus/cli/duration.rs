@@ -1,0 +1,88 @@
+//! Durations on the command line: a bare number is seconds, fractions
+//! included (`2`, `0.5`, as flock(1) takes them), and humantime's forms
+//! (`500ms`, `2s`, `1h30m`) are accepted as well.
+
+use std::time::Duration;
+
+/// How to write a duration, for the error messages.
+const FORMS: &str = "write it like 0.5 or 2 (seconds), 500ms, 30m or 1h30m";
+
+/// A duration: seconds as a bare number (`2`, `0.5`, `1.5`) or a humantime
+/// duration (`500ms`, `2s`, `30m`, `1h 30m`); never negative.
+pub fn duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if s.starts_with('-') {
+        return Err(format!("'{s}' is negative: a duration must be positive"));
+    }
+    if let Some(d) = seconds(s) {
+        return d;
+    }
+    humantime::parse_duration(s).map_err(|e| format!("'{s}' is not a duration ({e}); {FORMS}"))
+}
+
+/// A duration that must be more than zero.
+pub fn positive_duration(s: &str) -> Result<Duration, String> {
+    let d = duration(s)?;
+    if d.is_zero() {
+        return Err(format!("'{s}' must be more than zero"));
+    }
+    Ok(d)
+}
+
+/// `s` read as a bare number of seconds (digits, at most one `.`), or
+/// `None` when it is not one. Exact to the nanosecond: no float rounding.
+fn seconds(s: &str) -> Option<Result<Duration, String>> {
+    let (whole, fraction) = s.split_once('.').unwrap_or((s, ""));
+    let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && fraction.is_empty() || !digits(whole) || !digits(fraction) {
+        return None;
+    }
+    let secs = if whole.is_empty() {
+        0
+    } else {
+        match whole.parse::<u64>() {
+            Ok(n) => n,
+            Err(_) => return Some(Err(format!("'{s}' is too large a number of seconds"))),
+        }
+    };
+    let mut nanos = 0u32;
+    for (i, b) in fraction.bytes().take(9).enumerate() {
+        nanos += u32::from(b - b'0') * 10u32.pow(8 - i as u32);
+    }
+    Some(Ok(Duration::new(secs, nanos)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_numbers_are_seconds() {
+        assert_eq!(duration("0").unwrap(), Duration::ZERO);
+        assert_eq!(duration("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(duration("0.5").unwrap(), Duration::from_millis(500));
+        assert_eq!(duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert_eq!(duration(".25").unwrap(), Duration::from_millis(250));
+        assert_eq!(duration("3.").unwrap(), Duration::from_secs(3));
+        assert_eq!(duration("0.000000001").unwrap(), Duration::from_nanos(1));
+        assert!(duration(".").is_err());
+        assert!(duration("1.2.3").is_err());
+        assert!(duration("99999999999999999999").is_err());
+    }
+
+    #[test]
+    fn humantime_forms() {
+        assert_eq!(duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(duration("1h 30m").unwrap(), Duration::from_secs(5400));
+        assert!(duration("soon").is_err());
+    }
+
+    #[test]
+    fn negative_and_zero() {
+        let e = duration("-5s").unwrap_err();
+        assert!(e.contains("must be positive"), "{e}");
+        assert!(duration("-1").is_err());
+        assert!(positive_duration("0s").is_err());
+        assert!(positive_duration("0.0").is_err());
+    }
+}
