@@ -104,6 +104,13 @@ impl Lease {
         )))
     }
 
+    /// The id's clock record as the lease found it ('' for none).
+    pub(super) fn found_record(&self) -> String {
+        self.found
+            .as_ref()
+            .map_or_else(String::new, |(_, text)| text.clone())
+    }
+
     /// This host's offset from the server's clock, as last measured.
     pub fn offset(&self) -> Offset {
         self.offset

@@ -103,7 +103,7 @@ pub struct Leaser {
     /// us, and would keep it from everyone for `--expire`. Released again
     /// before every later attempt (only ever ours: the script checks the
     /// owner, and a later attempt that leases one again ends the wait).
-    leftovers: Vec<(WorkerId, tokio::time::Instant)>,
+    leftovers: Vec<recovery::Leftover>,
 }
 
 /// A leased worker id: the [`Claim`] that `yaraus run` keeps alive.
@@ -244,7 +244,7 @@ impl Leaser {
                 // Now that the master is known (the lease is on it): the
                 // leftovers that the release before the attempt may have
                 // sent to a master that is one no more.
-                self.leftovers.retain(|(kept, _)| *kept != id);
+                self.leftovers.retain(|kept| kept.id != id);
                 self.release_leftovers().await;
                 return Ok(Acquired::Leased(Box::new(lease)));
             }
@@ -258,7 +258,7 @@ impl Leaser {
         };
         lease.never_ran();
         let _ = lease.release().await;
-        self.keep_leftover(id);
+        self.keep_leftover(id, lease.found_record());
         Ok(Acquired::NotReplicated {
             why: format!("leased id {id} but {why}; released it"),
         })

@@ -14,6 +14,16 @@
 
 use super::*;
 
+/// An id a failed attempt leased and released, released again until its
+/// lease would surely have run out (`Leaser::leftovers`).
+#[derive(Clone, Debug)]
+pub(super) struct Leftover {
+    pub id: WorkerId,
+    pub until: tokio::time::Instant,
+    /// The clock record the attempt's lease found ('' for none).
+    pub found: String,
+}
+
 impl Leaser {
     /// Runs the acquire script, re-creating a vanished pool first when told
     /// to ([`recreating`](Self::recreating)).
@@ -45,15 +55,16 @@ impl Leaser {
         }
     }
 
-    /// Remembers `id`, leased by a failed attempt (see `leftovers`).
-    pub(super) fn keep_leftover(&mut self, id: WorkerId) {
+    /// Remembers `id`, leased by a failed attempt (see `leftovers`), with
+    /// the clock record its lease found ('' for none).
+    pub(super) fn keep_leftover(&mut self, id: WorkerId, found: String) {
         const KEPT: usize = 8;
-        self.leftovers.retain(|(kept, _)| *kept != id);
+        self.leftovers.retain(|kept| kept.id != id);
         if self.leftovers.len() >= KEPT {
             self.leftovers.remove(0);
         }
         let until = tokio::time::Instant::now() + self.expire * 2;
-        self.leftovers.push((id, until));
+        self.leftovers.push(Leftover { id, until, found });
     }
 
     /// Releases the leftovers again, wherever they are still ours. Called
@@ -61,15 +72,21 @@ impl Leaser {
     /// leased no longer among them).
     pub(super) async fn release_leftovers(&mut self) {
         let now = tokio::time::Instant::now();
-        self.leftovers.retain(|(_, until)| *until > now);
-        for (id, _) in self.leftovers.clone() {
+        self.leftovers.retain(|kept| kept.until > now);
+        for kept in self.leftovers.clone() {
+            // Its command never ran: the clock record goes back as the
+            // lease found it, wherever the lease is still ours (a promoted
+            // replica may still hold the lease's projected horizon).
             let mut invocation = RELEASE.prepare_invoke();
             invocation
                 .key(&self.keys.ids)
                 .key(&self.keys.clients)
+                .key(&self.keys.clock)
                 .arg(&self.client_id)
-                .arg(id.encode())
-                .arg("1");
+                .arg(kept.id.encode())
+                .arg("1")
+                .arg("unused")
+                .arg(&kept.found);
             if self.store.script::<i64>(&invocation).await.is_err() {
                 return;
             }
