@@ -11,7 +11,7 @@
 //! still be in flight):
 //!
 //! 1. every round counts votes for at most
-//!    [`ROUND_LIFETIME`](crate::timing::sequence::ROUND_LIFETIME) on its
+//!    [`ROUND_LIFETIME`] on its
 //!    proposer's boot clock (`MajoritySequence::round`; the lock's fencing
 //!    vote likewise);
 //! 2. a read that counted a majority of holders and found a node without
