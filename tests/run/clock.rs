@@ -164,31 +164,23 @@ fn without_the_record_a_lagging_host_repeats_ids() {
 
 #[test]
 fn a_lagging_host_after_a_frozen_holder_makes_no_id_twice() {
-    let (server, scratch) = fresh_pool(1, 1);
-    let a = generate(&server, &scratch, "a", &host("+0s"), "600", &[]);
-    wait_until("a's first ids", EVENT, || !made(&scratch, "a").is_empty());
-    a.signal(Signal::SIGSTOP);
     // The watchdog kills a's command at a's deadline; the lease then runs
     // out, and b takes the id.
-    let mut b = generate(
-        &server,
-        &scratch,
-        "b",
-        &host("-3s"),
-        "1.5",
-        &["--wait", "20s"],
-    );
-    assert_eq!(b.wait(), 0, "{}", b.log());
-    assert_no_id_twice(&scratch, "a", "b");
-    a.signal(Signal::SIGKILL);
+    after_a_holder_stopped_by(Signal::SIGSTOP);
 }
 
 #[test]
 fn a_lagging_host_after_a_sigkilled_holder_makes_no_id_twice() {
+    after_a_holder_stopped_by(Signal::SIGKILL);
+}
+
+/// Holder a, making ids, gets `signal`; a host 3 s behind waits for the id
+/// and makes none of a's ids again.
+fn after_a_holder_stopped_by(signal: Signal) {
     let (server, scratch) = fresh_pool(1, 1);
     let a = generate(&server, &scratch, "a", &host("+0s"), "600", &[]);
-    wait_until("a's first ids", EVENT, || !made(&scratch, "a").is_empty());
-    a.signal(Signal::SIGKILL);
+    wait_for_first_ids(&scratch, "a");
+    a.signal(signal);
     let mut b = generate(
         &server,
         &scratch,
@@ -199,6 +191,16 @@ fn a_lagging_host_after_a_sigkilled_holder_makes_no_id_twice() {
     );
     assert_eq!(b.wait(), 0, "{}", b.log());
     assert_no_id_twice(&scratch, "a", "b");
+    if signal != Signal::SIGKILL {
+        a.signal(Signal::SIGKILL);
+    }
+}
+
+/// Waits until the generator `name` has made its first ids.
+fn wait_for_first_ids(scratch: &Scratch, name: &str) {
+    wait_until(&format!("{name}'s first ids"), EVENT, || {
+        !made(scratch, name).is_empty()
+    });
 }
 
 /// The pool restarted empty while a holds its id: b re-creates it and takes
@@ -209,7 +211,7 @@ fn a_lagging_host_after_a_lost_record_makes_no_id_twice_within_max_clock_offset(
     let (server, scratch) = fresh_pool(1, 1);
     let bound = ["--min", "1", "--max", "1", "--max-clock-offset", "3500ms"];
     let mut a = generate(&server, &scratch, "a", &host("+0s"), "600", &bound);
-    wait_until("a's first ids", EVENT, || !made(&scratch, "a").is_empty());
+    wait_for_first_ids(&scratch, "a");
     let keys = ["ids", "clients", "stats", "clock"].map(|k| format!("{NS}:{k}"));
     let _: i64 = server.query(&with(
         &["DEL"],
@@ -370,7 +372,7 @@ fn a_step_back_is_reported_and_counted() {
     let (server, scratch) = fresh_pool(1, 1);
     let (env, file) = stepping_host(&scratch);
     let run = generate(&server, &scratch, "a", &env, "600", &[]);
-    wait_until("a's first ids", EVENT, || !made(&scratch, "a").is_empty());
+    wait_for_first_ids(&scratch, "a");
     fs::write(&file, "-2s\n").unwrap();
     run.wait_log("stepped back by");
     wait_until("the step counted", EVENT, || {
@@ -390,7 +392,7 @@ fn stop_on_clock_step_stops_the_command() {
         "600",
         &["--stop-on-clock-step"],
     );
-    wait_until("a's first ids", EVENT, || !made(&scratch, "a").is_empty());
+    wait_for_first_ids(&scratch, "a");
     fs::write(&file, "-2s\n").unwrap();
     assert_eq!(run.wait(), 124, "{}", run.log());
     assert!(
