@@ -87,6 +87,8 @@ const LOCK_SCRIPTS: &[&str] = &[
     include_str!("lock/semaphore_acquire.lua"),
     include_str!("lock/semaphore_extend.lua"),
     include_str!("lock/semaphore_release.lua"),
+    include_str!("lock/shared.lua"),
+    include_str!("lock/shared_acquire.lua"),
     // A lock over several masters heals its fencing counter as a sequence does.
     include_str!("seq/heal.lua"),
 ];

@@ -107,3 +107,32 @@ local function counter_propose(key, first, last)
   end
   return 0, current
 end
+
+-- One more than the counter at key: the fencing token of a lock or a
+-- semaphore on one master. A missing counter (a new name, a master
+-- restarted empty or failed over to a lagging replica, or a placeholder
+-- that a majority sequence left when the lock had several masters) starts
+-- from the server's clock in microseconds, as votes with several masters
+-- do, so that tokens never start again at 1 below those handed out before.
+-- Returns the new value as text, or nil and the reason key is not a counter
+-- (nothing written).
+local function counter_incr(key)
+  local held, err = counter_read(key)
+  if held == nil then
+    return nil, err
+  end
+  if not held then
+    local now = redis.call('TIME')
+    redis.call('SET', key, now[1] .. string.format('%06d', tonumber(now[2])))
+  end
+  local n = redis.pcall('INCR', key)
+  if type(n) == 'table' then
+    return nil, 'counter ' .. key .. ': ' .. tostring(n.err)
+  end
+  -- INCR's integer reply becomes a Lua double, exact below 2^53; above
+  -- that the stored text is.
+  if n < 9007199254740992 then
+    return string.format('%d', n)
+  end
+  return redis.call('GET', key)
+end

@@ -1,5 +1,5 @@
 -- Take the lock on one node if it is free, and count a fencing token in the
--- same step (counter.lua is put in front of this script).
+-- same step (counter.lua and shared.lua are put in front of this script).
 -- KEYS[1] the lock: a string holding the holder's token, with a PX expiry
 --         (the key and value of redis-py's Lock, redsync and node-redlock)
 -- KEYS[2] the fencing counter (a string of decimal digits, never expires)
@@ -9,6 +9,9 @@
 --                  'propose' several masters: our vote in the majority
 --                            sequence, set-if-less-than ARGV[4]
 -- ARGV[4] the proposed fencing token, for 'propose'
+-- ARGV[5] '' or, for a writer that will wait, its 'writer-waiting:' member:
+--         added (ARGV[6] ms from now) where shared holders have the lock,
+--         so that no new shared holder is admitted before it (shared.lua)
 -- Returns {1, voted, counter[, before]} taken (or already ours); voted = 1 when
 --                                      the increment or the proposal stands;
 --                                      before: for an accepted proposal, the
@@ -21,15 +24,16 @@
 --                                      key has no expiry)
 -- counter is '0' where the fencing counter is missing (for the caller's
 -- guess only: such a node has not voted).
+--         {0, '', pttl, counter, n}    n shared holders have it (pttl: the
+--                                      first of them expires)
 --         {2, type}                    the key holds another type
--- Nothing at all is written unless the lock is taken on this node: a fencing
--- vote counts only where we hold the lock (the argument is in src/lock/mod.rs).
+-- Nothing is written unless the lock is taken on this node (a fencing vote
+-- counts only where we hold the lock: the argument is in src/lock/mod.rs),
+-- but for a waiting writer's mark among shared holders, which holds no vote.
 --
 -- The free lock comes first and costs two calls (SET NX, then the vote): this
 -- script runs on every acquisition, and its calls are most of what the
--- server spends on one. When the vote then finds the counter broken, the SET
--- is undone before the error is returned; a script runs atomically, so
--- nobody can have seen it.
+-- server spends on one.
 local key, fence = KEYS[1], KEYS[2]
 local token, ttl, mode = ARGV[1], ARGV[2], ARGV[3]
 
@@ -41,29 +45,11 @@ end
 -- afterwards, or nil and the reason the counter is broken (nothing written).
 local function vote()
   if mode == 'incr' then
-    -- A missing counter (a new name, or a master restarted empty or failed
-    -- over to a lagging replica; or a placeholder that a majority sequence
-    -- left when the lock had several masters) starts from the server's
-    -- clock in microseconds, as votes with several masters do, so that
-    -- tokens never start again at 1 below the ones handed out before.
-    local held, err = counter_read(fence)
-    if held == nil then
+    local counter, err = counter_incr(fence)
+    if not counter then
       return nil, err
     end
-    if not held then
-      local now = redis.call('TIME')
-      redis.call('SET', fence, now[1] .. string.format('%06d', tonumber(now[2])))
-    end
-    local n = redis.pcall('INCR', fence)
-    if type(n) == 'table' then
-      return nil, 'counter ' .. fence .. ': ' .. tostring(n.err)
-    end
-    -- INCR's integer reply becomes a Lua double, exact below 2^53; above
-    -- that the stored text is.
-    if n < 9007199254740992 then
-      return 1, string.format('%d', n)
-    end
-    return 1, redis.call('GET', fence)
+    return 1, counter
   elseif mode == 'propose' then
     local before, err = counter_read(fence)
     if before == nil then
@@ -86,7 +72,9 @@ local function vote()
   return 0, counter or '0'
 end
 
-if redis.call('SET', key, token, 'NX', 'PX', ttl) then
+-- Votes for the token we just set; undoes the SET when the counter is
+-- broken (a script runs atomically, so nobody can have seen it).
+local function vote_or_undo()
   local voted, counter, before = vote()
   if not voted then
     redis.call('DEL', key)
@@ -95,9 +83,33 @@ if redis.call('SET', key, token, 'NX', 'PX', ttl) then
   return {1, voted, counter, before}
 end
 
--- The key exists: another holder's lock, something else, or ours (an
--- attempt repeated with the same token).
+if redis.call('SET', key, token, 'NX', 'PX', ttl) then
+  return vote_or_undo()
+end
+
+-- The key exists: another holder's lock, shared holders, something else,
+-- or ours (an attempt repeated with the same token).
 local t = redis.call('TYPE', key)['ok']
+if t == 'zset' then
+  -- The counter is checked first, so that a broken one changes nothing.
+  local counter, err = counter_read(fence)
+  if counter == nil then
+    return redis.error_reply('YARAUS_WRONGTYPE fencing ' .. err)
+  end
+  local now = server_ms()
+  local holders, first = shared_state(key, now)
+  if holders == 0 then
+    -- Only waiting writers (or nothing live): the first to come takes it.
+    redis.call('DEL', key)
+    redis.call('SET', key, token, 'PX', ttl)
+    return vote_or_undo()
+  end
+  if ARGV[5] ~= '' then
+    redis.call('ZADD', key, now + tonumber(ARGV[6]), ARGV[5])
+    shared_expire(key)
+  end
+  return {0, '', first - now, counter or '0', holders}
+end
 if t ~= 'string' then
   return {2, t}
 end

@@ -61,7 +61,40 @@ impl Locker {
         wait: Option<Duration>,
         cancel: impl std::future::Future<Output = Error>,
     ) -> Result<HeldLock> {
-        crate::claim::wait_for(self, wait, cancel).await
+        // Only a writer that will try again leaves a mark among shared
+        // holders: one that gives up at once must not hold them back.
+        self.waiting_mark = match (self.kind, wait) {
+            (Kind::Lock, Some(w)) if w.is_zero() => None,
+            (Kind::Lock, _) => Some(kind::writer_mark(&Token::generate()?)),
+            _ => None,
+        };
+        let held = crate::claim::wait_for(self, wait, cancel).await;
+        if let Some(mark) = self.waiting_mark.take()
+            && held.is_err()
+        {
+            self.withdraw_mark(&mark).await;
+        }
+        held
+    }
+
+    /// Takes back the mark of a writer that stopped waiting, so that shared
+    /// holders need not wait for it to expire. Best effort: it expires by
+    /// itself.
+    async fn withdraw_mark(&mut self, mark: &str) {
+        let labels = self.quorum.labels();
+        let limit = self.quorum.round_timeout();
+        let key = self.key.as_str();
+        let futures: Vec<_> = self
+            .quorum
+            .nodes_mut()
+            .iter_mut()
+            .map(|node| async move {
+                node.prepare().await?;
+                node.script::<redis::Value>(&kind::withdraw_mark(key, mark))
+                    .await
+            })
+            .collect();
+        gather(futures, &labels, limit, |_| false).await;
     }
 
     /// One attempt, with `token`: the Redlock round (and, with several
@@ -136,13 +169,15 @@ impl Locker {
         let limit = self.quorum.round_timeout();
         let (key, fence_key, kind) = (self.key.as_str(), self.fencing.key(), self.kind);
         let ttl_ms = millis_arg(self.ttl);
+        let mark_ms = millis_arg(kind::writer_mark_ttl(limit));
+        let waiting = self.waiting_mark.as_deref().map(|mark| (mark, mark_ms));
         let futures: Vec<_> = self
             .quorum
             .nodes_mut()
             .iter_mut()
             .map(|node| async move {
                 node.prepare().await?;
-                let invocation = kind.acquire(key, fence_key, token, ttl_ms, mode);
+                let invocation = kind.acquire(key, fence_key, token, ttl_ms, mode, waiting);
                 let reply: redis::Value = node.script(&invocation).await?;
                 let acquired = parse_acquire(node.label(), reply)?;
                 if matches!(acquired, NodeAcquire::Taken { .. }) {

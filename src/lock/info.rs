@@ -27,7 +27,8 @@ pub struct LockInfo {
     pub majority: usize,
     /// How many masters answered.
     pub answered: usize,
-    /// A majority of the masters hold the same token.
+    /// A majority of the masters hold the same token, or have shared
+    /// holders.
     pub held: bool,
     /// That token.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -46,8 +47,9 @@ pub struct LockInfo {
 pub struct NodeInfo {
     /// The URL, password hidden.
     pub redis: String,
-    /// `free`, `held` (a lock), `semaphore`, `other_type`, `unreachable`, or
-    /// `refused` (a wrong password, or a command the ACL denies).
+    /// `free`, `held` (a lock), `shared` (shared holders, `lock -s`),
+    /// `semaphore`, `other_type`, `unreachable`, or `refused` (a wrong
+    /// password, or a command the ACL denies).
     pub state: &'static str,
     /// The holder's token (a lock).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -62,9 +64,13 @@ pub struct NodeInfo {
     pub ttl_ms: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fencing_counter: Option<u64>,
-    /// A semaphore's holders.
+    /// A semaphore's holders, or a lock's shared holders.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holders: Option<Vec<SemaphoreHolder>>,
+    /// Exclusive holders waiting for the shared holders to leave (their
+    /// marks, which hold back new shared holders).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting_writers: Vec<SemaphoreHolder>,
     /// The type of a key that is neither a lock nor a semaphore.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_type: Option<String>,
@@ -85,6 +91,10 @@ pub(super) async fn inspect(locker: &mut Locker) -> LockInfo {
     let labels = locker.quorum.labels();
     let limit = locker.quorum.round_timeout();
     let (key, fence_key) = (locker.key.as_str(), locker.fencing.key());
+    let zset_state = match locker.kind {
+        super::Kind::Semaphore { .. } => "semaphore",
+        super::Kind::Lock | super::Kind::Shared => "shared",
+    };
     let futures: Vec<_> = locker
         .quorum
         .nodes_mut()
@@ -93,7 +103,7 @@ pub(super) async fn inspect(locker: &mut Locker) -> LockInfo {
             let mut invocation = INSPECT.prepare_invoke();
             invocation.key(key).key(fence_key);
             let reply: redis::Value = node.script(&invocation).await?;
-            parse_node(node.label(), reply)
+            parse_node(node.label(), reply, zset_state)
         })
         .collect();
     let replies = gather(futures, &labels, limit, |_| false).await;
@@ -127,6 +137,10 @@ pub(super) async fn inspect(locker: &mut Locker) -> LockInfo {
             break;
         }
     }
+    let shared = nodes
+        .iter()
+        .filter(|n| n.state == "shared" && n.holders.as_ref().is_some_and(|h| !h.is_empty()))
+        .count();
     LockInfo {
         name: locker.name.clone(),
         key: locker.key.clone(),
@@ -134,7 +148,7 @@ pub(super) async fn inspect(locker: &mut Locker) -> LockInfo {
         masters: nodes.len(),
         majority,
         answered,
-        held: token.is_some(),
+        held: token.is_some() || shared >= majority,
         holder: token.as_ref().and_then(|t| Token::holder_of(t.as_bytes())),
         token,
         fencing_counter: nodes.iter().filter_map(|n| n.fencing_counter).max(),
@@ -152,12 +166,14 @@ fn unreachable_node(label: &str, error: String) -> NodeInfo {
         ttl_ms: None,
         fencing_counter: None,
         holders: None,
+        waiting_writers: Vec::new(),
         key_type: None,
         error: Some(error),
     }
 }
 
-fn parse_node(label: &str, reply: redis::Value) -> Result<NodeInfo> {
+/// `zset_state`: what a sorted set at the key is (`semaphore`, `shared`).
+fn parse_node(label: &str, reply: redis::Value, zset_state: &'static str) -> Result<NodeInfo> {
     let items = reply::items(label, reply)?;
     let kind: String = reply::field(label, &items, 0)?;
     let value: Vec<u8> = reply::field(label, &items, 1)?;
@@ -177,7 +193,7 @@ fn parse_node(label: &str, reply: redis::Value) -> Result<NodeInfo> {
             node.ttl_ms = Some(pttl);
         }
         "zset" => {
-            node.state = "semaphore";
+            node.state = zset_state;
             node.ttl_ms = Some(pttl);
             let mut holders = Vec::new();
             for pair in items[5..].chunks(2) {
@@ -188,9 +204,14 @@ fn parse_node(label: &str, reply: redis::Value) -> Result<NodeInfo> {
                 if expiry <= now_ms {
                     continue; // expired, not purged yet: nobody holds it
                 }
-                holders.push(SemaphoreHolder {
-                    holder: Token::holder_of(&token),
-                    token: String::from_utf8_lossy(&token).into_owned(),
+                let token = String::from_utf8_lossy(&token).into_owned();
+                let (list, token) = match token.strip_prefix(super::kind::WRITER_WAITING) {
+                    Some(writer) => (&mut node.waiting_writers, writer.to_string()),
+                    None => (&mut holders, token),
+                };
+                list.push(SemaphoreHolder {
+                    holder: Token::holder_of(token.as_bytes()),
+                    token,
                     ttl_ms: (expiry - now_ms).max(0),
                 });
             }

@@ -1,9 +1,10 @@
-//! What differs between a lock and a semaphore, in one place.
+//! What differs between a lock, a shared place in a lock and a semaphore,
+//! in one place.
 //!
-//! Both are taken, extended and freed by the same rounds over the same
-//! quorum (a semaphore is refused more than one master, see the module
-//! docs); they differ only in what the key holds, hence in their scripts,
-//! their fencing and their messages. Every such difference is a method here,
+//! All are taken, extended and freed by the same rounds over the same
+//! quorum (a semaphore and a shared place are refused more than one master,
+//! see the module docs); they differ only in what the key holds, hence in
+//! their scripts, their fencing and their messages. Every such difference is a method here,
 //! so that the rounds in `acquire.rs`, `extend.rs` and `release.rs` read the
 //! same for both.
 //!
@@ -16,8 +17,9 @@ use crate::base::COUNTER_LUA;
 use std::sync::LazyLock;
 use std::time::Duration;
 
+const SHARED_LUA: &str = include_str!("shared.lua");
 static ACQUIRE_CODE: LazyLock<String> =
-    LazyLock::new(|| [COUNTER_LUA, include_str!("acquire.lua")].concat());
+    LazyLock::new(|| [COUNTER_LUA, SHARED_LUA, include_str!("acquire.lua")].concat());
 const EXTEND_CODE: &str = include_str!("extend.lua");
 const RELEASE_CODE: &str = include_str!("release.lua");
 const WITHDRAW_CODE: &str = include_str!("withdraw.lua");
@@ -27,6 +29,9 @@ static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(RE
 static WITHDRAW: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(WITHDRAW_CODE));
 static SEMAPHORE_ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&[COUNTER_LUA, include_str!("semaphore_acquire.lua")].concat())
+});
+static SHARED_ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&[COUNTER_LUA, SHARED_LUA, include_str!("shared_acquire.lua")].concat())
 });
 static SEMAPHORE_EXTEND: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("semaphore_extend.lua")));
@@ -51,7 +56,34 @@ pub(super) enum Kind {
     /// Up to `limit` holders: the key is a sorted set of tokens scored by
     /// their expiry.
     Semaphore { limit: u32 },
+    /// One of any number of shared holders, excluded by a [`Kind::Lock`]
+    /// holder of the same name: the sorted set of a semaphore, where a
+    /// waiting exclusive holder also leaves its mark (shared.lua).
+    Shared,
 }
+
+/// How long a waiting writer's mark holds new shared holders back when no
+/// attempt of the writer renews it: a writer that vanished costs them this
+/// long at most. Attempts come every pause plus a round, so it is two of
+/// each.
+pub(super) fn writer_mark_ttl(round_timeout: Duration) -> Duration {
+    2 * (super::RETRY_PAUSE.1 + round_timeout)
+}
+
+/// The member a waiting writer leaves among shared holders (shared.lua).
+pub(super) fn writer_mark(token: &Token) -> String {
+    format!("{WRITER_WAITING}{}", token.as_str())
+}
+
+/// Takes a waiting writer's mark back (semaphore_release.lua, which leaves
+/// anything but a sorted set alone).
+pub(super) fn withdraw_mark(key: &str, mark: &str) -> redis::ScriptInvocation<'static> {
+    let mut invocation = SEMAPHORE_RELEASE.prepare_invoke();
+    invocation.key(key).arg(mark);
+    invocation
+}
+
+pub(super) const WRITER_WAITING: &str = "writer-waiting:";
 
 /// How the acquire script counts the fencing token.
 #[derive(Clone, Copy, Debug)]
@@ -63,8 +95,10 @@ pub(super) enum FenceMode {
 }
 
 impl Kind {
-    pub(super) fn new(limit: u32) -> Kind {
-        if limit > 1 {
+    pub(super) fn new(limit: u32, shared: bool) -> Kind {
+        if shared {
+            Kind::Shared
+        } else if limit > 1 {
             Kind::Semaphore { limit }
         } else {
             Kind::Lock
@@ -76,13 +110,16 @@ impl Kind {
         match self {
             Kind::Lock => format!("lock {name}"),
             Kind::Semaphore { limit } => format!("semaphore {name} (limit {limit})"),
+            Kind::Shared => format!("shared lock {name}"),
         }
     }
 
     /// What the key must hold, for the message about a key of another type.
     pub(super) fn expected(self) -> &'static str {
         match self {
-            Kind::Lock => "a string (a lock's token)",
+            Kind::Lock | Kind::Shared => {
+                "a string (a lock's token) or a sorted set (its shared holders)"
+            }
             Kind::Semaphore { .. } => "a sorted set (a semaphore)",
         }
     }
@@ -91,13 +128,15 @@ impl Kind {
     /// makes the vote when there are several.
     pub(super) fn fence_mode(self, masters: usize, guess: impl FnOnce() -> u64) -> FenceMode {
         match (self, masters) {
-            (Kind::Semaphore { .. }, _) | (_, 1) => FenceMode::Increment,
+            (Kind::Semaphore { .. } | Kind::Shared, _) | (_, 1) => FenceMode::Increment,
             _ => FenceMode::Propose(guess()),
         }
     }
 
     /// The acquire script for one node: KEYS key, fencing key; ARGV token,
-    /// ttl in ms, then the limit (semaphore) or how to fence (lock).
+    /// ttl in ms, then the limit (semaphore) or how to fence (lock) and
+    /// the mark a waiting writer leaves among shared holders (`waiting`:
+    /// the mark and how long it lasts, in ms).
     pub(super) fn acquire(
         self,
         key: &str,
@@ -105,10 +144,12 @@ impl Kind {
         token: &Token,
         ttl_ms: u64,
         mode: FenceMode,
+        waiting: Option<(&str, u64)>,
     ) -> redis::ScriptInvocation<'static> {
         let script: &'static redis::Script = match self {
             Kind::Lock => &ACQUIRE,
             Kind::Semaphore { .. } => &SEMAPHORE_ACQUIRE,
+            Kind::Shared => &SHARED_ACQUIRE,
         };
         let mut invocation = script.prepare_invoke();
         invocation
@@ -118,9 +159,14 @@ impl Kind {
             .arg(ttl_ms);
         match (self, mode) {
             (Kind::Semaphore { limit }, _) => invocation.arg(limit),
+            (Kind::Shared, _) => &mut invocation,
             (Kind::Lock, FenceMode::Increment) => invocation.arg("incr").arg(""),
             (Kind::Lock, FenceMode::Propose(v)) => invocation.arg("propose").arg(v.to_string()),
         };
+        if self == Kind::Lock {
+            let (mark, mark_ms) = waiting.unwrap_or(("", 0));
+            invocation.arg(mark).arg(mark_ms);
+        }
         invocation
     }
 
@@ -135,7 +181,7 @@ impl Kind {
     ) -> redis::ScriptInvocation<'static> {
         let (script, heal): (&'static redis::Script, bool) = match self {
             Kind::Lock => (&EXTEND, masters > 1),
-            Kind::Semaphore { .. } => (&SEMAPHORE_EXTEND, false),
+            Kind::Semaphore { .. } | Kind::Shared => (&SEMAPHORE_EXTEND, false),
         };
         let mut invocation = script.prepare_invoke();
         invocation
@@ -143,6 +189,9 @@ impl Kind {
             .arg(token.as_str())
             .arg(ttl_ms)
             .arg(if heal { "1" } else { "0" });
+        if self == Kind::Shared {
+            invocation.arg("shared");
+        }
         invocation
     }
 
@@ -157,7 +206,7 @@ impl Kind {
         withdraw: Option<(u64, u64)>,
     ) -> redis::ScriptInvocation<'static> {
         let mut invocation = match (self, withdraw) {
-            (Kind::Semaphore { .. }, _) => SEMAPHORE_RELEASE.prepare_invoke(),
+            (Kind::Semaphore { .. } | Kind::Shared, _) => SEMAPHORE_RELEASE.prepare_invoke(),
             (Kind::Lock, None) => RELEASE.prepare_invoke(),
             (Kind::Lock, Some(_)) => WITHDRAW.prepare_invoke(),
         };
@@ -173,7 +222,7 @@ impl Kind {
             (Kind::Lock, None) => {
                 invocation.key(fence_key).arg(token.as_str());
             }
-            (Kind::Semaphore { .. }, _) => {
+            (Kind::Semaphore { .. } | Kind::Shared, _) => {
                 invocation.arg(token.as_str());
             }
         }
@@ -182,15 +231,31 @@ impl Kind {
 
     /// Who holds it, from the first busy node's answer.
     pub(super) fn held_by(self, what: &str, busy: &Busy) -> String {
-        match self {
-            Kind::Semaphore { limit } => format!(
+        let waiting_writer = String::from_utf8_lossy(&busy.holder)
+            .strip_prefix(WRITER_WAITING)
+            .map(|token| match Token::holder_of(token.as_bytes()) {
+                Some(h) => format!("a writer (pid {} on {})", h.pid, h.host),
+                None => "a writer".to_string(),
+            });
+        let shared = |n: i64| match n {
+            1 => "1 shared holder".to_string(),
+            n => format!("{n} shared holders"),
+        };
+        match (self, busy.holders, waiting_writer) {
+            (Kind::Semaphore { limit }, holders, _) => format!(
                 "every place of the {what} is taken ({} holders; the first frees in {})",
-                busy.holders.unwrap_or(limit as i64),
-                humantime::format_duration(rounded(Duration::from_millis(
-                    busy.ttl_ms.max(0) as u64
-                )))
+                holders.unwrap_or(limit as i64),
+                shown(busy.ttl_ms)
             ),
-            Kind::Lock => format!(
+            (Kind::Shared, Some(holders), Some(writer)) => format!(
+                "{what} is busy: {writer} is waiting for its {} to leave, and writers go first",
+                shared(holders)
+            ),
+            (_, Some(holders), _) => format!(
+                "{what} is busy: held by {} (lock -s, or a semaphore of that name)",
+                shared(holders)
+            ),
+            (Kind::Lock | Kind::Shared, None, _) => format!(
                 "{what} is busy: held by {}{}",
                 describe_holder(&busy.holder),
                 expiry(busy.ttl_ms)
@@ -199,16 +264,18 @@ impl Kind {
     }
 }
 
+/// A remaining time in ms from a node, for messages.
+fn shown(ttl_ms: i64) -> humantime::FormattedDuration {
+    humantime::format_duration(rounded(Duration::from_millis(ttl_ms.max(0) as u64)))
+}
+
 /// When a busy lock frees, as the end of a sentence.
 fn expiry(ttl_ms: i64) -> String {
     match ttl_ms {
         -1 => " and has no expiry: it will never be freed by itself (delete the key if its \
                holder is gone)"
             .to_string(),
-        ms if ms >= 0 => format!(
-            ", expires in {}",
-            humantime::format_duration(rounded(Duration::from_millis(ms as u64)))
-        ),
+        ms if ms >= 0 => format!(", expires in {}", shown(ms)),
         _ => String::new(),
     }
 }

@@ -67,6 +67,27 @@
 //! by their expiry (server time), on one master only. Quorums do not compose
 //! for counts: with 3 masters and a limit of 2, holders on nodes {1,2}, {2,3}
 //! and {1,3} each have a majority while no node counts more than two.
+//!
+//! # Shared holders (`yaraus lock -s`, flock's shared lock)
+//!
+//! A shared place is a member of the same kind of sorted set, with no limit,
+//! on one master. The exclusive lock of the same name (a string) and shared
+//! places exclude each other because they are one key, changed only by
+//! scripts: an exclusive holder sets the string only where the key is
+//! missing or holds no live shared place; a shared holder joins only where
+//! the key is not a string. Expiry is the server's for both (PX, and the
+//! scores compared with TIME), so a place that expired on the server is one
+//! its holder's deadline (measured from before the request) has already
+//! passed.
+//!
+//! Writers go first: an exclusive holder that finds shared holders and will
+//! wait leaves a mark among them (renewed by each attempt, gone after
+//! [`kind::writer_mark_ttl`] without one), and no new shared holder is
+//! admitted while a mark is live, so overlapping readers cannot starve a
+//! writer; the writer takes the lock when the last shared holder leaves.
+//! Readers can wait behind a stream of writers, as with most writer-first
+//! locks. Every acquisition, shared or not, counts the same fencing counter
+//! (INCR), so tokens increase across both.
 
 mod acquire;
 mod extend;
@@ -107,6 +128,9 @@ pub struct LockOptions {
     pub namespace: String,
     /// Holders admitted at once: 1 for a lock, more for a semaphore (one master only).
     pub limit: u32,
+    /// Take a shared place (a reader's), which excludes only exclusive
+    /// holders of the name (one master only; `limit` must be 1).
+    pub shared: bool,
     /// Bound on one request to one master; much smaller than the ttl.
     pub request_timeout: Duration,
     /// With several masters, refuse nodes that do not fsync every write
@@ -123,6 +147,7 @@ impl LockOptions {
             prefix: String::new(),
             namespace: "yaraus".into(),
             limit: 1,
+            shared: false,
             request_timeout: crate::timing::Timeouts::default().lock_request(ttl),
             require_fsync: true,
         }
@@ -169,6 +194,10 @@ pub struct Locker {
     fencing: MajoritySequence,
     /// The token of the attempt in flight, for [`Claimant::abandon`].
     attempt_token: Option<Token>,
+    /// While an exclusive holder waits: the mark its attempts leave among
+    /// shared holders so that no new one is admitted before it (one mark
+    /// for every attempt, since attempts have tokens of their own).
+    waiting_mark: Option<String>,
     /// An attempt saw a master without the fencing counter: the
     /// sequence's heal pass (seq/heal.rs) runs when the lock is given back,
     /// where it costs the holder nothing of its validity.
@@ -210,6 +239,19 @@ impl Locker {
                 limit = Setting::Limit
             )));
         }
+        if options.shared && options.limit > 1 {
+            return Err(Error::Usage(format!(
+                "{} is a semaphore: it cannot also be shared (-s); use one or the other",
+                Setting::Limit
+            )));
+        }
+        if options.shared && targets.len() > 1 {
+            return Err(Error::Usage(format!(
+                "a shared lock (-s) needs exactly one Redis master (with its replicas), not {}: \
+                 shared holders are not implemented over a quorum",
+                targets.len()
+            )));
+        }
         if options.namespace.is_empty() {
             return Err(Error::Usage("the namespace must not be empty".into()));
         }
@@ -233,12 +275,13 @@ impl Locker {
         Ok(Locker {
             quorum,
             name: name.to_string(),
-            kind: Kind::new(options.limit),
+            kind: Kind::new(options.limit, options.shared),
             key,
             ttl,
             fencing,
             heal_pending: false,
             attempt_token: None,
+            waiting_mark: None,
             leftovers: Default::default(),
         })
     }

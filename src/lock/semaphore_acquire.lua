@@ -20,7 +20,6 @@ local counter, err = counter_read(fence)
 if counter == nil then
   return redis.error_reply('YARAUS_WRONGTYPE fencing ' .. err)
 end
-local held = counter
 counter = counter or '0'
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -31,18 +30,11 @@ if not mine and holders >= limit then
   local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
   return {0, '', tonumber(first[2]) - now, counter, holders}
 end
--- A missing counter (or a placeholder left by a majority sequence on the
--- same name) starts from the server's clock in microseconds (see
--- acquire.lua), never again at 1.
-if not held then
-  local t = redis.call('TIME')
-  redis.call('SET', fence, t[1] .. string.format('%06d', tonumber(t[2])))
+local fencing, why = counter_incr(fence)
+if not fencing then
+  return redis.error_reply('YARAUS_WRONGTYPE fencing ' .. why)
 end
-local r = redis.pcall('INCR', fence)
-if type(r) == 'table' and r.err then
-  return redis.error_reply('YARAUS_WRONGTYPE fencing counter ' .. fence .. ': ' .. r.err)
-end
-counter = redis.call('GET', fence)
+counter = fencing
 redis.call('ZADD', key, now + ttl, token)
 local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', key, string.format('%.0f', tonumber(last[2])))

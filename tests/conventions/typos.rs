@@ -25,7 +25,7 @@ fn an_unknown_option_before_the_command_is_a_usage_error_and_redis_is_unchanged(
             [&lock[..], &["--wiat", "5s", "--", "./x"]].concat(),
             "--wiat",
         ),
-        ([&lock[..], &["-s", "--", "./x"]].concat(), "-s"),
+        ([&lock[..], &["-S", "--", "./x"]].concat(), "-S"),
         ([&lock[..], &["--ttl", "5s", "-z", "./x"]].concat(), "-z"),
         ([&index[..], &["--bogus", "--", "./x"]].concat(), "--bogus"),
         ([&index[..], &["-k", "./x"]].concat(), "-k"),

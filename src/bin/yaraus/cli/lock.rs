@@ -8,7 +8,7 @@ use std::time::Duration;
 pub(super) const LOCK_EXIT_STATUS: &str = "\
 Exit status:
   0..123  COMMAND's own exit status; 0 for --acquire, --extend, --release, --info
-  2       usage error: no command, bad duration, --limit with several masters, ...
+  2       usage error: no command, bad duration, --limit or -s with several masters, ...
   69      a majority of the Redis masters could not be reached within --wait (or --info: fewer
           than a majority answered); a master refused authentication or a command (ACL: see
           acl-rules), is not a Redis server, or names no master (Sentinel): at once
@@ -26,6 +26,7 @@ Examples:
   yaraus lock deploy --redis redis://a --redis redis://b --redis redis://c -n -E 99 -- ./deploy.sh
   yaraus lock cron-report -n -w 0.5 -c 'report > /tmp/report.txt'   # silent unless it fails
   yaraus lock hold-me -- sleep infinity                              # held until signalled
+  yaraus lock -s catalog -- ./read-catalog.sh    # readers together; `yaraus lock catalog` writes
   out=$(yaraus lock --acquire batch --ttl 10m) || exit; eval \"$out\"
   yaraus lock --extend batch --ttl 10m --token \"$YARAUS_LOCK_TOKEN\"
   yaraus lock --release batch --token \"$YARAUS_LOCK_TOKEN\"
@@ -119,6 +120,25 @@ pub struct LockArgs {
     /// Admit up to N holders at once: a semaphore, like `consul lock -n`. One Redis master only.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub limit: u32,
+
+    /// Take a shared lock (flock -s): shared holders hold it together.
+    ///
+    /// Take a shared lock, as flock -s does: any number of shared holders hold NAME together,
+    /// and an exclusive holder (the default) excludes them all. Writers go first: once an
+    /// exclusive holder waits, no new shared holder is admitted until it has had the lock. One
+    /// Redis master only. --extend and --release of a shared lock need -s too.
+    #[arg(short = 's', long, conflicts_with = "limit")]
+    pub shared: bool,
+
+    /// Take an exclusive lock: the default (flock -x, -e).
+    #[arg(
+        short = 'x',
+        long,
+        visible_short_alias = 'e',
+        conflicts_with = "shared",
+        hide_short_help = true
+    )]
+    pub exclusive: bool,
 
     /// Text replaced by the fencing token in COMMAND's arguments.
     ///

@@ -48,6 +48,7 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
         prefix: args.prefix.clone(),
         namespace: ctx.namespace().to_string(),
         limit: args.limit,
+        shared: args.shared,
         request_timeout,
         require_fsync: ctx.requires_durable(),
     };
