@@ -9,9 +9,12 @@
 --                  'propose' several masters: our vote in the majority
 --                            sequence, set-if-less-than ARGV[4]
 -- ARGV[4] the proposed fencing token, for 'propose'
--- ARGV[5] '' or, for a writer that will wait, its 'writer-waiting:' member:
---         added (ARGV[6] ms from now) where shared holders have the lock,
---         so that no new shared holder is admitted before it (shared.lua)
+-- ARGV[5] '' or, for a writer that will wait, 'MS:MARK': its
+--         'writer-waiting:' member MARK is added (MS ms from now) where shared
+--         holders have the lock, so that no new shared holder is admitted
+--         before it (shared.lua). One argument, not two: a server that wants
+--         a password refuses a command of more than 10 words from a client
+--         that has not given one with a protocol error, not NOAUTH.
 -- Returns {1, voted, counter[, before]} taken (or already ours); voted = 1 when
 --                                      the increment or the proposal stands;
 --                                      before: for an accepted proposal, the
@@ -104,8 +107,9 @@ if t == 'zset' then
     redis.call('SET', key, token, 'PX', ttl)
     return vote_or_undo()
   end
-  if ARGV[5] ~= '' then
-    redis.call('ZADD', key, now + tonumber(ARGV[6]), ARGV[5])
+  local mark_ms, mark = string.match(ARGV[5], '^(%d+):(.+)$')
+  if mark then
+    redis.call('ZADD', key, now + tonumber(mark_ms), mark)
     shared_expire(key)
   end
   return {0, '', first - now, counter or '0', holders}

@@ -164,8 +164,7 @@ impl Kind {
             (Kind::Lock, FenceMode::Propose(v)) => invocation.arg("propose").arg(v.to_string()),
         };
         if self == Kind::Lock {
-            let (mark, mark_ms) = waiting.unwrap_or(("", 0));
-            invocation.arg(mark).arg(mark_ms);
+            invocation.arg(waiting.map_or(String::new(), |(mark, ms)| format!("{ms}:{mark}")));
         }
         invocation
     }

@@ -401,8 +401,12 @@ pub fn classify(target: &Target, e: redis::RedisError) -> Error {
     if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
         return Error::Unavailable(format!("cannot reach Redis at {d}: {e}"));
     }
+    // A server that wants a password answers a long command (more than 10
+    // arguments) from a client that has not authenticated with "Protocol
+    // error: unauthenticated multibulk length", and closes the connection.
     if e.kind() == redis::ErrorKind::AuthenticationFailed
         || matches!(e.code(), Some("NOAUTH") | Some("WRONGPASS"))
+        || e.to_string().contains("Protocol error: unauthenticated")
     {
         return Error::Refused(format!(
             "Redis at {d} refused authentication: {}",

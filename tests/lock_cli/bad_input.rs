@@ -57,6 +57,16 @@ fn bad_input_gets_one_clear_line_its_code_and_leaves_redis_alone() {
             "--limit 2 needs exactly one Redis master",
         ),
         (
+            three_masters(&["-s", "x", "--", "true"]),
+            2,
+            "a shared lock (-s) needs exactly one Redis master",
+        ),
+        (
+            one_master(&["-s", "--limit", "2", "x", "--", "true"]),
+            2,
+            "cannot be used with",
+        ),
+        (
             one_master(&["--redis", one_url.as_str(), "x", "--", "true"]),
             2,
             "is given twice",

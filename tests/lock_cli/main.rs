@@ -25,6 +25,7 @@ mod bad_input;
 mod command;
 mod forms;
 mod holding;
+mod shared;
 
 use common::lock::*;
 use common::{RedisServer, wait_until};
