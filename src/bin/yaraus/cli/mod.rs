@@ -334,7 +334,8 @@ pub struct ListArgs {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ListFormat {
-    /// A JSON array of {client_id, id, expire_at, using, ttl}, streamed.
+    /// A JSON array of {client_id, id, expire_at (null: never leased), using, ttl,
+    /// clock_offset_ms, clock_error_ms}, streamed.
     Json,
     /// Aligned columns for people.
     Table,
