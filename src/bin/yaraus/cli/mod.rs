@@ -34,7 +34,8 @@ use std::time::Duration;
 #[derive(Parser, Debug)]
 #[command(
     name = "yaraus",
-    version,
+    version = VERSION,
+    long_version = LONG_VERSION,
     about,
     long_about = "yaraus hands out scarce, cluster-wide things from Redis to ordinary processes: \
 a unique worker id for a snowflake-style id generator (run), or a distributed lock with a \
@@ -50,6 +51,24 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// `-V`: the crate's version and the commit it was built from (build.rs
+/// works it out: a short hash, `-dirty`, or `unknown` outside a checkout).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (rev ",
+    env!("YARAUS_GIT_COMMIT"),
+    ")"
+);
+
+/// `--version`: the same and the enabled cargo features, as `rg --version`.
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (rev ",
+    env!("YARAUS_GIT_COMMIT"),
+    ")\nfeatures: ",
+    env!("YARAUS_FEATURES")
+);
 
 /// The command line's definition, with a pointer from every `-h` to what
 /// only `--help` shows.
