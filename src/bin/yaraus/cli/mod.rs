@@ -7,6 +7,7 @@
 
 mod acl;
 mod duration;
+mod examples;
 mod exit_status;
 mod flags;
 mod hilo;
@@ -41,7 +42,7 @@ use std::time::Duration;
 a unique worker id for a snowflake-style id generator (run), or a distributed lock with a \
 fencing token for a shell script (lock), held for as long as the process runs, renewed in the \
 background, and taken away (the process killed) if it is lost.",
-    after_long_help = EXIT_STATUS,
+    after_long_help = examples::with_examples(EXIT_STATUS, examples::YARAUS),
     propagate_version = true
 )]
 pub struct Cli {
@@ -225,19 +226,19 @@ chunks, and a new pool becomes visible only when complete.";
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Create a pool of worker ids, or grow or shrink it.
-    #[command(long_about = INIT_ABOUT, after_long_help = POOL_EXIT_STATUS)]
+    #[command(long_about = INIT_ABOUT, after_long_help = examples::with_examples(POOL_EXIT_STATUS, examples::INIT))]
     Init(InitArgs),
     /// Lease a worker id and run COMMAND with it for as long as it runs.
-    #[command(long_about = run::RUN_ABOUT, after_long_help = RUN_EXIT_STATUS)]
+    #[command(long_about = run::RUN_ABOUT, after_long_help = examples::with_examples(RUN_EXIT_STATUS, examples::RUN))]
     Run(RunArgs),
     /// Print the pool's statistics.
-    #[command(after_long_help = POOL_EXIT_STATUS)]
+    #[command(after_long_help = examples::with_examples(POOL_EXIT_STATUS, examples::STATS))]
     Stats(StatsArgs),
     /// List every id of the pool, who holds it, and until when.
-    #[command(after_long_help = POOL_EXIT_STATUS)]
+    #[command(after_long_help = examples::with_examples(POOL_EXIT_STATUS, examples::LIST))]
     List(ListArgs),
     /// Run COMMAND while holding a lock (flock(1) over one or N Redis masters).
-    #[command(after_long_help = lock::LOCK_EXIT_STATUS)]
+    #[command(long_about = lock::LOCK_ABOUT, after_long_help = lock::LOCK_EXIT_STATUS)]
     Lock(LockArgs),
     /// Globally monotonic ids from a majority of Redis nodes: next, get, set-floor, serve.
     #[command(long_about = seq::SEQ_ABOUT, after_long_help = seq::SEQ_EXIT_STATUS)]
@@ -249,10 +250,10 @@ pub enum Command {
     #[command(long_about = hilo::HILO_ABOUT, after_long_help = hilo::HILO_EXIT_STATUS)]
     Hilo(HiloArgs),
     /// Print the ACL SETUSER rules of a Redis user that may do what yaraus needs, and nothing more.
-    #[command(long_about = acl::ACL_RULES_ABOUT, after_long_help = PRINT_EXIT_STATUS)]
+    #[command(long_about = acl::ACL_RULES_ABOUT, after_long_help = examples::with_examples(PRINT_EXIT_STATUS, acl::ACL_RULES_EXAMPLES))]
     AclRules(AclRulesArgs),
     /// Print a shell completion script.
-    #[command(after_long_help = PRINT_EXIT_STATUS)]
+    #[command(after_long_help = examples::with_examples(PRINT_EXIT_STATUS, examples::COMPLETIONS))]
     Completions(CompletionsArgs),
 }
 
