@@ -6,6 +6,7 @@
 //! they may stand before or after the subcommand's name.
 
 mod acl;
+pub mod command_env;
 mod duration;
 mod examples;
 mod exit_status;

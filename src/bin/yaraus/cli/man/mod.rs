@@ -184,7 +184,12 @@ fn man_pages_have_their_sections() {
             .get_arguments()
             .filter_map(|a| a.get_env())
             .map(|v| v.to_string_lossy().into_owned())
-            .chain(["YARAUS_REDIS_PASSWORD".into(), "REDISCLI_AUTH".into()]);
+            .chain(["YARAUS_REDIS_PASSWORD".into(), "REDISCLI_AUTH".into()])
+            .chain(
+                super::command_env::of(cmd.get_name())
+                    .iter()
+                    .map(|(v, _)| v.to_string()),
+            );
         for var in vars {
             assert!(
                 environment.contains(&format!("\\fB{}\\fR", var.replace('-', "\\-"))),

@@ -280,7 +280,8 @@ impl AfterHelp {
     }
 }
 
-/// The variables that set the command's options, and the password's.
+/// The variables that set the command's options, the password's, and
+/// those COMMAND gets (cli/command_env.rs).
 fn environment(cmd: &Command) -> Roff {
     let mut vars: Vec<(String, Vec<Inline>)> = Vec::new();
     for arg in cmd.get_arguments() {
@@ -315,6 +316,16 @@ fn environment(cmd: &Command) -> Roff {
     roff.text([roman(intro)]);
     for (var, what) in vars {
         roff.control("TP", []).text([bold(var)]).text(what);
+    }
+    let set = super::super::command_env::of(cmd.get_name());
+    if !set.is_empty() {
+        roff.control("PP", [])
+            .text([roman("COMMAND gets, besides the environment it inherits:")]);
+        for (var, what) in set {
+            roff.control("TP", [])
+                .text([bold(*var)])
+                .text([roman(*what)]);
+        }
     }
     roff
 }
