@@ -39,8 +39,9 @@ fn git(dir: &Path, args: &[&str]) -> Option<String> {
 }
 
 /// The short hash of HEAD, `-dirty` if tracked files changed; `None` when
-/// `dir` is not the top of a git checkout.
-fn commit(dir: &Path) -> Option<String> {
+/// `dir` is not the top of a git checkout. (Public for
+/// tests/conventions/version.rs, which checks that fallback.)
+pub fn commit(dir: &Path) -> Option<String> {
     let top = PathBuf::from(git(dir, &["rev-parse", "--show-toplevel"])?);
     if top.canonicalize().ok()? != dir.canonicalize().ok()? {
         return None;

@@ -4,16 +4,22 @@
 //! line alone. build.rs works them out; this checks them against git.
 
 use super::*;
+use std::path::Path;
 use std::process::Command;
 
-/// What build.rs should have found: the short hash of HEAD when the crate
-/// is the top of a git checkout, else `unknown`.
+/// build.rs itself, for its fallback outside a git checkout.
+#[allow(dead_code)]
+#[path = "../../build.rs"]
+mod build_script;
+
+/// What build.rs should have found, worked out another way: the short hash
+/// of HEAD when the crate is the top of a git checkout (git's prefix for
+/// it is empty), else `unknown`.
 fn expected_commit() -> String {
-    let dir = env!("CARGO_MANIFEST_DIR");
     let git = |args: &[&str]| -> Option<String> {
         let out = Command::new("git")
             .arg("-C")
-            .arg(dir)
+            .arg(env!("CARGO_MANIFEST_DIR"))
             .args(args)
             .output()
             .ok()?;
@@ -21,16 +27,20 @@ fn expected_commit() -> String {
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
     };
-    let top = git(&["rev-parse", "--show-toplevel"]);
-    let is_top =
-        top.is_some_and(|t| std::fs::canonicalize(t).ok() == std::fs::canonicalize(dir).ok());
-    match is_top
-        .then(|| git(&["rev-parse", "--short", "HEAD"]))
-        .flatten()
-    {
-        Some(hash) => hash,
-        None => "unknown".to_string(),
+    match git(&["rev-parse", "--show-prefix"]).as_deref() {
+        Some("") => git(&["rev-parse", "--short", "HEAD"]).expect("HEAD of the checkout"),
+        _ => "unknown".to_string(),
     }
+}
+
+/// A crates.io tarball has no git: build.rs says nothing rather than guess,
+/// and a tree unpacked inside another repository does not take its commit.
+#[test]
+fn outside_a_checkout_the_commit_is_unknown() {
+    let plain = tempfile::tempdir().unwrap();
+    assert_eq!(build_script::commit(plain.path()), None);
+    let inside = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    assert_eq!(build_script::commit(&inside), None);
 }
 
 #[test]

@@ -222,6 +222,17 @@ impl AfterHelp {
             let mut lines = block.lines();
             let head = lines.next().unwrap_or_default();
             if head.starts_with("Exit status") {
+                // `Exit status (each subcommand's --help has its own):`
+                if let Some(aside) = head
+                    .strip_prefix("Exit status (")
+                    .and_then(|a| a.strip_suffix("):"))
+                {
+                    let mut chars = aside.chars();
+                    let first = chars.next().map(|c| c.to_uppercase().to_string());
+                    parts
+                        .notes
+                        .push(format!("{}{}.", first.unwrap_or_default(), chars.as_str()));
+                }
                 for line in lines {
                     let continued = line.starts_with("   ");
                     match (continued, parts.exit_rows.last_mut()) {
