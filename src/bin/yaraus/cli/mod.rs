@@ -121,9 +121,9 @@ pub struct GlobalArgs {
     ///
     /// In full: redis://[user:password@]host[:port][/db], rediss:// (TLS),
     /// unix:///path/redis.sock, redis+unix:///path?db=N,
-    /// redis+sentinel://[user:password@]host:26379[,host:26379…]/MASTER[/db]
+    /// redis+sentinel://[user:password@]host:26379[,host:26379...]/MASTER[/db]
     /// (the master a Sentinel group names, looked up again after a failover)
-    /// or redis+cluster://[user:password@]host:7000[,host:7001…] (Redis
+    /// or redis+cluster://[user:password@]host:7000[,host:7001...] (Redis
     /// Cluster). A query parameter ?ns=NAME sets the namespace. Subcommands
     /// that use several independent servers take the option several times
     /// (or a comma-separated list).
