@@ -99,7 +99,7 @@ pub fn name(cmd: &Command) -> &str {
     cmd.get_display_name().unwrap_or_else(|| cmd.get_name())
 }
 
-/// `yaraus lock [-n|--nonblock] [--ttl DURATION] ... [connection options]
+/// `yaraus lock [-n|--no-wait] [--ttl DURATION] ... [connection options]
 /// NAME [[--] COMMAND...]`.
 fn synopsis(cmd: &Command) -> Roff {
     let mut line = vec![bold(cmd.get_bin_name().unwrap_or_else(|| cmd.get_name()))];
@@ -172,8 +172,9 @@ fn option(arg: &Arg) -> Vec<Inline> {
     inline
 }
 
-/// What an option takes: its possible values (`json|table`), else its
-/// value name (`DURATION`).
+/// What an option takes: its possible values (`json|table`), a few at
+/// most (a longer list is the OPTIONS section's to give), else its value
+/// name (`DURATION`, `SHELL`).
 fn value_name(arg: &Arg) -> String {
     let possible: Vec<String> = arg
         .get_possible_values()
