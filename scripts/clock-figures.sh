@@ -19,7 +19,7 @@ trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DIR"' EXIT
 for _ in $(seq 100); do [ -S "$DIR/r.sock" ] && break; sleep 0.05; done
 R="unix://$DIR/r.sock"
 record() { redis-cli -s "$DIR/r.sock" hget yaraus:clock A1; }
-"$Y" --redis "$R" init --min 1 --max 1 2>/dev/null
+"$Y" --redis "$R" init --min 1 --max 1 >/dev/null 2>&1
 echo "horizon recorded at release minus the command's last wall-clock reading, ms:"
 for _ in $(seq "$HAND_OVERS"); do
     "$Y" --redis "$R" run --interval 200ms --kill-after 100ms -- \

@@ -7,7 +7,8 @@
 # (redis-tools: the real clients of `yaraus seq serve`), script(1)
 # (bsdutils, of util-linux: the terminal tests run yaraus on a
 # pseudo-terminal), bash (the job-control tests type into an interactive
-# bash), and python3 with venv (below).
+# bash), man (man-db, which brings groff: the man pages are checked with
+# `man --warnings`), and python3 with venv (below).
 #
 # Then the client libraries that tests/seq_serve points at `yaraus seq
 # serve`, pinned, in Python virtual environments under $YARAUS_TEST_TOOLS
@@ -31,11 +32,12 @@ command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 { command -v redis-cli && command -v redis-benchmark; } >/dev/null 2>&1 || missing+=(redis-tools)
 command -v script >/dev/null 2>&1 || missing+=(bsdutils)
 command -v bash >/dev/null 2>&1 || missing+=(bash)
+command -v man >/dev/null 2>&1 || missing+=(man-db)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 if [ "${#missing[@]}" -eq 0 ]; then
     echo "install-test-tools.sh: faketime, perl (Time::HiRes), openssl, redis-cli," \
-        "redis-benchmark, script, bash and python3 (venv) are present"
+        "redis-benchmark, script, bash, man and python3 (venv) are present"
 else
     scripts/apt-install.sh "${missing[@]}"
 fi

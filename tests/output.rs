@@ -64,6 +64,7 @@ fn every_printing_subcommand_fails_when_its_output_cannot_be_written() {
     );
     assert_eq!(ok.code, Some(0));
     let cases = [
+        "init --max 3",
         "stats",
         "stats --format prometheus",
         "list",

@@ -177,8 +177,10 @@ pub struct ListEntry {
     /// Who holds it, or held it last; `null` if nobody ever did.
     pub client_id: Option<String>,
     pub id: u64,
-    /// When its lease ends (or ended), RFC 3339, from the server's clock.
-    pub expire_at: String,
+    /// When its lease ends (or ended), RFC 3339, from the server's clock;
+    /// `null` if it was never leased (its score is still init's 0, which
+    /// as a date would read 1970 and look like a lease long expired).
+    pub expire_at: Option<String>,
     /// Whether it is leased now.
     pub using: bool,
     /// Seconds left on the lease; 0 when free.
@@ -209,7 +211,7 @@ impl ListEntry {
             clock_error_ms: clock.as_ref().and_then(|c| c.error_ms),
             client_id: owner,
             id,
-            expire_at: rfc3339(score),
+            expire_at: (score > 0.0).then(|| rfc3339(score)),
             using,
             ttl: if using {
                 ((score - now) * 1000.0).round() / 1000.0

@@ -8,6 +8,7 @@
 //! * `typos.rs`: an unknown option before `--` is a usage error (exit 2, one
 //!   line naming it) and Redis is left as it was; after `--`, anything goes
 //!   to the command.
+//! * `version.rs`: `--version` names the commit and the features.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -15,6 +16,7 @@ mod common;
 mod flock;
 mod help;
 mod typos;
+mod version;
 
 use common::{Output, RedisServer};
 use std::time::Duration;

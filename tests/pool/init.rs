@@ -10,11 +10,7 @@ fn init_creates_1_to_1023_and_is_idempotent() {
     let url = s.url_ns("t");
 
     let out = yaraus_ok(&["--redis", &url, "init"]);
-    let line = out.one_line();
-    assert!(
-        line.contains("initialized") && !line.contains("already"),
-        "{line}"
-    );
+    assert_eq!(init_report(&out), "initialized: ids 1..1023 in t:ids");
     // Exactly the members A1..D1023, every one free (score 0), in id order.
     let flat: Vec<(String, String)> = s.query(&["ZRANGE", "t:ids", "0", "-1", "WITHSCORES"]);
     let want: Vec<(String, String)> = (1..=1023).map(|n| (enc(n), "0".to_string())).collect();
@@ -28,8 +24,33 @@ fn init_creates_1_to_1023_and_is_idempotent() {
 
     let before = s.snapshot();
     let out = yaraus_ok(&["--redis", &url, "init", "--min", "1", "--max", "1023"]);
-    assert!(out.one_line().contains("already initialized"), "{out:#?}");
+    assert!(init_report(&out).starts_with("already initialized: ids "));
     assert_eq!(s.snapshot(), before, "a second init changed Redis");
+}
+
+/// The report is the command's result, not a log line: `--quiet`, which
+/// silences log lines, keeps it.
+#[test]
+fn init_reports_on_stdout_even_when_quiet() {
+    let s = RedisServer::start();
+    let url = s.url_ns("t");
+    for (args, report) in [
+        (
+            &["-q", "init", "--max", "5"][..],
+            "initialized: ids 1..5 in t:ids",
+        ),
+        (
+            &["init", "--max", "5", "--quiet"],
+            "already initialized: ids 1..5 in t:ids",
+        ),
+        (
+            &["-q", "init", "--max", "7"],
+            "resized t:ids from 1..5 to 1..7: 2 ids added, 0 removed",
+        ),
+    ] {
+        let out = yaraus_ok(&[&["--redis", &url][..], args].concat());
+        assert_eq!(init_report(&out), report, "{args:?}");
+    }
 }
 
 #[test]
@@ -50,7 +71,7 @@ fn init_adopts_a_go_layout_pool_without_min_max() {
     let ids_before = zset(&s, "go:ids");
 
     let out = yaraus_ok(&["--redis", &url, "init"]);
-    assert!(out.one_line().contains("already initialized"), "{out:#?}");
+    assert!(init_report(&out).starts_with("already initialized: ids "));
     assert_eq!(zset(&s, "go:ids"), ids_before);
     assert_eq!(hash(&s, "go:clients")["A7"], "go-client-7");
 }
@@ -249,7 +270,7 @@ fn interrupted_init_leaves_no_visible_pool() {
 
     // Running init again builds a complete pool.
     let out = yaraus_ok(&["--redis", &url, "init", "--max", "1000"]);
-    assert!(out.one_line().contains("initialized"), "{out:#?}");
+    assert!(init_report(&out).starts_with("initialized: ids "));
     assert_eq!(s.query::<u64>(&["ZCARD", "t:ids"]), 1000);
 }
 
@@ -267,8 +288,10 @@ fn init_grows_1023_to_2047_keeping_leases() {
     let clients_before = hash(&s, "t:clients");
 
     let out = yaraus_ok(&["--redis", &url, "init", "--max", "2047"]);
-    let line = out.one_line();
-    assert!(line.contains("1024 ids added"), "{line}");
+    assert_eq!(
+        init_report(&out),
+        "resized t:ids from 1..1023 to 1..2047: 1024 ids added, 0 removed"
+    );
 
     let mut want = ids_before.clone();
     for n in 1024..=2047 {
@@ -284,7 +307,7 @@ fn init_grows_1023_to_2047_keeping_leases() {
     assert_eq!((st["min"].as_str(), st["max"].as_str()), ("1", "2047"));
 
     let out = yaraus_ok(&["--redis", &url, "init", "--max", "2047"]);
-    assert!(out.one_line().contains("already initialized"), "{out:#?}");
+    assert!(init_report(&out).starts_with("already initialized: ids "));
 }
 
 #[test]
@@ -311,7 +334,10 @@ fn init_refuses_to_shrink_past_a_leased_id_then_shrinks_when_free() {
     lease(&s, "t", 2000, server_now(&s), "holder-2000");
     let ids_before = zset(&s, "t:ids");
     let out = yaraus_ok(&["--redis", &url, "init", "--max", "1023"]);
-    assert!(out.one_line().contains("1024 removed"), "{out:#?}");
+    assert_eq!(
+        init_report(&out),
+        "resized t:ids from 1..2047 to 1..1023: 0 ids added, 1024 removed"
+    );
 
     let want: BTreeMap<String, String> = ids_before
         .into_iter()

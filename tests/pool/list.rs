@@ -7,7 +7,7 @@ use super::*;
 /// The fields of one `list` entry, checked to be exactly the documented
 /// seven; the clock offset (never measured here: the leases are written by
 /// hand) is `null`.
-fn entry_fields(e: &Json) -> (Option<String>, u64, String, bool, f64) {
+fn entry_fields(e: &Json) -> (Option<String>, u64, Option<String>, bool, f64) {
     let obj = e
         .as_object()
         .unwrap_or_else(|| panic!("not an object: {e}"));
@@ -32,7 +32,11 @@ fn entry_fields(e: &Json) -> (Option<String>, u64, String, bool, f64) {
     (
         obj["client_id"].as_str().map(str::to_string),
         obj["id"].as_u64().expect("id"),
-        obj["expire_at"].as_str().expect("expire_at").to_string(),
+        match &obj["expire_at"] {
+            Json::Null => None,
+            Json::String(at) => Some(at.clone()),
+            other => panic!("expire_at is neither a string nor null: {other}"),
+        },
         obj["using"].as_bool().expect("using"),
         obj["ttl"].as_f64().expect("ttl"),
     )
@@ -68,19 +72,20 @@ fn list_json_has_every_id_in_order_with_its_lease() {
             Some(&(score, owner)) if score > t0 => {
                 assert_eq!(client.as_deref(), Some(owner), "{e}");
                 assert!(using, "{e}");
-                assert_eq!(expire_at, rfc3339(score), "{e}");
+                assert_eq!(expire_at, Some(rfc3339(score)), "{e}");
                 assert_within(&format!("ttl of {id}"), ttl, score - t1, score - t0);
             }
             Some(&(score, owner)) => {
                 assert_eq!(client.as_deref(), Some(owner), "{e}");
                 assert!(!using, "{e}");
-                assert_eq!(expire_at, rfc3339(score), "{e}");
+                assert_eq!(expire_at, Some(rfc3339(score)), "{e}");
                 assert_eq!(ttl, 0.0, "{e}");
             }
             None => {
                 assert_eq!(client, None, "{e}");
                 assert!(!using, "{e}");
-                assert_eq!(expire_at, "1970-01-01T00:00:00.000Z", "{e}");
+                // Never leased: no date, rather than 1970.
+                assert_eq!(expire_at, None, "{e}");
                 assert_eq!(ttl, 0.0, "{e}");
             }
         }
@@ -152,10 +157,40 @@ fn list_table_has_a_header_and_one_row_per_id() {
             _ => {
                 assert_eq!((row[1], row[4]), ("no", "-"));
                 assert_eq!(ttl, 0.0);
-                assert_eq!(row[3], "1970-01-01T00:00:00.000Z");
+                assert_eq!(row[3], "-", "never leased: {row:?}");
             }
         }
     }
+}
+
+/// A table without rows still has its header: `--using` on a pool that
+/// nobody holds is the case a person meets first.
+#[test]
+fn list_table_without_rows_has_its_header() {
+    let s = RedisServer::start();
+    let url = s.url_ns("t");
+    yaraus_ok(&["--redis", &url, "init", "--max", "3"]);
+    let out = yaraus_ok(&["--redis", &url, "list", "--using", "--format", "table"]);
+    let lines: Vec<Vec<&str>> = out
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines,
+        [[
+            "ID",
+            "USING",
+            "TTL",
+            "EXPIRE_AT",
+            "CLIENT_ID",
+            "CLOCK_OFFSET"
+        ]],
+        "{out:#?}"
+    );
+    // As JSON, the same listing is an empty array.
+    let out = yaraus_ok(&["--redis", &url, "list", "--using"]);
+    assert_eq!(out.stdout, "[]\n");
 }
 
 #[test]
@@ -215,12 +250,12 @@ fn list_of_2_22_ids_is_complete() {
     let first = parse_json(first.trim_end_matches(','));
     let (client, id, expire_at, using, ttl) = entry_fields(&first);
     assert_eq!((client, id, using, ttl), (None, 1, false, 0.0));
-    assert_eq!(expire_at, "1970-01-01T00:00:00.000Z");
+    assert_eq!(expire_at, None, "never leased");
     let last = parse_json(&last);
     let (client, id, expire_at, using, ttl) = entry_fields(&last);
     assert_eq!(client.as_deref(), Some("holder-of-the-last"));
     assert_eq!((id, using), (BIG, true));
-    assert_eq!(expire_at, rfc3339(base + 600.0));
+    assert_eq!(expire_at, Some(rfc3339(base + 600.0)));
     assert!(ttl > 0.0 && ttl <= 600.0, "{ttl}");
 }
 

@@ -70,6 +70,15 @@ impl OneLine for Output {
     }
 }
 
+/// `init`'s report: one line on stdout, where a script reads a command's
+/// result and `--quiet` leaves it, with nothing on stderr.
+fn init_report(out: &Output) -> &str {
+    assert_eq!(out.stderr, "", "init logged: {out:#?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "not one line on stdout: {out:#?}");
+    lines[0]
+}
+
 /// Runs yaraus with `args` and waits for it (SIGKILL + panic after `timeout`).
 fn yaraus_for(args: &[&str], timeout: Duration) -> Output {
     common::run_yaraus(args, &[], timeout)

@@ -177,6 +177,11 @@ fn stats_prometheus_parses_and_matches_json() {
     ]);
     let _: i64 = s.query(&["HSET", "t:stats", "extend_ttl_ownership_error", "2"]);
     let _: i64 = s.query(&["HSET", "t:stats", "extend_ttl_expire_warning", "1"]);
+    // Id 2's holder measured its clock 1.5 s ahead of the server's, ± 3 ms
+    // (the record `run` keeps: horizon, offset, error, when; milliseconds).
+    let at = (base * 1000.0) as i64;
+    let record = format!("{} 1500 3 {at}", at + 100_000);
+    let _: i64 = s.query(&["HSET", "t:clock", &enc(2), &record]);
 
     let json = stats_json(&url);
     let out = yaraus_ok(&["--redis", &url, "stats", "--format", "prometheus"]);
@@ -184,7 +189,15 @@ fn stats_prometheus_parses_and_matches_json() {
     println!("{}", out.stdout);
 
     let mut found = BTreeSet::new();
+    let mut holders = BTreeMap::new();
     for (name, labels, value) in &samples {
+        if let Some(id) = labels.get("id") {
+            assert_eq!(labels.len(), 2, "{name} {labels:?}");
+            assert_eq!(labels["pool"], "t:ids", "{name}");
+            assert_eq!(types.get(name).map(String::as_str), Some("gauge"));
+            holders.insert((name.as_str(), id.as_str()), *value);
+            continue;
+        }
         assert_eq!(
             labels,
             &BTreeMap::from([("pool".to_string(), "t:ids".to_string())]),
@@ -211,13 +224,40 @@ fn stats_prometheus_parses_and_matches_json() {
             assert_eq!(*value, want, "{name} vs JSON {field}");
         }
     }
-    let mut want: BTreeSet<String> = GO_STATS_FIELDS.iter().map(|f| f.to_string()).collect();
-    want.insert("wait_shortfall".into());
-    want.insert("clock_step_back".into());
-    assert_eq!(
-        found, want,
-        "every Go figure, wait_shortfall and clock_step_back, once"
+    // Every number of the JSON, once: the Go figures, wait_shortfall,
+    // clock_step_back and the range.
+    let want: BTreeSet<String> = json
+        .iter()
+        .filter(|(_, v)| v.is_number())
+        .map(|(k, _)| k.clone())
+        .collect();
+    assert!(GO_STATS_FIELDS.iter().all(|f| want.contains(*f)));
+    assert!(
+        ["wait_shortfall", "clock_step_back", "min", "max"]
+            .iter()
+            .all(|f| want.contains(*f))
     );
+    assert_eq!(found, want, "the JSON's figures and the Prometheus ones");
+    assert_eq!((num(&json, "min"), num(&json, "max")), (1.0, 10.0));
+    // clock_offsets, in seconds.
+    assert_eq!(
+        json["clock_offsets"],
+        serde_json::json!([{"id": 2, "offset_ms": 1500, "error_ms": 3}])
+    );
+    assert_eq!(
+        holders,
+        BTreeMap::from([
+            (("yaraus_clock_offset_seconds", "2"), 1.5),
+            (("yaraus_clock_error_seconds", "2"), 0.003),
+        ])
+    );
+    // Every metric says what it is.
+    for name in types.keys() {
+        assert!(
+            out.stdout.contains(&format!("# HELP {name} ")),
+            "{name} has no HELP"
+        );
+    }
     assert_eq!(num(&json, "extend_ttl_count"), 12.0);
     assert_eq!(num(&json, "client_get_id_success"), 1.0);
     assert_eq!(num(&json, "using_ids"), 3.0);

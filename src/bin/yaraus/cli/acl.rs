@@ -17,8 +17,10 @@ Two commands are in Redis's @dangerous category and each can be left out: INFO (
 replica count of run; give --min-replicas N or --redis-replicas N instead) and CONFIG GET \
 (the durability check of seq, hilo and a lock over several masters, which can read every \
 setting; give --assume-durable here and to those commands once you have checked the settings \
-yourself).\n\n\
-Examples:\n  \
+yourself).";
+
+/// Shown after the exit table (cli/examples.rs).
+pub(super) const ACL_RULES_EXAMPLES: &str = "  \
 yaraus --namespace pool1 acl-rules run stats\n  \
 yaraus --redis redis://a --redis redis://b --redis redis://c acl-rules --lock-prefix locks: lock\n  \
 yaraus acl-rules run stats | sed '/^#/d' | { read -r rules; \

@@ -32,9 +32,9 @@ Examples:
   yaraus lock --release batch --token \"$YARAUS_LOCK_TOKEN\"
   yaraus lock --info deploy";
 
-#[derive(Args, Debug)]
-#[command(
-    long_about = "Take the lock NAME, run COMMAND while holding it, release it when COMMAND ends: \
+/// `yaraus lock --help`'s description (set on the subcommand in cli/mod.rs:
+/// the variant's doc comment would otherwise replace it).
+pub(super) const LOCK_ABOUT: &str = "Take the lock NAME, run COMMAND while holding it, release it when COMMAND ends: \
 flock(1) semantics, over one Redis master or over several independent masters (the Redlock \
 algorithm: a majority must agree). The key is NAME itself (after --prefix) holding a random \
 token, with the expiry --ttl: the convention of redis-py, redsync and node-redlock, so their \
@@ -48,7 +48,11 @@ run out and SIGKILL when it does, so nothing of COMMAND runs past the lock, even
 itself is killed, frozen or blocked (a watchdog process enforces it). yaraus then exits 124.\n\n\
 For scripts that cannot wrap a command, --acquire takes the lock and prints its token, and \
 --extend and --release take it back with --token. Modes are options, so a lock may be named \
-anything, `acquire` included.",
+anything, `acquire` included.";
+
+#[derive(Args, Debug)]
+#[command(
+    long_about = LOCK_ABOUT,
     group(
         clap::ArgGroup::new("mode")
             .args(["acquire", "extend", "release", "info"])

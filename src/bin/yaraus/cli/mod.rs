@@ -6,7 +6,9 @@
 //! they may stand before or after the subcommand's name.
 
 mod acl;
+pub mod command_env;
 mod duration;
+mod examples;
 mod exit_status;
 mod flags;
 mod hilo;
@@ -34,13 +36,14 @@ use std::time::Duration;
 #[derive(Parser, Debug)]
 #[command(
     name = "yaraus",
-    version,
+    version = VERSION,
+    long_version = LONG_VERSION,
     about,
     long_about = "yaraus hands out scarce, cluster-wide things from Redis to ordinary processes: \
 a unique worker id for a snowflake-style id generator (run), or a distributed lock with a \
 fencing token for a shell script (lock), held for as long as the process runs, renewed in the \
 background, and taken away (the process killed) if it is lost.",
-    after_long_help = EXIT_STATUS,
+    after_long_help = examples::with_examples(EXIT_STATUS, examples::YARAUS),
     propagate_version = true
 )]
 pub struct Cli {
@@ -50,6 +53,24 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// `-V`: the crate's version and the commit it was built from (build.rs
+/// works it out: a short hash, `-dirty`, or `unknown` outside a checkout).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (rev ",
+    env!("YARAUS_GIT_COMMIT"),
+    ")"
+);
+
+/// `--version`: the same and the enabled cargo features, as `rg --version`.
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (rev ",
+    env!("YARAUS_GIT_COMMIT"),
+    ")\nfeatures: ",
+    env!("YARAUS_FEATURES")
+);
 
 /// The command line's definition, with a pointer from every `-h` to what
 /// only `--help` shows.
@@ -100,9 +121,9 @@ pub struct GlobalArgs {
     ///
     /// In full: redis://[user:password@]host[:port][/db], rediss:// (TLS),
     /// unix:///path/redis.sock, redis+unix:///path?db=N,
-    /// redis+sentinel://[user:password@]host:26379[,host:26379…]/MASTER[/db]
+    /// redis+sentinel://[user:password@]host:26379[,host:26379...]/MASTER[/db]
     /// (the master a Sentinel group names, looked up again after a failover)
-    /// or redis+cluster://[user:password@]host:7000[,host:7001…] (Redis
+    /// or redis+cluster://[user:password@]host:7000[,host:7001...] (Redis
     /// Cluster). A query parameter ?ns=NAME sets the namespace. Subcommands
     /// that use several independent servers take the option several times
     /// (or a comma-separated list).
@@ -206,19 +227,19 @@ chunks, and a new pool becomes visible only when complete.";
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Create a pool of worker ids, or grow or shrink it.
-    #[command(long_about = INIT_ABOUT, after_long_help = POOL_EXIT_STATUS)]
+    #[command(long_about = INIT_ABOUT, after_long_help = examples::with_examples(POOL_EXIT_STATUS, examples::INIT))]
     Init(InitArgs),
     /// Lease a worker id and run COMMAND with it for as long as it runs.
-    #[command(long_about = run::RUN_ABOUT, after_long_help = RUN_EXIT_STATUS)]
+    #[command(long_about = run::RUN_ABOUT, after_long_help = examples::with_examples(RUN_EXIT_STATUS, examples::RUN))]
     Run(RunArgs),
     /// Print the pool's statistics.
-    #[command(after_long_help = POOL_EXIT_STATUS)]
+    #[command(after_long_help = examples::with_examples(POOL_EXIT_STATUS, examples::STATS))]
     Stats(StatsArgs),
     /// List every id of the pool, who holds it, and until when.
-    #[command(after_long_help = POOL_EXIT_STATUS)]
+    #[command(after_long_help = examples::with_examples(POOL_EXIT_STATUS, examples::LIST))]
     List(ListArgs),
     /// Run COMMAND while holding a lock (flock(1) over one or N Redis masters).
-    #[command(after_long_help = lock::LOCK_EXIT_STATUS)]
+    #[command(long_about = lock::LOCK_ABOUT, after_long_help = lock::LOCK_EXIT_STATUS)]
     Lock(LockArgs),
     /// Globally monotonic ids from a majority of Redis nodes: next, get, set-floor, serve.
     #[command(long_about = seq::SEQ_ABOUT, after_long_help = seq::SEQ_EXIT_STATUS)]
@@ -230,10 +251,10 @@ pub enum Command {
     #[command(long_about = hilo::HILO_ABOUT, after_long_help = hilo::HILO_EXIT_STATUS)]
     Hilo(HiloArgs),
     /// Print the ACL SETUSER rules of a Redis user that may do what yaraus needs, and nothing more.
-    #[command(long_about = acl::ACL_RULES_ABOUT, after_long_help = PRINT_EXIT_STATUS)]
+    #[command(long_about = acl::ACL_RULES_ABOUT, after_long_help = examples::with_examples(PRINT_EXIT_STATUS, acl::ACL_RULES_EXAMPLES))]
     AclRules(AclRulesArgs),
     /// Print a shell completion script.
-    #[command(after_long_help = PRINT_EXIT_STATUS)]
+    #[command(after_long_help = examples::with_examples(PRINT_EXIT_STATUS, examples::COMPLETIONS))]
     Completions(CompletionsArgs),
 }
 
@@ -334,7 +355,8 @@ pub struct ListArgs {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ListFormat {
-    /// A JSON array of {client_id, id, expire_at, using, ttl}, streamed.
+    /// A JSON array of {client_id, id, expire_at (null: never leased), using, ttl,
+    /// clock_offset_ms, clock_error_ms}, streamed.
     Json,
     /// Aligned columns for people.
     Table,

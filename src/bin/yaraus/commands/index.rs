@@ -3,7 +3,7 @@
 //! or report the index's recent intervals.
 
 use super::{no_watchdog, write_stdout, write_stdout_while_read};
-use crate::cli::IndexArgs;
+use crate::cli::{IndexArgs, command_env};
 use std::time::Duration;
 use yaraus::claim::Keeper;
 use yaraus::context::Context;
@@ -87,9 +87,9 @@ fn spec((command, env_remove): (&[String], &[String]), pair: Pair) -> ChildSpec 
     ChildSpec {
         argv,
         env: vec![
-            ("YARAUS_INDEX".into(), index),
-            ("YARAUS_REPLICAS".into(), replicas),
-            ("YARAUS_RANK".into(), rank),
+            (command_env::INDEX.into(), index),
+            (command_env::REPLICAS.into(), replicas),
+            (command_env::RANK.into(), rank),
         ],
         env_remove: env_remove.to_vec(),
     }

@@ -14,7 +14,7 @@
 //! A busy lock exits with `-E/--conflict-exit-code` (75 by default); the
 //! library reports it as [`Error::Exhausted`], turned into that code here.
 
-use crate::cli::{AcquireFormat, LockArgs};
+use crate::cli::{AcquireFormat, LockArgs, command_env};
 use std::time::Duration;
 use yaraus::base::setting::Setting;
 use yaraus::claim::{Keeper, Patience, RenewError, validity};
@@ -227,8 +227,8 @@ async fn wrap(locker: &mut Locker, how: Held, args: &LockArgs, argv: Vec<String>
     let spec = ChildSpec {
         argv,
         env: vec![
-            ("YARAUS_LOCK_NAME".into(), args.name.clone()),
-            ("YARAUS_FENCING_TOKEN".into(), fence),
+            (command_env::LOCK_NAME.into(), args.name.clone()),
+            (command_env::FENCING_TOKEN.into(), fence),
         ],
         env_remove: how.env_remove,
     };

@@ -1,11 +1,11 @@
 //! `init`, `stats` and `list`: the one-shot companions of `run`.
 
-use super::{unless_closed, write_stdout_unless_closed};
+use super::{unless_closed, write_stdout, write_stdout_unless_closed};
 use crate::cli::{InitArgs, ListArgs, ListFormat, StatsArgs, StatsFormat};
 use std::io::Write;
 use yaraus::context::PoolContext;
 use yaraus::error::{Error, Result};
-use yaraus::lease::{self, InitOutcome, ListEntry, Stats};
+use yaraus::lease::{self, HolderClock, InitOutcome, ListEntry, Stats};
 
 pub async fn init(ctx: &PoolContext, args: InitArgs) -> Result<i32> {
     lease::validate_range(args.min, args.max)?;
@@ -21,27 +21,30 @@ pub async fn init(ctx: &PoolContext, args: InitArgs) -> Result<i32> {
             async |mut store| lease::init(&mut store, &ctx.keys, args.min, args.max).await,
         )
         .await?;
-    match outcome {
+    // The report is the command's result, not a log line: on stdout, so
+    // that `--quiet` (which silences log lines) keeps it and a script can
+    // read it.
+    let report = match outcome {
         InitOutcome::Created { min, max } => {
-            yaraus::info!("initialized: ids {min}..{max} in {}", ctx.keys.ids)
+            format!("initialized: ids {min}..{max} in {}\n", ctx.keys.ids)
         }
         InitOutcome::Already { min, max } => {
-            yaraus::info!("already initialized: ids {min}..{max} in {}", ctx.keys.ids)
+            format!(
+                "already initialized: ids {min}..{max} in {}\n",
+                ctx.keys.ids
+            )
         }
         InitOutcome::Resized {
             from,
             to,
             added,
             removed,
-        } => yaraus::info!(
-            "resized {} from {}..{} to {}..{}: {added} ids added, {removed} removed",
-            ctx.keys.ids,
-            from.0,
-            from.1,
-            to.0,
-            to.1
+        } => format!(
+            "resized {} from {}..{} to {}..{}: {added} ids added, {removed} removed\n",
+            ctx.keys.ids, from.0, from.1, to.0, to.1
         ),
-    }
+    };
+    write_stdout(report.as_bytes())?;
     Ok(0)
 }
 
@@ -106,18 +109,43 @@ fn prometheus(stats: &Stats, pool: &str) -> String {
             "# HELP {metric} {help}\n# TYPE {metric} {kind}\n{metric}{{pool=\"{label}\"}} {value}\n"
         ));
     }
-    let metric = "yaraus_clock_offset_seconds";
-    out.push_str(&format!(
-        "# HELP {metric} A leased id's holder's wall clock minus the server's, as last measured.\n\
-         # TYPE {metric} gauge\n"
-    ));
-    for holder in &stats.clock_offsets {
-        if let Some(ms) = holder.offset_ms {
-            out.push_str(&format!(
-                "{metric}{{pool=\"{label}\",id=\"{}\"}} {}\n",
-                holder.id,
-                ms as f64 / 1000.0
-            ));
+    // The range, as the JSON's `min` and `max`: a pool made by the Go tool
+    // has none recorded, and then only the HELP and TYPE lines say so.
+    for (name, bound, help) in [
+        ("min", stats.min, "Smallest worker id of the pool."),
+        ("max", stats.max, "Largest worker id of the pool."),
+    ] {
+        let metric = format!("yaraus_{name}");
+        out.push_str(&format!("# HELP {metric} {help}\n# TYPE {metric} gauge\n"));
+        if let Some(bound) = bound {
+            out.push_str(&format!("{metric}{{pool=\"{label}\"}} {bound}\n"));
+        }
+    }
+    // Each leased id's holder's clock offset and its error bound, as the
+    // JSON's `clock_offsets`, in seconds as Prometheus has durations.
+    type Pick = fn(&HolderClock) -> Option<i64>;
+    let per_holder: [(&str, &str, Pick); 2] = [
+        (
+            "yaraus_clock_offset_seconds",
+            "A leased id's holder's wall clock minus the server's, as last measured.",
+            |h| h.offset_ms,
+        ),
+        (
+            "yaraus_clock_error_seconds",
+            "The error bound of yaraus_clock_offset_seconds.",
+            |h| h.error_ms,
+        ),
+    ];
+    for (metric, help, pick) in per_holder {
+        out.push_str(&format!("# HELP {metric} {help}\n# TYPE {metric} gauge\n"));
+        for holder in &stats.clock_offsets {
+            if let Some(ms) = pick(holder) {
+                out.push_str(&format!(
+                    "{metric}{{pool=\"{label}\",id=\"{}\"}} {}\n",
+                    holder.id,
+                    ms as f64 / 1000.0
+                ));
+            }
         }
     }
     out
@@ -164,7 +192,7 @@ pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {
                             entry.id,
                             if entry.using { "yes" } else { "no" },
                             entry.ttl,
-                            entry.expire_at,
+                            entry.expire_at.as_deref().unwrap_or("-"),
                             entry.client_id.as_deref().unwrap_or("-"),
                             clock_offset(&entry)
                         )?,
@@ -181,11 +209,14 @@ pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {
         )
         .await?;
     listed?;
+    // The header comes with the first row, so that a listing that fails
+    // prints nothing but its error; a listing without rows still gets it, so
+    // that an empty table reads as one (and a script can skip a first line).
     let tail = match (format, first) {
-        (ListFormat::Json, true) => "[]\n",
-        (ListFormat::Json, false) => "\n]\n",
-        (ListFormat::Table, true) => "",
-        (ListFormat::Table, false) => "",
+        (ListFormat::Json, true) => "[]\n".to_string(),
+        (ListFormat::Json, false) => "\n]\n".to_string(),
+        (ListFormat::Table, true) => format!("{header}\n"),
+        (ListFormat::Table, false) => String::new(),
     };
     out.write_all(tail.as_bytes())
         .and_then(|_| out.flush())

@@ -1,6 +1,6 @@
 //! `yaraus run`: lease a worker id, run the command with it, release it.
 
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, command_env};
 use yaraus::base::setting::Setting;
 use yaraus::claim::{Claim, Keeper, wait_for};
 use yaraus::context::PoolContext;
@@ -58,8 +58,8 @@ pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result
     let spec = ChildSpec {
         argv: substitute(&args.command, &args.replacement, &id),
         env: vec![
-            ("YARAUS_WORKER_ID".into(), id),
-            ("YARAUS_CLIENT_ID".into(), lease.client_id().to_string()),
+            (command_env::WORKER_ID.into(), id),
+            (command_env::CLIENT_ID.into(), lease.client_id().to_string()),
         ],
         env_remove,
     };

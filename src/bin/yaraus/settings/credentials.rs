@@ -32,6 +32,22 @@ pub const PASSWORD_VAR: &str = "YARAUS_REDIS_PASSWORD";
 /// redis-cli's variable for the password (step 3).
 pub const REDISCLI_AUTH: &str = "REDISCLI_AUTH";
 
+/// The variables the password is read from, in the order tried, with what
+/// the man pages' ENVIRONMENT section says of them (the other variables
+/// are clap's, and listed from its definitions).
+pub const PASSWORD_VARS: &[(&str, &str)] = &[
+    (
+        PASSWORD_VAR,
+        "The Redis password, where neither the --redis URL nor --redis-password-file gives one \
+         (kept out of the process list, which every local user can read).",
+    ),
+    (
+        REDISCLI_AUTH,
+        "redis-cli's variable for the password, read where YARAUS_REDIS_PASSWORD is unset or \
+         empty, so that one secret serves both.",
+    ),
+];
+
 /// Variables removed from the environment of every command yaraus runs
 /// (unless named by `--pass-env`): the URL (which may carry a password), the
 /// password, the path to it, and `yaraus seq serve`'s client password.
@@ -55,7 +71,7 @@ pub fn find_password(
         let source = format!("--redis-password-file {}", path.display());
         return Ok(Some(Password::new(secret, source, true)));
     }
-    for name in [PASSWORD_VAR, REDISCLI_AUTH] {
+    for (name, _) in PASSWORD_VARS {
         if let Some(secret) = var(name).filter(|s| !s.is_empty()) {
             return Ok(Some(Password::new(secret, name.to_string(), false)));
         }
