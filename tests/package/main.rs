@@ -9,7 +9,8 @@
 //!    is about uploads to Debian's archive, which this package is not);
 //! 3. `dpkg -i`, then `systemd-analyze verify` of an instance of each
 //!    installed unit (no warning either), `/usr/bin/yaraus --version`, and
-//!    `dpkg -r`, after which neither the binary nor the units are left.
+//!    `dpkg -r`, after which neither the binary nor the units are left
+//!    (and `dpkg --purge`, which removes the empty /etc/yaraus).
 //!
 //! This machine's PID 1 is not systemd (a container), so the units cannot
 //! be started. Instead each unit's `ExecStart=` line is read from the
@@ -44,7 +45,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixDatagram;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 const UNIT_DIR: &str = "/lib/systemd/system";
 const UNITS: [&str; 3] = [
@@ -99,7 +99,8 @@ fn the_deb_lints_installs_verifies_runs_its_units_and_removes() {
          scripts/install-test-tools.sh"
     );
     assert!(
-        nix::unistd::geteuid().is_root(),
+        // /proc/self belongs to the process's effective user.
+        std::os::unix::fs::MetadataExt::uid(&fs::metadata("/proc/self").unwrap()) == 0,
         "tests/package installs the .deb (dpkg -i): run it as root"
     );
 
@@ -110,7 +111,10 @@ fn the_deb_lints_installs_verifies_runs_its_units_and_removes() {
         "--fast",
     ]));
     let deb = root.join(stdout.lines().last().expect("package.sh printed nothing"));
-    assert!(deb.is_file(), "package.sh's last line is not the .deb: {stdout}");
+    assert!(
+        deb.is_file(),
+        "package.sh's last line is not the .deb: {stdout}"
+    );
 
     check_contents(&deb);
     check_lintian(&deb);
@@ -142,17 +146,26 @@ fn the_deb_lints_installs_verifies_runs_its_units_and_removes() {
 
     seq_serve(&url, &scratch);
     hilo_agent(&url, &scratch, &server);
-    run_worker(&url, &scratch, &server);
+    run_worker(&url, &scratch);
 
     ok(command("dpkg").args(["-r", "yaraus"]));
     installed.0 = false;
-    assert!(!Path::new("/usr/bin/yaraus").exists(), "dpkg -r left the binary");
+    assert!(
+        !Path::new("/usr/bin/yaraus").exists(),
+        "dpkg -r left the binary"
+    );
     for unit in UNITS {
         assert!(
             !Path::new(UNIT_DIR).join(unit).exists(),
             "dpkg -r left {unit}"
         );
     }
+    // The purge removes /etc/yaraus, which the test left empty.
+    ok(command("dpkg").args(["--purge", "yaraus"]));
+    assert!(
+        !Path::new("/etc/yaraus").exists(),
+        "dpkg --purge left /etc/yaraus"
+    );
 }
 
 fn check_contents(deb: &Path) {
@@ -285,14 +298,18 @@ fn start_unit(
     let mut cmd = command(&argv[0]);
     cmd.args(&argv[1..])
         .env_clear()
-        .env("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+        .env(
+            "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        )
         .envs(&env)
         .env("CREDENTIALS_DIRECTORY", scratch.path("credentials"))
         .envs(extra.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(fs::File::create(scratch.path(log)).unwrap());
-    cmd.spawn().unwrap_or_else(|e| panic!("{unit}: {argv:?}: {e}"))
+    cmd.spawn()
+        .unwrap_or_else(|e| panic!("{unit}: {argv:?}: {e}"))
 }
 
 /// An `ExecStart=` line as systemd expands it: a word `$NAME` becomes the
@@ -307,7 +324,10 @@ fn expand(line: &str, env: &BTreeMap<String, String>) -> Vec<String> {
             let value = env.get(name).map(String::as_str).unwrap_or("");
             argv.extend(value.split_whitespace().map(String::from));
         } else {
-            assert!(!word.contains('$'), "ExecStart word {word:?}: unsupported here");
+            assert!(
+                !word.contains('$'),
+                "ExecStart word {word:?}: unsupported here"
+            );
             argv.push(word.to_string());
         }
     }
@@ -361,7 +381,8 @@ fn seq_serve(url: &str, scratch: &Scratch) {
 
     let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     conn.set_read_timeout(Some(EVENT)).unwrap();
-    conn.write_all(b"*2\r\n$4\r\nINCR\r\n$6\r\norders\r\n").unwrap();
+    conn.write_all(b"*2\r\n$4\r\nINCR\r\n$6\r\norders\r\n")
+        .unwrap();
     let mut reply = [0u8; 64];
     let n = conn.read(&mut reply).unwrap();
     assert_eq!(&reply[..n], b":1\r\n", "INCR orders through seq serve");
@@ -392,13 +413,17 @@ fn hilo_agent(url: &str, scratch: &Scratch, server: &RedisServer) {
     let status = ok(command("/usr/bin/yaraus")
         .args(["hilo", "status", "orders", "--redis", url])
         .env("YARAUS_REDIS_PASSWORD", PASSWORD));
-    eprintln!("hilo status:\n{status}");
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(
+        status["shards"][0]["open_windows"], 2,
+        "the agent's windows: {status}"
+    );
     sigterm(&child);
     let code = wait_exit(&mut child, "the hilo agent to exit", scratch, "hilo.log");
     assert_eq!(code, 0, "{}", scratch.read("hilo.log").unwrap_or_default());
 }
 
-fn run_worker(url: &str, scratch: &Scratch, server: &RedisServer) {
+fn run_worker(url: &str, scratch: &Scratch) {
     let worker = scratch.script(
         "worker.sh",
         "#!/bin/sh\nenv > \"$2.env\"\necho \"$1\" > \"$2.tmp\" && mv \"$2.tmp\" \"$2\"\nexec sleep 60\n",
@@ -426,8 +451,7 @@ fn run_worker(url: &str, scratch: &Scratch, server: &RedisServer) {
     });
     let id: u32 = id.trim().parse().expect("the id in place of <>");
     assert!((1..=3).contains(&id), "id {id}");
-    let held: i64 = server.query(&["HLEN", "pkg:clients"]);
-    assert_eq!(held, 1, "the lease in Redis");
+    assert_eq!(using_ids(url), 1, "the lease in Redis");
     let env = scratch.read("id.env").unwrap();
     assert!(
         !env.contains(PASSWORD) && !env.contains("YARAUS_REDIS="),
@@ -438,6 +462,16 @@ fn run_worker(url: &str, scratch: &Scratch, server: &RedisServer) {
     sigterm(&child);
     let code = wait_exit(&mut child, "yaraus run to exit", scratch, "run.log");
     assert_eq!(code, 143, "{}", scratch.read("run.log").unwrap_or_default());
-    let held: i64 = server.query(&["HLEN", "pkg:clients"]);
-    assert_eq!(held, 0, "the id was not released");
+    assert_eq!(using_ids(url), 0, "the id was not released");
+}
+
+/// `using_ids` of the pool `pkg`, as the installed yaraus's `stats` says.
+fn using_ids(url: &str) -> u64 {
+    let out = ok(command("/usr/bin/yaraus")
+        .args(["stats", "--redis", &format!("{url}?ns=pkg")])
+        .env("YARAUS_REDIS_PASSWORD", PASSWORD));
+    let stats: serde_json::Value = serde_json::from_str(&out).unwrap();
+    stats["using_ids"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no using_ids in {out}"))
 }
