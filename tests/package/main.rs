@@ -121,7 +121,7 @@ fn the_deb_lints_installs_verifies_runs_its_units_and_removes() {
 
     let mut installed = Installed(true);
     ok(command("dpkg").arg("-i").arg(&deb));
-    let version = ok(&mut command("/usr/bin/yaraus").arg("--version"));
+    let version = ok(command("/usr/bin/yaraus").arg("--version"));
     assert_eq!(
         version.trim(),
         format!("yaraus {}", env!("CARGO_PKG_VERSION"))
