@@ -85,7 +85,8 @@ chmod 755 "$stage/yaraus"
 
 # Man pages as Debian wants them: gzip -9, no name or time stamp (-n).
 for page in man/*.1; do
-    gzip -9n <"$page" >"$stage/man/$(basename "$page").gz"
+    name=$(basename "$page")
+    gzip -9n <"man/$name" >"$stage/man/$name.gz"
 done
 
 # Completions, from the binary being packaged (same clap definitions).
