@@ -8,7 +8,10 @@
 # (bsdutils, of util-linux: the terminal tests run yaraus on a
 # pseudo-terminal), bash (the job-control tests type into an interactive
 # bash), man (man-db, which brings groff: the man pages are checked with
-# `man --warnings`), and python3 with venv (below).
+# `man --warnings`), python3 with venv (below), and for tests/package (the
+# .deb of scripts/package.sh): dpkg-dev (dpkg-deb, dpkg-shlibdeps), binutils
+# (strip), lintian, systemd (systemd-analyze verify of the units; PID 1
+# need not be systemd) and cargo-deb, pinned where package.sh pins it.
 #
 # Then the client libraries that tests/seq_serve points at `yaraus seq
 # serve`, pinned, in Python virtual environments under $YARAUS_TEST_TOOLS
@@ -35,11 +38,26 @@ command -v bash >/dev/null 2>&1 || missing+=(bash)
 command -v man >/dev/null 2>&1 || missing+=(man-db)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+{ command -v dpkg-deb && command -v dpkg-shlibdeps; } >/dev/null 2>&1 || missing+=(dpkg-dev)
+command -v strip >/dev/null 2>&1 || missing+=(binutils)
+command -v lintian >/dev/null 2>&1 || missing+=(lintian)
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 if [ "${#missing[@]}" -eq 0 ]; then
     echo "install-test-tools.sh: faketime, perl (Time::HiRes), openssl, redis-cli," \
-        "redis-benchmark, script, bash, man and python3 (venv) are present"
+        "redis-benchmark, script, bash, man, python3 (venv), dpkg-dev, strip, lintian and" \
+        "systemd-analyze are present"
 else
     scripts/apt-install.sh "${missing[@]}"
+fi
+
+# cargo-deb, at the version scripts/package.sh pins (it would install it
+# too, but inside a test's time budget).
+CARGO_DEB=$(sed -n 's/^CARGO_DEB_VERSION=//p' scripts/package.sh)
+if [ "$(cargo deb --version 2>/dev/null | awk '{print $2}')" = "$CARGO_DEB" ]; then
+    echo "install-test-tools.sh: cargo-deb $CARGO_DEB is present"
+else
+    echo "install-test-tools.sh: installing cargo-deb $CARGO_DEB (cargo install --locked)"
+    cargo install cargo-deb --version "$CARGO_DEB" --locked
 fi
 
 tools="${YARAUS_TEST_TOOLS:-$HOME/.cache/yaraus/test-tools}"

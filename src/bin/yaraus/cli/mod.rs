@@ -145,9 +145,11 @@ pub struct GlobalArgs {
 
     /// Read the Redis password from the first line of PATH, which only its
     /// owner may read (chmod 600), where the URL has none. Without it, the
-    /// password comes from YARAUS_REDIS_PASSWORD, else REDISCLI_AUTH. These
-    /// keep it out of the process list, where a password in --redis is
-    /// visible to every local user.
+    /// password comes from the systemd credential redis-password
+    /// ($CREDENTIALS_DIRECTORY/redis-password, LoadCredential=), else
+    /// YARAUS_REDIS_PASSWORD, else REDISCLI_AUTH. These keep it out of the
+    /// process list, where a password in --redis is visible to every local
+    /// user.
     #[arg(
         long,
         env = "YARAUS_REDIS_PASSWORD_FILE",

@@ -3,16 +3,23 @@
 //!
 //! A password in `--redis redis://:secret@host` is in the process list for
 //! every local user (`ps`, `/proc/PID/cmdline` are world-readable), so it has
-//! three other ways in, tried in this order:
+//! four other ways in, tried in this order:
 //!
 //! 1. `--redis-password-file PATH`: the file's first line. A file that group
 //!    or others may read (or write) is refused, as ssh refuses such a key:
 //!    the secret would only have moved from one public place to another;
-//! 2. `YARAUS_REDIS_PASSWORD`;
-//! 3. `REDISCLI_AUTH`, redis-cli's variable, so that one secret serves both.
+//! 2. the systemd credential `redis-password`: the first line of
+//!    `$CREDENTIALS_DIRECTORY/redis-password`, which a unit's
+//!    `LoadCredential=redis-password:/etc/yaraus/NAME.password` puts there
+//!    (the units of packaging/systemd do). Its mode is not checked: systemd
+//!    makes the directory readable by the service alone, and gives the file
+//!    to the service's user through an ACL, which shows as a group bit;
+//! 3. `YARAUS_REDIS_PASSWORD`;
+//! 4. `REDISCLI_AUTH`, redis-cli's variable, so that one secret serves both.
 //!
 //! The process environment is readable only by the same user. A password in
-//! the URL wins over the variables (it is the more specific), but together
+//! the URL wins over the credential and the variables (it is the more
+//! specific), but together
 //! with `--redis-password-file` it is a usage error: two explicit passwords
 //! are a mistake, and guessing which one is meant would hide it. The ACL
 //! user name is no secret: it comes from the URL or `--redis-user`.
@@ -27,10 +34,14 @@ use std::path::Path;
 use yaraus::error::{Error, Result};
 use yaraus::store::Password;
 
-/// The variable that holds the password (step 2).
+/// The variable that holds the password (step 3).
 pub const PASSWORD_VAR: &str = "YARAUS_REDIS_PASSWORD";
-/// redis-cli's variable for the password (step 3).
+/// redis-cli's variable for the password (step 4).
 pub const REDISCLI_AUTH: &str = "REDISCLI_AUTH";
+/// The variable systemd sets to a service's credentials directory (step 2).
+pub const CREDENTIALS_DIRECTORY: &str = "CREDENTIALS_DIRECTORY";
+/// The name of the password's credential in that directory.
+pub const PASSWORD_CREDENTIAL: &str = "redis-password";
 
 /// The variables the password is read from, in the order tried, with what
 /// the man pages' ENVIRONMENT section says of them (the other variables
@@ -59,9 +70,9 @@ pub const SECRET_VARS: &[&str] = &[
     "YARAUS_SEQ_PASSWORD",
 ];
 
-/// The password of `--redis-password-file`, else of the variables (read
-/// through `var`, so that tests need not touch the process environment);
-/// `None` when there is none.
+/// The password of `--redis-password-file`, else of the systemd credential,
+/// else of the variables (read through `var`, so that tests need not touch
+/// the process environment); `None` when there is none.
 pub fn find_password(
     file: Option<&Path>,
     var: impl Fn(&str) -> Option<String>,
@@ -70,6 +81,14 @@ pub fn find_password(
         let secret = read_password_file(path)?;
         let source = format!("--redis-password-file {}", path.display());
         return Ok(Some(Password::new(secret, source, true)));
+    }
+    if let Some(dir) = var(CREDENTIALS_DIRECTORY).filter(|d| !d.is_empty()) {
+        let path = Path::new(&dir).join(PASSWORD_CREDENTIAL);
+        if path.exists() {
+            let source = format!("the systemd credential {}", path.display());
+            let secret = first_line(&path, &source)?;
+            return Ok(Some(Password::new(secret, source, false)));
+        }
     }
     for (name, _) in PASSWORD_VARS {
         if let Some(secret) = var(name).filter(|s| !s.is_empty()) {
@@ -114,13 +133,19 @@ pub fn read_password_file(path: &Path) -> Result<String> {
              password is not secret; run `chmod 600 {shown}`"
         )));
     }
+    first_line(path, &format!("{flag} {shown}"))
+}
+
+/// The first line of the file at `path` (without its line end), which must
+/// not be empty; `what` names it in errors.
+fn first_line(path: &Path, what: &str) -> Result<String> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::Usage(format!("{flag} {shown}: cannot read it: {e}")))?;
+        .map_err(|e| Error::Usage(format!("{what}: cannot read it: {e}")))?;
     let line = text.lines().next().unwrap_or("");
     let line = line.strip_suffix('\r').unwrap_or(line);
     if line.is_empty() {
         return Err(Error::Usage(format!(
-            "{flag} {shown}: the first line is empty; write the password on it"
+            "{what}: the first line is empty; write the password on it"
         )));
     }
     Ok(line.to_string())
@@ -190,5 +215,54 @@ mod tests {
         assert!(p.is_explicit());
         assert!(!format!("{p:?}").contains("from-file"));
         assert!(find_password(None, |_| None).unwrap().is_none());
+    }
+
+    /// systemd's `LoadCredential=redis-password:...` puts the file in
+    /// `$CREDENTIALS_DIRECTORY`, readable through an ACL (a group bit in
+    /// the mode), so its mode is not held against it.
+    #[test]
+    fn the_systemd_credential_comes_after_the_file_and_before_the_variables() {
+        let dir = tempfile::tempdir().unwrap();
+        let cred = dir.path().join(PASSWORD_CREDENTIAL);
+        std::fs::write(&cred, "from-credential\n").unwrap();
+        std::fs::set_permissions(&cred, std::fs::Permissions::from_mode(0o440)).unwrap();
+        let cred_dir = dir.path().to_str().unwrap().to_string();
+        let vars = |name: &str| match name {
+            CREDENTIALS_DIRECTORY => Some(cred_dir.clone()),
+            PASSWORD_VAR => Some("from-var".to_string()),
+            _ => None,
+        };
+        let p = find_password(None, vars).unwrap().unwrap();
+        assert_eq!(p.secret(), "from-credential");
+        assert!(p.source().contains("systemd credential"), "{}", p.source());
+        assert!(
+            !p.is_explicit(),
+            "a URL password wins, as over the variables"
+        );
+        let (_d, path) = file(0o600, "from-file\n");
+        assert_eq!(
+            find_password(Some(&path), vars).unwrap().unwrap().secret(),
+            "from-file"
+        );
+        // A credentials directory without the password: the variables.
+        let empty = tempfile::tempdir().unwrap();
+        let empty_dir = empty.path().to_str().unwrap().to_string();
+        let other = |name: &str| match name {
+            CREDENTIALS_DIRECTORY => Some(empty_dir.clone()),
+            PASSWORD_VAR => Some("from-var".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            find_password(None, other).unwrap().unwrap().secret(),
+            "from-var"
+        );
+        // An empty credential is a mistake, named, not a silent empty password.
+        std::fs::set_permissions(&cred, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::write(&cred, "\n").unwrap();
+        let e = find_password(None, vars).unwrap_err().to_string();
+        assert!(
+            e.contains("systemd credential") && e.contains("empty"),
+            "{e}"
+        );
     }
 }

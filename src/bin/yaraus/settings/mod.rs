@@ -2,8 +2,8 @@
 //!
 //! This is the only place that turns flags and variables into settings: the
 //! `--redis` URLs are parsed (with `--sentinel` and the `--tls-*` files, read
-//! here), the password is found (`--redis-password-file`, else the
-//! variables, [`credentials`]) and given to every URL without one, the
+//! here), the password is found (`--redis-password-file`, else the systemd
+//! credential, else the variables, [`credentials`]) and given to every URL without one, the
 //! namespace is agreed on, `--timeout` becomes the library's
 //! [`Timeouts`], the subcommand's `--allow-volatile` becomes the
 //! durability policy, and its `--wait` (or the default of [`wait`]) the

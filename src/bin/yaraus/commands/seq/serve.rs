@@ -9,6 +9,10 @@
 //! contact), and the listen address. Then it prints the address it listens
 //! on (the port it got, for `--listen HOST:0`) and serves until SIGTERM or
 //! SIGINT, which drain and exit 0; a second signal exits at once.
+//!
+//! Under systemd (`Type=notify`, packaging/systemd/yaraus-seq-serve@.service)
+//! it says `READY=1` once it listens and catches the signals, and
+//! `STOPPING=1` at the first one; without `NOTIFY_SOCKET` these do nothing.
 
 use crate::cli::SeqServeArgs;
 use crate::settings::credentials;
@@ -55,6 +59,9 @@ pub async fn serve(ctx: &Context, args: SeqServeArgs) -> Result<i32> {
             let sig = signals.recv().await;
             n += 1;
             yaraus::info!("seq serve: {sig}, stopping: finishing the rounds in flight");
+            if n == 1 {
+                let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
+            }
             let _ = count_tx.send(n);
         }
     });
@@ -74,6 +81,10 @@ pub async fn serve(ctx: &Context, args: SeqServeArgs) -> Result<i32> {
         password,
         durable: ctx.requires_durable(),
     };
+    // Listening, and the signals caught: a client may come, a stop drains.
+    if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
+        yaraus::warn!("seq serve: cannot tell systemd it is ready (NOTIFY_SOCKET): {e}");
+    }
     let mut first = count.clone();
     let stop = async move {
         let _ = first.wait_for(|&n| n >= 1).await;
