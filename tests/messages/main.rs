@@ -16,6 +16,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod server;
 mod url;
 
 use std::time::Duration;
@@ -29,7 +30,11 @@ pub const UNAVAILABLE: i32 = 69;
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(20);
 
 pub fn yaraus(args: &[&str]) -> Output {
-    common::run_yaraus(args, &[], COMMAND_TIMEOUT)
+    yaraus_env(args, &[])
+}
+
+pub fn yaraus_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    common::run_yaraus(args, env, COMMAND_TIMEOUT)
 }
 
 /// Checks that `out` has status `code`, nothing on stdout and exactly one
