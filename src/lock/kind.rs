@@ -186,7 +186,7 @@ impl Kind {
             Kind::Semaphore { limit } => format!(
                 "every place of the {what} is taken ({} holders; the first frees in {})",
                 busy.holders.unwrap_or(limit as i64),
-                humantime::format_duration(rounded(Duration::from_millis(
+                crate::base::duration::shown(rounded(Duration::from_millis(
                     busy.ttl_ms.max(0) as u64
                 )))
             ),
@@ -207,7 +207,7 @@ fn expiry(ttl_ms: i64) -> String {
             .to_string(),
         ms if ms >= 0 => format!(
             ", expires in {}",
-            humantime::format_duration(rounded(Duration::from_millis(ms as u64)))
+            crate::base::duration::shown(rounded(Duration::from_millis(ms as u64)))
         ),
         _ => String::new(),
     }

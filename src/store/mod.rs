@@ -131,7 +131,7 @@ impl Store {
                 return Err(Error::Unavailable(format!(
                     "cannot reach Redis at {}: no answer within {}",
                     self.target.display(),
-                    humantime::format_duration(self.timeouts.connect())
+                    crate::base::duration::shown(self.timeouts.connect())
                 )));
             }
         };

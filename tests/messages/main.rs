@@ -8,6 +8,7 @@
 //! This file holds the helpers: yaraus run to its end, and the check that
 //! it said exactly one line.
 //!
+//! * `durations.rs`: a duration in a message, a nonsense `DURATION`.
 //! * `url.rs`: an unknown URL query parameter.
 //! * `server.rs`: a refused password, a port that is not Redis.
 //! * `pool.rs`: a full pool, `init --max` shrinking past leased ids.
@@ -16,6 +17,9 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod durations;
+mod placeholder;
+mod pool;
 mod server;
 mod url;
 
@@ -25,6 +29,7 @@ use common::Output;
 
 pub const USAGE: i32 = 2;
 pub const UNAVAILABLE: i32 = 69;
+pub const TEMPFAIL: i32 = 75;
 
 /// No command here may take longer than this; a hang fails the test.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(20);

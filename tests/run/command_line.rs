@@ -127,7 +127,7 @@ fn unsafe_timings_are_raised_with_a_warning_unless_safeguards_are_off() {
     let log = run.log();
     assert_eq!(log.matches("WARNING").count(), 3, "{log}");
     // expire 1s, interval 500ms, so delay ≥ 2 × 500ms + 100ms.
-    assert!(log.contains("sleep 1s 100ms for making sure"), "{log}");
+    assert!(log.contains("sleep 1.1s for making sure"), "{log}");
 
     let (code, run) = run_to_end(
         &url,
