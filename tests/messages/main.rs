@@ -30,6 +30,7 @@ use common::Output;
 pub const USAGE: i32 = 2;
 pub const UNAVAILABLE: i32 = 69;
 pub const TEMPFAIL: i32 = 75;
+pub const SOFTWARE: i32 = 125;
 
 /// No command here may take longer than this; a hang fails the test.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(20);

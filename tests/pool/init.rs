@@ -311,7 +311,13 @@ fn init_refuses_to_shrink_past_a_leased_id_then_shrinks_when_free() {
     lease(&s, "t", 2000, server_now(&s), "holder-2000");
     let ids_before = zset(&s, "t:ids");
     let out = yaraus_ok(&["--redis", &url, "init", "--max", "1023"]);
-    assert!(out.one_line().contains("1024 removed"), "{out:#?}");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{out:#?}");
+    assert!(
+        lines[0].ends_with(" removing ids 1024..2047 from t:ids"),
+        "{out:#?}"
+    );
+    assert!(lines[1].contains("1024 removed"), "{out:#?}");
 
     let want: BTreeMap<String, String> = ids_before
         .into_iter()
