@@ -103,6 +103,55 @@ mod tests {
         assert!(duration("99999999999999999999h").is_err());
     }
 
+    /// Every `DURATION` option of every subcommand, as `(path, --long)`.
+    fn duration_options(
+        cmd: &clap::Command,
+        path: &[String],
+        into: &mut Vec<(Vec<String>, String)>,
+    ) {
+        for arg in cmd.get_arguments() {
+            let is_duration = arg
+                .get_value_names()
+                .is_some_and(|names| names.iter().any(|n| n.as_str() == "DURATION"));
+            if let (true, Some(long)) = (is_duration, arg.get_long()) {
+                into.push((path.to_vec(), format!("--{long}")));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            let mut path = path.to_vec();
+            path.push(sub.get_name().to_string());
+            duration_options(sub, &path, into);
+        }
+    }
+
+    #[test]
+    fn every_duration_option_refuses_a_negative_or_nonsense_value() {
+        use clap::CommandFactory;
+        let mut options = Vec::new();
+        duration_options(&crate::cli::Cli::command(), &[], &mut options);
+        assert!(options.len() > 10, "{options:?}");
+        for (path, long) in options {
+            for (value, says) in [("-5s", "must be positive"), ("soon", FORMS)] {
+                let argv = [
+                    &["yaraus".to_string()][..],
+                    &path,
+                    &[long.clone(), value.into()],
+                ]
+                .concat();
+                let e = crate::cli::Cli::command()
+                    .try_get_matches_from(&argv)
+                    .expect_err(&format!("{argv:?} was accepted"));
+                let text = e.to_string();
+                assert_eq!(
+                    e.kind(),
+                    clap::error::ErrorKind::ValueValidation,
+                    "{argv:?}: {text}"
+                );
+                assert!(text.contains(says), "{argv:?}: {text}");
+            }
+        }
+    }
+
     #[test]
     fn humantime_forms() {
         assert_eq!(duration("500ms").unwrap(), Duration::from_millis(500));
