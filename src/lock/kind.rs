@@ -184,7 +184,8 @@ impl Kind {
     pub(super) fn held_by(self, what: &str, busy: &Busy) -> String {
         match self {
             Kind::Semaphore { limit } => format!(
-                "every place of the {what} is taken ({} holders; the first frees in {})",
+                "every place of the {what} is taken ({} holders; the first runs out in {} unless \
+                 its holder extends it)",
                 busy.holders.unwrap_or(limit as i64),
                 crate::base::duration::shown(rounded(Duration::from_millis(
                     busy.ttl_ms.max(0) as u64
@@ -205,8 +206,10 @@ fn expiry(ttl_ms: i64) -> String {
         -1 => " and has no expiry: it will never be freed by itself (delete the key if its \
                holder is gone)"
             .to_string(),
+        // A holder extends its lock while it works: the ttl says only how
+        // soon the lock frees if the holder is gone.
         ms if ms >= 0 => format!(
-            ", expires in {}",
+            ", expires in {} unless its holder extends it",
             crate::base::duration::shown(rounded(Duration::from_millis(ms as u64)))
         ),
         _ => String::new(),

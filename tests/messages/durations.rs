@@ -12,7 +12,12 @@ fn a_busy_lock_says_when_it_expires_as_a_duration_is_typed() {
     let url = s.url();
     let args = ["--redis", &url, "lock", "-n", "job", "true"];
     let out = yaraus(&args);
-    one_line(&args, &out, TEMPFAIL, &["expires in 1h30m;"]);
+    one_line(
+        &args,
+        &out,
+        TEMPFAIL,
+        &["expires in 1h30m unless its holder extends it;"],
+    );
 }
 
 #[test]
