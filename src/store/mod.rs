@@ -371,10 +371,11 @@ pub(crate) fn said(e: &redis::RedisError) -> String {
 /// when it was asked again ([`probe::first_line`]).
 fn not_redis(target: &Target, answer: Option<String>) -> Error {
     let at = probe::address(target);
-    Error::Refused(match answer {
-        Some(line) => format!("not a Redis server at {at} (it answered \"{line}\")"),
-        None => format!("not a Redis server at {at}"),
-    })
+    let answered = answer.map_or(String::new(), |line| format!(" (it answered \"{line}\")"));
+    Error::Refused(format!(
+        "not a Redis server at {at}{answered}; check the address in {}",
+        Setting::Redis
+    ))
 }
 
 /// The error codes of a server that cannot take requests for a while: a
