@@ -74,6 +74,7 @@ const POOL_SCRIPTS: &[&str] = &[
 ];
 const INIT_SCRIPTS: &[&str] = &[
     include_str!("lease/finalize_init.lua"),
+    include_str!("lease/resize.lua"),
     include_str!("lease/shrink.lua"),
 ];
 const STATS_SCRIPTS: &[&str] = &[include_str!("lease/stats.lua")];
@@ -170,14 +171,7 @@ impl Part {
     fn direct(self) -> &'static [&'static str] {
         match self {
             Part::Init => &[
-                "type",
-                "time",
-                "hset",
-                "hmget",
-                "zadd",
-                "zscan",
-                "zrangebyscore",
-                "pexpire",
+                "type", "time", "hset", "hmget", "zadd", "zcard", "zscan", "pexpire",
             ],
             // wait_shortfall
             Part::Run => &["hincrby"],

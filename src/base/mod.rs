@@ -1,6 +1,7 @@
 //! The bottom layer: what several layers share, and which imports nothing
 //! of the crate but [`crate::error`] and [`crate::log`].
 //!
+//! * [`duration`]: how every message writes a duration (as it is typed);
 //! * [`clock`]: instants on `CLOCK_BOOTTIME`, the clock of every deadline
 //!   (claims, the watchdog, an index's ticks);
 //! * [`random`]: tokens from the kernel's generator, jitter from a cheap one;
@@ -18,6 +19,7 @@
 //! supervisor.
 
 pub mod clock;
+pub mod duration;
 pub mod keys;
 pub mod random;
 pub mod setting;

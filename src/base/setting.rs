@@ -74,6 +74,8 @@ pub enum Setting {
     MaxClockOffset,
     /// Whether a wall clock stepping back stops the command.
     StopOnClockStep,
+    /// Whether `init` may take leased ids from their holders.
+    Force,
 }
 
 impl Setting {
@@ -109,11 +111,12 @@ impl Setting {
             Setting::MaxClockWait => "max_clock_wait",
             Setting::MaxClockOffset => "max_clock_offset",
             Setting::StopOnClockStep => "stop_on_clock_step",
+            Setting::Force => "force",
         }
     }
 
     /// Every setting, for a front end that checks it names them all.
-    pub const ALL: [Setting; 29] = [
+    pub const ALL: [Setting; 30] = [
         Setting::Redis,
         Setting::Sentinel,
         Setting::Tls,
@@ -143,6 +146,7 @@ impl Setting {
         Setting::MaxClockWait,
         Setting::MaxClockOffset,
         Setting::StopOnClockStep,
+        Setting::Force,
     ];
 }
 

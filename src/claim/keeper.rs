@@ -207,7 +207,7 @@ async fn keep<C: Claim>(
                 crate::warn!(
                     "{}: renewal failed: {e}; will give up in {}",
                     claim.describe(),
-                    humantime::format_duration(Duration::from_millis(left.as_millis() as u64))
+                    crate::base::duration::shown(left)
                 );
             }
         }

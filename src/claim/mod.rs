@@ -29,6 +29,7 @@ pub use keeper::{Claim, Keeper, Loss, RenewError};
 pub use retry::Patience;
 pub use wait::wait_for;
 
+pub use crate::base::duration::rounded;
 use crate::error::{Error, Result};
 use std::future::Future;
 use std::time::Duration;
@@ -115,7 +116,7 @@ impl Refusal {
             Some(w) if w.is_zero() => String::from("; not waiting"),
             Some(w) => format!(
                 "; gave up after waiting {}",
-                humantime::format_duration(rounded(w))
+                crate::base::duration::shown(rounded(w))
             ),
             None => String::new(),
         };
@@ -123,15 +124,5 @@ impl Refusal {
             RefusalKind::Busy => Error::Exhausted(format!("{}{suffix}", self.message)),
             _ => Error::Unavailable(format!("{}{suffix}", self.message)),
         }
-    }
-}
-
-/// A duration as people want to read it: whole seconds from 10 s up,
-/// milliseconds below.
-pub fn rounded(d: Duration) -> Duration {
-    if d >= Duration::from_secs(10) {
-        Duration::from_secs(d.as_secs_f64().round() as u64)
-    } else {
-        Duration::from_millis(d.as_millis() as u64)
     }
 }

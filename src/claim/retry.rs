@@ -216,12 +216,12 @@ impl Report {
         let line = if changed {
             let until = match bound {
                 None => "as long as it takes".to_string(),
-                Some(b) => format!("up to {}", humantime::format_duration(rounded(b))),
+                Some(b) => format!("up to {}", crate::base::duration::shown(rounded(b))),
             };
-            let pause = humantime::format_duration(rounded(pause));
+            let pause = crate::base::duration::shown(rounded(pause));
             format!("{message}; waiting for {wanted} ({until}); retrying in {pause}")
         } else {
-            let waited = humantime::format_duration(rounded(waited));
+            let waited = crate::base::duration::shown(rounded(waited));
             format!("still waiting for {wanted} ({waited} so far): {message}")
         };
         match refusal.kind {

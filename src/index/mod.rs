@@ -273,7 +273,7 @@ impl Index {
                     return Err(Error::Unavailable(format!(
                         "Redis at {} did not answer the tick of interval {number} within {}",
                         self.store.target().display(),
-                        humantime::format_duration(limit)
+                        crate::base::duration::shown(limit)
                     )));
                 }
                 Ok(Err(e)) => return Err(e),
@@ -361,7 +361,7 @@ fn in_use(keys: &IndexKeys, ms: u64) -> Error {
         "the index {} is in use with {interval} {}; give the same {interval} (or wait until \
          it has been idle for {} intervals)",
         keys.name(),
-        humantime::format_duration(std::time::Duration::from_millis(ms)),
+        crate::base::duration::shown(std::time::Duration::from_millis(ms)),
         timing::KEEP,
         interval = Setting::Interval
     ))

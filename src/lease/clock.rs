@@ -99,7 +99,7 @@ impl Lease {
              one made elsewhere; fix its time sync (leased id {} and gave it back)",
             self.offset.describe(),
             Setting::MaxClockOffset,
-            humantime::format_duration(bound),
+            crate::base::duration::shown(bound),
             self.id
         )))
     }
@@ -124,7 +124,7 @@ impl Lease {
             "this host's wall clock stepped back by {} while id {} was held (an NTP step, a \
              restored snapshot); the id's record keeps the highest time it showed; counted as \
              clock_step_back",
-            humantime::format_duration(step),
+            crate::base::duration::shown(step),
             self.id
         );
         Some(step)
@@ -135,7 +135,7 @@ impl Lease {
         if let (Some(step), true) = (stepped, self.clock.stop_on_step) {
             return Err(format!(
                 "the wall clock stepped back by {} ({} stops the command)",
-                humantime::format_duration(step),
+                crate::base::duration::shown(step),
                 Setting::StopOnClockStep
             ));
         }
@@ -145,7 +145,7 @@ impl Lease {
                     "this host's clock is {}, more than {} {}",
                     self.offset.describe(),
                     Setting::MaxClockOffset,
-                    humantime::format_duration(bound)
+                    crate::base::duration::shown(bound)
                 ));
             }
         }
@@ -285,7 +285,7 @@ impl Offset {
 
     /// Like "1.204s ahead of the server (± 2ms)".
     pub fn describe(self) -> String {
-        let size = humantime::format_duration(Duration::from_millis(self.ms.unsigned_abs()));
+        let size = crate::base::duration::shown(Duration::from_millis(self.ms.unsigned_abs()));
         let side = if self.ms >= 0 { "ahead of" } else { "behind" };
         format!("{size} {side} the server's (± {}ms)", self.error_ms)
     }

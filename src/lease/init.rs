@@ -10,9 +10,12 @@
 //! * growing adds free ids to the live pool with `ZADD NX`; each id added is
 //!   usable at once, and running `init` again after an interruption
 //!   finishes the job;
-//! * shrinking is refused while any id to be removed is leased; otherwise
-//!   ids are removed by a script that re-checks each one, so an id leased in
-//!   the meantime is kept and reported.
+//! * a new range is decided by one script (`resize.lua`) before any id is
+//!   added or removed: it refuses, writing nothing, while an id to be
+//!   removed is leased (unless forced), and otherwise records the range.
+//!   Ids are then added and removed in chunks; an interrupted `init` left
+//!   the pool with more or fewer ids than its recorded range, which the
+//!   next `init` sees and finishes.
 //!
 //! The pool's range is recorded in `ns:stats` as `min` and `max`; a pool made
 //! by the Go tool, which has none, is measured by scanning it.
@@ -20,7 +23,7 @@
 use super::{PoolKeys, WorkerId, pool_error};
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
-use crate::store::Store;
+use crate::store::{Store, reply};
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 
@@ -37,6 +40,8 @@ const BUILD_TTL_MS: u64 = 120_000;
 
 static FINALIZE: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("finalize_init.lua")));
+static RESIZE: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("resize.lua")));
 static SHRINK: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("shrink.lua")));
 
@@ -59,18 +64,30 @@ pub enum InitOutcome {
     },
 }
 
-/// Makes the pool hold exactly the ids `min..=max`.
-pub async fn init(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Result<InitOutcome> {
+/// Makes the pool hold exactly the ids `min..=max`. Ids to be removed that
+/// are leased refuse the change, unless `force` takes them from their
+/// holders.
+pub async fn init(
+    store: &mut Store,
+    keys: &PoolKeys,
+    (min, max): (u64, u64),
+    force: bool,
+) -> Result<InitOutcome> {
     validate_range(min, max)?;
     let ids_type = check_types(store, keys).await?;
     if ids_type == "none" && build(store, keys, min, max).await? {
         return Ok(InitOutcome::Created { min, max });
     }
-    let (cur_min, cur_max) = current_range(store, keys).await?;
-    if (cur_min, cur_max) == (min, max) {
+    let mut current = current_range(store, keys).await?;
+    let held: u64 = store.query(redis::cmd("ZCARD").arg(&keys.ids)).await?;
+    if current == (min, max) && held == max - min + 1 {
         return Ok(InitOutcome::Already { min, max });
     }
-    resize(store, keys, (cur_min, cur_max), (min, max)).await
+    if held != current.1 - current.0 + 1 {
+        // An init interrupted after resize.lua recorded its range.
+        current = measure(store, keys).await?;
+    }
+    resize(store, keys, current, (min, max), force).await
 }
 
 /// Creates the pool `min..=max` if there is none: what `run` given the
@@ -137,30 +154,29 @@ async fn resize(
     keys: &PoolKeys,
     (cur_min, cur_max): (u64, u64),
     (min, max): (u64, u64),
+    force: bool,
 ) -> Result<InitOutcome> {
-    refuse_if_leased_outside(store, keys, min, max).await?;
-
+    let removing = difference(cur_min..=cur_max, min..=max);
+    let taken = decide(store, keys, (min, max), force, &removing).await?;
+    if !removing.is_empty() {
+        crate::info!("removing ids {} from {}", ranges(&removing), keys.ids);
+    }
+    if !taken.is_empty() {
+        crate::warn!(
+            "taking {} from their holders ({}): each loses its id at its next renewal, \
+             and its command is stopped",
+            holders(&taken),
+            Setting::Force
+        );
+    }
     let mut added = 0;
     for range in difference(min..=max, cur_min..=cur_max) {
         added += add(store, &keys.ids, range).await?;
     }
     let mut removed = 0;
-    let mut kept = Vec::new();
-    for range in difference(cur_min..=cur_max, min..=max) {
-        let (r, k) = remove(store, keys, range).await?;
-        removed += r;
-        kept.extend(k);
+    for range in removing {
+        removed += remove(store, keys, range).await?;
     }
-    if !kept.is_empty() {
-        return Err(Error::State(format!(
-            "ids {} were leased while the pool was being shrunk and are still in it; run init again once they are released",
-            kept.iter()
-                .map(|id| id.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
-    record_range(store, keys, min, max).await?;
     Ok(InitOutcome::Resized {
         from: (cur_min, cur_max),
         to: (min, max),
@@ -272,45 +288,6 @@ pub(crate) async fn measure(store: &mut Store, keys: &PoolKeys) -> Result<(u64, 
     range.ok_or_else(|| Error::State(format!("the pool {} is empty", keys.ids)))
 }
 
-/// Refuses, changing nothing, when an id outside `min..=max` is leased now.
-async fn refuse_if_leased_outside(
-    store: &mut Store,
-    keys: &PoolKeys,
-    min: u64,
-    max: u64,
-) -> Result<()> {
-    let (secs, micros): (u64, u64) = store.query(&redis::cmd("TIME")).await?;
-    let now = format!("({secs}.{micros:06}");
-    let leased: Vec<String> = store
-        .query(
-            redis::cmd("ZRANGEBYSCORE")
-                .arg(&keys.ids)
-                .arg(now)
-                .arg("+inf"),
-        )
-        .await?;
-    let outside: Vec<String> = leased
-        .into_iter()
-        .filter(|m| WorkerId::decode(m).is_none_or(|id| id.0 < min || id.0 > max))
-        .collect();
-    if outside.is_empty() {
-        return Ok(());
-    }
-    let owners: Vec<Option<String>> = store
-        .query(redis::cmd("HMGET").arg(&keys.clients).arg(&outside[..1]))
-        .await?;
-    let first = WorkerId::decode(&outside[0]).map_or(outside[0].clone(), |id| id.to_string());
-    Err(Error::State(format!(
-        "refusing to change the pool to {min}..{max}: {} id(s) outside it are leased (id {first} by {}); retry when they are released",
-        outside.len(),
-        owners
-            .first()
-            .cloned()
-            .flatten()
-            .unwrap_or_else(|| "an unknown client".into())
-    )))
-}
-
 async fn add(store: &mut Store, ids: &str, range: RangeInclusive<u64>) -> Result<u64> {
     let mut added = 0;
     for (lo, hi) in chunks(range, CHUNK) {
@@ -324,27 +301,100 @@ async fn add(store: &mut Store, ids: &str, range: RangeInclusive<u64>) -> Result
     Ok(added)
 }
 
-async fn remove(
-    store: &mut Store,
-    keys: &PoolKeys,
-    range: RangeInclusive<u64>,
-) -> Result<(u64, Vec<WorkerId>)> {
+async fn remove(store: &mut Store, keys: &PoolKeys, range: RangeInclusive<u64>) -> Result<u64> {
     let mut removed = 0;
-    let mut kept = Vec::new();
     for (lo, hi) in chunks(range, SHRINK_CHUNK) {
         let mut invocation = SHRINK.prepare_invoke();
         invocation.key(&keys.ids).key(&keys.clients);
         for n in lo..=hi {
             invocation.arg(WorkerId(n).encode());
         }
-        let k: Vec<String> = match store.script(&invocation).await? {
-            Ok(k) => k,
+        removed += match store.script::<u64>(&invocation).await? {
+            Ok(n) => n,
             Err(e) => return Err(pool_error(store, &e)),
         };
-        removed += (hi - lo + 1) - k.len() as u64;
-        kept.extend(k.iter().filter_map(|m| WorkerId::decode(m)));
     }
-    Ok((removed, kept))
+    Ok(removed)
+}
+
+/// Runs resize.lua: records `min..=max` as the pool's range, or refuses,
+/// having written nothing, while an id outside it is leased and `force` is
+/// not given. Returns the leased ids taken (with `force`), with their holders.
+async fn decide(
+    store: &mut Store,
+    keys: &PoolKeys,
+    (min, max): (u64, u64),
+    force: bool,
+    removing: &[RangeInclusive<u64>],
+) -> Result<Vec<(String, String)>> {
+    let mut invocation = RESIZE.prepare_invoke();
+    invocation
+        .key(&keys.ids)
+        .key(&keys.clients)
+        .key(&keys.stats)
+        .arg(min)
+        .arg(max)
+        .arg(if force { "1" } else { "0" });
+    let reply = match store.script::<Vec<redis::Value>>(&invocation).await? {
+        Ok(reply) => reply,
+        Err(e) => return Err(pool_error(store, &e)),
+    };
+    let label = store.target().display().to_string();
+    let recorded: i64 = reply::field(&label, &reply, 0)?;
+    let mut leased = Vec::new();
+    for i in (1..reply.len()).step_by(2) {
+        let member: String = reply::field(&label, &reply, i)?;
+        let owner: String = reply::field(&label, &reply, i + 1)?;
+        let id = WorkerId::decode(&member).map_or(member, |id| id.to_string());
+        leased.push((id, owner));
+    }
+    if recorded == 1 {
+        return Ok(leased);
+    }
+    Err(Error::State(format!(
+        "refusing to change the pool {} to {min}..{max}: it would remove ids {}, and {} of \
+         them {} leased: {}; nothing was changed. Retry once they are released, or pass {} to \
+         take them from their holders (each loses its id at its next renewal, and its command \
+         is stopped)",
+        keys.ids,
+        ranges(removing),
+        leased.len(),
+        if leased.len() == 1 { "is" } else { "are" },
+        holders(&leased),
+        Setting::Force
+    )))
+}
+
+/// `6..10, 20` for messages.
+fn ranges(ranges: &[RangeInclusive<u64>]) -> String {
+    let one = |r: &RangeInclusive<u64>| match r.start() == r.end() {
+        true => r.start().to_string(),
+        false => format!("{}..{}", r.start(), r.end()),
+    };
+    ranges.iter().map(one).collect::<Vec<_>>().join(", ")
+}
+
+/// "id 7 (by host-a-1.000-1)", "ids 7 (by …), 9 (by …) and 2 more": the
+/// first few leased ids and their holders.
+fn holders(leased: &[(String, String)]) -> String {
+    const SHOWN: usize = 3;
+    let by = |(id, owner): &(String, String)| match owner.is_empty() {
+        true => id.clone(),
+        false => format!("{id} (by {owner})"),
+    };
+    let mut text = leased
+        .iter()
+        .take(SHOWN)
+        .map(by)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if leased.len() > SHOWN {
+        text.push_str(&format!(" and {} more", leased.len() - SHOWN));
+    }
+    match leased.len() {
+        1 => format!("id {text}"),
+        _ => format!("ids {text}"),
+    }
 }
 
 /// `a` minus `b`, as at most two ranges.

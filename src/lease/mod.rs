@@ -283,10 +283,14 @@ impl Claimant for Leaser {
         }
         match attempt {
             Ok(Acquired::Leased(lease)) => Ok(Attempt::Acquired(lease)),
+            // The earliest expiry is no forecast: a holder renews its lease
+            // for as long as its command runs, so the figure says only how
+            // soon an id frees if a holder dies.
             Ok(Acquired::Exhausted { next_free }) => Ok(Attempt::Refused(Refusal::busy(format!(
-                "no id is free in {} (the next one frees in {})",
+                "no id is free: every id of the pool {} is held, and renewed while its \
+                 command runs (were its holder to stop, the earliest would be free in {})",
                 self.keys.ids,
-                humantime::format_duration(Duration::from_secs(next_free.as_secs()))
+                crate::base::duration::shown(Duration::from_secs(next_free.as_secs()))
             )))),
             Ok(Acquired::NotReplicated { why }) => Ok(Attempt::Refused(Refusal::unreachable(why))),
             Err(e) if e.is_unavailable() => {

@@ -46,7 +46,7 @@ impl Claimant for Locker {
         }
         Err(format!(
             "only {} of its validity left by the time it could be used",
-            humantime::format_duration(millis(held.remaining()))
+            crate::base::duration::shown(held.remaining())
         ))
     }
 }

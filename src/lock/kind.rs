@@ -242,7 +242,8 @@ impl Kind {
         };
         match (self, busy.holders, waiting_writer) {
             (Kind::Semaphore { limit }, holders, _) => format!(
-                "every place of the {what} is taken ({} holders; the first frees in {})",
+                "every place of the {what} is taken ({} holders; the first runs out in {} unless \
+                 its holder extends it)",
                 holders.unwrap_or(limit as i64),
                 shown(busy.ttl_ms)
             ),
@@ -264,8 +265,8 @@ impl Kind {
 }
 
 /// A remaining time in ms from a node, for messages.
-fn shown(ttl_ms: i64) -> humantime::FormattedDuration {
-    humantime::format_duration(rounded(Duration::from_millis(ttl_ms.max(0) as u64)))
+fn shown(ttl_ms: i64) -> crate::base::duration::Shown {
+    crate::base::duration::shown(rounded(Duration::from_millis(ttl_ms.max(0) as u64)))
 }
 
 /// When a busy lock frees, as the end of a sentence.
@@ -274,7 +275,9 @@ fn expiry(ttl_ms: i64) -> String {
         -1 => " and has no expiry: it will never be freed by itself (delete the key if its \
                holder is gone)"
             .to_string(),
-        ms if ms >= 0 => format!(", expires in {}", shown(ms)),
+        // A holder extends its lock while it works: the ttl says only how
+        // soon the lock frees if the holder is gone.
+        ms if ms >= 0 => format!(", expires in {} unless its holder extends it", shown(ms)),
         _ => String::new(),
     }
 }

@@ -333,11 +333,6 @@ fn millis_arg(d: Duration) -> u64 {
     (d.as_millis() as u64).max(1)
 }
 
-/// A duration rounded to milliseconds, for messages.
-fn millis(d: Duration) -> Duration {
-    Duration::from_millis(d.as_millis() as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -227,8 +227,8 @@ impl Tally {
                 "took the {what} on {} of {masters} masters, but that took {} of its {} ttl, \
                  leaving too little to be safe",
                 self.taken,
-                humantime::format_duration(millis(now - self.start)),
-                humantime::format_duration(self.ttl)
+                crate::base::duration::shown(now - self.start),
+                crate::base::duration::shown(self.ttl)
             ),
         }))
     }

@@ -129,7 +129,7 @@ impl std::fmt::Display for Holder {
             "pid {} on {}, taken {} ago",
             self.pid,
             self.host,
-            humantime::format_duration(Duration::from_secs(self.age().as_secs()))
+            crate::base::duration::shown(Duration::from_secs(self.age().as_secs()))
         )
     }
 }

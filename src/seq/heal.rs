@@ -223,7 +223,7 @@ pub fn report(key: &str, healed: &[(String, Healed)]) {
             Healed::Marked => crate::warn!(
                 "{label} does not hold the counter {key} (restarted empty?): quarantined for {}, \
                  then set again from a majority by the next caller",
-                humantime::format_duration(QUARANTINE)
+                crate::base::duration::shown(QUARANTINE)
             ),
             Healed::Repaired(v) => crate::info!(
                 "{label}: {key} set again to {v} from a majority after its quarantine; it votes \

@@ -298,7 +298,7 @@ fn unavailable(
              every number handed out",
             lacking.join(", "),
             if lacking.len() == 1 { "does" } else { "do" },
-            humantime::format_duration(crate::timing::sequence::QUARANTINE),
+            crate::base::duration::shown(crate::timing::sequence::QUARANTINE),
         ));
     }
     Error::Unavailable(format!(

@@ -147,6 +147,12 @@ impl Dialer {
 }
 
 impl Dialer {
+    /// Whether this dials one server named by its URL (not through
+    /// Sentinel, not a Cluster).
+    pub(super) fn is_server(&self) -> bool {
+        matches!(self, Dialer::Server(_))
+    }
+
     /// The master's name, for a Sentinel group.
     pub(super) fn master(&self) -> Option<&str> {
         match self {

@@ -32,6 +32,7 @@ mod connection;
 mod credentials;
 mod deadline;
 mod node;
+mod probe;
 pub mod quorum;
 pub mod reply;
 mod target;
@@ -66,8 +67,13 @@ pub struct Store {
 impl Store {
     /// A store for `target`; nothing is dialed until the first request.
     pub fn new(target: &Target, timeouts: Timeouts) -> Result<Store> {
-        let dialer = Dialer::new(target, timeouts.connect(), timeouts.response())
-            .map_err(|e| Error::Usage(format!("invalid Redis URL '{}': {e}", target.display())))?;
+        let dialer = Dialer::new(target, timeouts.connect(), timeouts.response()).map_err(|e| {
+            Error::Usage(format!(
+                "invalid Redis URL '{}': {}",
+                target.display(),
+                said(&e)
+            ))
+        })?;
         Ok(Store {
             target: Arc::new(target.clone()),
             dialer: Arc::new(dialer),
@@ -81,13 +87,7 @@ impl Store {
     /// or database number is reported before anything else happens.
     pub async fn connect(target: &Target, timeouts: Timeouts) -> Result<Store> {
         let mut store = Store::new(target, timeouts)?;
-        let mut conn = store.connection().await?;
-        // Without a password and with db 0, the handshake sends nothing a
-        // server that requires a password would refuse: ask once, so that
-        // its NOAUTH is reported here rather than retried as an outage.
-        if let Err(e) = redis::cmd("PING").query_async::<()>(&mut conn).await {
-            return Err(store.connect_error(e));
-        }
+        store.connection().await?;
         Ok(store)
     }
 
@@ -109,18 +109,29 @@ impl Store {
             .set_response_timeout(Some(self.timeouts.response()));
         // The connection timeout of redis-rs covers dialing; the outer one
         // also covers a server that accepts but never answers the handshake.
-        let dial = self.dialer.dial(&config);
+        let dial = async {
+            let mut conn = self.dialer.dial(&config).await?;
+            // Without a password and with db 0, the handshake sends nothing:
+            // a server that requires a password, or one that is not Redis at
+            // all, would otherwise be found out by the first real request,
+            // whose failure reads as an outage (an HTTP server closes the
+            // connection after its answer). Sentinel's dial asks ROLE.
+            if self.dialer.is_server() {
+                redis::cmd("PING").query_async::<()>(&mut conn).await?;
+            }
+            Ok::<_, redis::RedisError>(conn)
+        };
         let conn = match tokio::time::timeout(self.timeouts.connect(), dial).await {
             Ok(Ok(conn)) => conn,
             Ok(Err(e)) if e.kind() == redis::ErrorKind::MasterNameNotFoundBySentinel => {
                 return Err(self.no_master(e).await);
             }
-            Ok(Err(e)) => return Err(self.connect_error(e)),
+            Ok(Err(e)) => return Err(self.connect_error(e).await),
             Err(_) => {
                 return Err(Error::Unavailable(format!(
                     "cannot reach Redis at {}: no answer within {}",
                     self.target.display(),
-                    humantime::format_duration(self.timeouts.connect())
+                    crate::base::duration::shown(self.timeouts.connect())
                 )));
             }
         };
@@ -269,8 +280,12 @@ impl Store {
         }
     }
 
-    fn connect_error(&self, e: redis::RedisError) -> Error {
+    async fn connect_error(&self, e: redis::RedisError) -> Error {
         let d = self.target.display();
+        if e.kind() == redis::ErrorKind::Parse {
+            let answer = probe::first_line(&self.target, self.timeouts.connect()).await;
+            return not_redis(&self.target, answer);
+        }
         let text = e.to_string();
         // A SELECT refused for want of AUTH comes back from redis-rs as
         // "refused to switch database: Authentication required.", its NOAUTH
@@ -279,13 +294,10 @@ impl Store {
             || matches!(e.code(), Some("NOAUTH") | Some("WRONGPASS"))
             || text.contains("Authentication required")
         {
-            return Error::Refused(format!(
-                "Redis at {d} refused authentication: {}",
-                detail(&e)
-            ));
+            return Error::Refused(format!("Redis at {d} refused authentication: {}", said(&e)));
         }
         if text.contains("DB index is out of range") || text.contains("invalid DB index") {
-            return Error::Refused(format!("Redis at {d} has no such database: {}", detail(&e)));
+            return Error::Refused(format!("Redis at {d} has no such database: {}", said(&e)));
         }
         classify(&self.target, e)
     }
@@ -345,12 +357,25 @@ fn is_stale(e: &redis::RedisError) -> bool {
         )
 }
 
-fn detail(e: &redis::RedisError) -> String {
+/// What went wrong, for a message: the server's error code and words, or
+/// the client's words without the name of redis-rs's error kind (its
+/// `Display` adds " - AuthenticationFailed", " - InvalidClientConfig").
+pub(crate) fn said(e: &redis::RedisError) -> String {
     match (e.code(), e.detail()) {
         (Some(code), Some(d)) => format!("{code} {d}"),
-        (None, Some(d)) => d.to_string(),
-        _ => e.to_string(),
+        _ => e.to_string().replacen(&format!(" - {:?}", e.kind()), "", 1),
     }
+}
+
+/// The one line for a server whose reply is not RESP, with its first line
+/// when it was asked again ([`probe::first_line`]).
+fn not_redis(target: &Target, answer: Option<String>) -> Error {
+    let at = probe::address(target);
+    let answered = answer.map_or(String::new(), |line| format!(" (it answered \"{line}\")"));
+    Error::Refused(format!(
+        "not a Redis server at {at}{answered}; check the address in {}",
+        Setting::Redis
+    ))
 }
 
 /// The error codes of a server that cannot take requests for a while: a
@@ -382,12 +407,7 @@ pub fn classify(target: &Target, e: redis::RedisError) -> Error {
         ));
     }
     if e.kind() == redis::ErrorKind::Parse {
-        let said = e.to_string();
-        return Error::Refused(format!(
-            "the server at {d} does not answer as Redis does ({}): is that the address of a \
-             Redis server?",
-            said.lines().next().unwrap_or("").trim()
-        ));
+        return not_redis(target, None);
     }
     if let Some(tls) = tls_failure(&e) {
         return Error::Refused(format!(
@@ -396,10 +416,13 @@ pub fn classify(target: &Target, e: redis::RedisError) -> Error {
         ));
     }
     if e.kind() == redis::ErrorKind::ClusterConnectionNotFound {
-        return Error::Unavailable(format!("no node of the Redis Cluster {d} answers: {e}"));
+        return Error::Unavailable(format!(
+            "no node of the Redis Cluster {d} answers: {}",
+            said(&e)
+        ));
     }
     if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
-        return Error::Unavailable(format!("cannot reach Redis at {d}: {e}"));
+        return Error::Unavailable(format!("cannot reach Redis at {d}: {}", said(&e)));
     }
     // A server that wants a password answers a long command (more than 10
     // arguments) from a client that has not authenticated with "Protocol
@@ -408,28 +431,22 @@ pub fn classify(target: &Target, e: redis::RedisError) -> Error {
         || matches!(e.code(), Some("NOAUTH") | Some("WRONGPASS"))
         || e.to_string().contains("Protocol error: unauthenticated")
     {
-        return Error::Refused(format!(
-            "Redis at {d} refused authentication: {}",
-            detail(&e)
-        ));
+        return Error::Refused(format!("Redis at {d} refused authentication: {}", said(&e)));
     }
     if e.code() == Some("WRONGTYPE") {
-        return Error::State(format!("Redis at {d}: {}", detail(&e)));
+        return Error::State(format!("Redis at {d}: {}", said(&e)));
     }
     if is_denied(&e) {
         return Error::Refused(format!(
             "Redis at {d} denies this user something yaraus needs ({}); give the user the \
              rules that `yaraus acl-rules` prints for this command line",
-            detail(&e)
+            said(&e)
         ));
     }
     if e.code().is_some_and(|code| PASSING.contains(&code)) {
-        return Error::Unavailable(format!(
-            "Redis at {d} cannot take writes now: {}",
-            detail(&e)
-        ));
+        return Error::Unavailable(format!("Redis at {d} cannot take writes now: {}", said(&e)));
     }
-    Error::Redis(format!("Redis at {d}: {}", detail(&e)))
+    Error::Redis(format!("Redis at {d}: {}", said(&e)))
 }
 
 /// The TLS failure behind `e`, if it is one (an untrusted or refused

@@ -161,7 +161,7 @@ impl Node {
         if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() {
             return self.store.fail(e);
         }
-        let detail = e.detail().unwrap_or(&e.to_string()).to_string();
+        let detail = super::said(&e);
         if check && super::is_denied(&e) {
             return Error::Refused(format!(
                 "Redis at {} denies this user CONFIG GET, so yaraus cannot verify that it keeps \

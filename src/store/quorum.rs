@@ -192,7 +192,7 @@ where
                     Err(Error::Unavailable(format!(
                         "Redis at {} did not answer within {}",
                         labels.get(i).map(String::as_str).unwrap_or("?"),
-                        humantime::format_duration(limit)
+                        crate::base::duration::shown(limit)
                     )))
                 }));
                 *slot = None;

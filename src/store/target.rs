@@ -16,7 +16,8 @@
 //!   ([`Target::is_cluster`]).
 //!
 //! Plus one query parameter of our own, `ns=`, the namespace, as the Go yaraus
-//! reads it. The namespace is taken out before the URL reaches redis-rs.
+//! reads it. The namespace is taken out before the URL reaches redis-rs. Any
+//! other parameter redis-rs does not read is refused, as a misspelling.
 //!
 //! A list of URLs may be given with commas (`--redis a,b`); a piece that does
 //! not start with a scheme continues the URL before it, which is how the host
@@ -316,6 +317,22 @@ fn parse_url(raw: &str) -> Result<Parsed> {
     let mut namespace = None;
     let mut rest = Vec::new();
     for (k, v) in url.query_pairs() {
+        // redis-rs ignores a parameter it does not know: a misspelt `ns`
+        // would put the pool under the default namespace without a word.
+        let known = known_parameters(url.scheme());
+        if !known.contains(&k.as_ref()) {
+            let hint = if matches!(k.as_ref(), "db" | "user" | "pass" | "password") {
+                "; over TCP the db goes in the path and the user and password before the host, \
+                 as in redis://user:password@host:6379/DB"
+            } else {
+                ""
+            };
+            return Err(Error::Usage(format!(
+                "invalid Redis URL '{}': unknown query parameter '{k}' (known: {}){hint}",
+                redact(&url),
+                known.join(", ")
+            )));
+        }
         if k == "ns" {
             namespace = Some(v.into_owned());
         } else {
@@ -336,7 +353,7 @@ fn parse_url(raw: &str) -> Result<Parsed> {
     let info = url.clone().into_connection_info().map_err(|e| {
         Error::Usage(format!(
             "invalid Redis URL '{display}': {}",
-            e.detail().unwrap_or(&e.to_string())
+            super::said(&e)
         ))
     })?;
     // CLIENT SETINFO costs a round trip on every connection (and an
@@ -361,6 +378,15 @@ fn parse_server(raw: &str) -> Result<Target> {
         min_replicas: 0,
         replicas: None,
     })
+}
+
+/// The query parameters a URL of `scheme` may have: ours (`ns`), and those
+/// redis-rs reads for it (a unix socket has no path left for the db).
+fn known_parameters(scheme: &str) -> &'static [&'static str] {
+    match scheme {
+        "unix" | "redis+unix" => &["ns", "db", "user", "pass", "protocol"],
+        _ => &["ns", "protocol"],
+    }
 }
 
 /// Hides the password of a parsed URL, in the userinfo and in `pass=`.

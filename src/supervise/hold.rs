@@ -235,7 +235,7 @@ impl<C: Claim> Hold<C> {
         if !delay.is_zero() {
             crate::info!(
                 "sleep {} for making sure that the previous holder has stopped",
-                humantime::format_duration(delay)
+                crate::base::duration::shown(delay)
             );
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
@@ -262,7 +262,7 @@ impl<C: Claim> Hold<C> {
                 crate::info!(
                     "waiting {} more for this host's clock to pass {}, the last instant at \
                      which the previous holder could make ids (on its clock)",
-                    humantime::format_duration(Duration::from_millis(gap.as_millis() as u64 + 1)),
+                    crate::base::duration::shown(Duration::from_millis(gap.as_millis() as u64 + 1)),
                     humantime::format_rfc3339_millis(after)
                 );
                 said = true;
@@ -377,14 +377,14 @@ impl Running {
             ChildEvent::Killing(n) => {
                 crate::warn!(
                     "{n} process(es) of the command did not stop within {}; sending SIGKILL",
-                    humantime::format_duration(self.kill_after)
+                    crate::base::duration::shown(self.kill_after)
                 );
             }
             ChildEvent::Expiring => {
                 if self.killed.is_none() {
                     let why = format!(
                         "no renewal succeeded in time: the claim runs out in {}",
-                        humantime::format_duration(self.kill_after)
+                        crate::base::duration::shown(self.kill_after)
                     );
                     crate::warn!(
                         "killing the command (process group {}): {why}",

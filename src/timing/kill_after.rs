@@ -71,8 +71,8 @@ mod tests {
         let e = within(Some(ms(1500)), ms(1978), Some(ms(666)), Setting::Ttl).unwrap_err();
         assert!(matches!(e, TimingError::KillAfterDoesNotFit { .. }));
         let text = e.to_string();
-        assert!(text.contains("kill_after 1s 500ms"), "{text}");
-        assert!(text.contains("1s 312ms or less"), "{text}");
+        assert!(text.contains("kill_after 1.5s"), "{text}");
+        assert!(text.contains("1.312s or less"), "{text}");
         assert!(text.ends_with("a longer ttl"), "{text}");
         assert_eq!(
             within(Some(ms(1312)), ms(1978), Some(ms(666)), Setting::Ttl).unwrap(),

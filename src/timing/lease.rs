@@ -126,7 +126,7 @@ pub enum Adjustment {
 impl fmt::Display for Adjustment {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use Setting::{Delay, Expire, Interval};
-        let fmt = humantime::format_duration;
+        let fmt = crate::base::duration::shown;
         match *self {
             Adjustment::ExpireRaised { given, used } => write!(
                 f,

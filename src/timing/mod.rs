@@ -52,6 +52,7 @@ pub mod sequence;
 
 pub use drift::{drift, validity};
 
+use crate::base::duration::shown;
 use crate::base::setting::Setting;
 use std::fmt;
 use std::time::Duration;
@@ -149,11 +150,6 @@ fn at_least_a_millisecond(d: Duration) -> Duration {
     d.max(Duration::from_millis(1))
 }
 
-/// A duration as messages show it, in whole milliseconds.
-fn shown(d: Duration) -> humantime::FormattedDuration {
-    humantime::format_duration(Duration::from_millis(d.as_millis() as u64))
-}
-
 /// A timing value that breaks one of the rules, with the values involved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TimingError {
@@ -186,7 +182,7 @@ pub enum TimingError {
 impl fmt::Display for TimingError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use Setting::{Interval, KillAfter, Skew, Ttl};
-        let fmt = humantime::format_duration;
+        let fmt = shown;
         match *self {
             TimingError::KillAfterDoesNotFit {
                 kill_after,

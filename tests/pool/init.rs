@@ -1,6 +1,7 @@
 //! `yaraus init`: a fresh pool of 1..1023, a Go-layout pool adopted as it
 //! is, 2^22 ids never seen partial, an interrupted init that leaves nothing
-//! visible, and growing, shrinking or moving the range around leases.
+//! visible, growing, shrinking or moving the range around leases, and an
+//! init stopped after its decision, finished by the next.
 
 use super::*;
 
@@ -334,8 +335,15 @@ fn init_refuses_to_shrink_past_a_leased_id_then_shrinks_when_free() {
     lease(&s, "t", 2000, server_now(&s), "holder-2000");
     let ids_before = zset(&s, "t:ids");
     let out = yaraus_ok(&["--redis", &url, "init", "--max", "1023"]);
+    // What it removes is said on stderr, the report on stdout.
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{out:#?}");
+    assert!(
+        lines[0].ends_with(" removing ids 1024..2047 from t:ids"),
+        "{out:#?}"
+    );
     assert_eq!(
-        init_report(&out),
+        out.stdout.trim_end(),
         "resized t:ids from 1..2047 to 1..1023: 0 ids added, 1024 removed"
     );
 
@@ -377,6 +385,31 @@ fn init_refuses_to_raise_min_past_a_leased_id_then_does_when_free() {
     assert!(hash(&s, "t:clients").is_empty());
     let st = hash(&s, "t:stats");
     assert_eq!((st["min"].as_str(), st["max"].as_str()), ("10", "1023"));
+}
+
+/// An init stopped after resize.lua recorded the new range, before its
+/// chunks removed (or added) the ids: the pool holds more (or fewer) ids
+/// than its range, and the next init finishes the job instead of saying
+/// "already initialized".
+#[test]
+fn an_init_stopped_after_its_decision_is_finished_by_the_next() {
+    let s = RedisServer::start();
+    let url = s.url_ns("t");
+    yaraus_ok(&["--redis", &url, "init", "--max", "20"]);
+    let _: () = s.query(&["HSET", "t:stats", "min", "1", "max", "10"]);
+    let out = yaraus_ok(&["--redis", &url, "init", "--max", "10"]);
+    assert!(
+        out.stderr.contains("removing ids 11..20 from t:ids"),
+        "{out:#?}"
+    );
+    let want: BTreeSet<String> = (1..=10).map(enc).collect();
+    assert_eq!(zset(&s, "t:ids").into_keys().collect::<BTreeSet<_>>(), want);
+
+    let _: () = s.query(&["HSET", "t:stats", "max", "15"]);
+    let out = yaraus_ok(&["--redis", &url, "init", "--max", "15"]);
+    assert!(out.stderr.contains("5 ids added"), "{out:#?}");
+    let want: BTreeSet<String> = (1..=15).map(enc).collect();
+    assert_eq!(zset(&s, "t:ids").into_keys().collect::<BTreeSet<_>>(), want);
 }
 
 #[test]

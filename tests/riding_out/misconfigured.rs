@@ -68,7 +68,8 @@ fn a_server_that_does_not_speak_redis_fails_at_once() {
         }
     });
     let url = format!("redis://127.0.0.1:{port}/0");
+    let says = format!("not a Redis server at 127.0.0.1:{port}");
     for args in WAITING {
-        fails_at_once(&url, args, &[], 69, "does not answer as Redis does");
+        fails_at_once(&url, args, &[], 69, &says);
     }
 }

@@ -76,7 +76,9 @@ fn logs_one_timestamped_line_per_event_and_quiet_silences_them() {
     let url = server.url_ns(NS);
     // Values that pass the safeguards: no warning.
     let opts = safe_timings("1s", "300ms", "500ms");
-    let (code, run) = run_to_end(&url, &scratch, &opts, &["true"]);
+    // A command that takes the id (`test 1`): one without `<>` is warned of.
+    let command = ["test", "<>"];
+    let (code, run) = run_to_end(&url, &scratch, &opts, &command);
     assert_eq!(code, 0);
     let log = run.log();
     let events: Vec<&str> = log
@@ -103,7 +105,7 @@ fn logs_one_timestamped_line_per_event_and_quiet_silences_them() {
         ]
     );
 
-    let (code, run) = run_to_end(&url, &scratch, &with(&opts, &["--quiet"]), &["true"]);
+    let (code, run) = run_to_end(&url, &scratch, &with(&opts, &["--quiet"]), &command);
     assert_eq!(code, 0);
     assert_eq!(run.log(), "");
 }
@@ -127,7 +129,7 @@ fn unsafe_timings_are_raised_with_a_warning_unless_safeguards_are_off() {
     let log = run.log();
     assert_eq!(log.matches("WARNING").count(), 3, "{log}");
     // expire 1s, interval 500ms, so delay ≥ 2 × 500ms + 100ms.
-    assert!(log.contains("sleep 1s 100ms for making sure"), "{log}");
+    assert!(log.contains("sleep 1.1s for making sure"), "{log}");
 
     let (code, run) = run_to_end(
         &url,

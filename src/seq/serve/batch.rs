@@ -196,7 +196,7 @@ impl Registry {
             return Err(format!(
                 "ERR this server already serves {MAX_SEQUENCES} sequences; use fewer names \
                  (idle ones are dropped after {})",
-                humantime::format_duration(RETIRE_AFTER)
+                crate::base::duration::shown(RETIRE_AFTER)
             ));
         }
         let key = key().map_err(|e| format!("ERR {e}"))?;

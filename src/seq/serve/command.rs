@@ -241,7 +241,7 @@ pub fn get(server: &Arc<Server>, raw: &[u8], proto: Proto) -> Outcome {
                 &mut out,
                 &format!(
                     "ERR no majority of the nodes answered within {}",
-                    humantime::format_duration(limit)
+                    crate::base::duration::shown(limit)
                 ),
             ),
         }

@@ -184,7 +184,7 @@ impl Server {
             crate::warn!(
                 "seq serve: {} connections still open {} after the stop; closing them",
                 server.stats.connected.load(Relaxed),
-                humantime::format_duration(limit)
+                crate::base::duration::shown(limit)
             );
         }
     }

@@ -1,11 +1,13 @@
 //! Durations on the command line: a bare number is seconds, fractions
-//! included (`2`, `0.5`, as flock(1) takes them), and humantime's forms
-//! (`500ms`, `2s`, `1h30m`) are accepted as well.
+//! included (`2`, `0.5`, as flock(1) takes them), so is one with an `s`
+//! (`1.311s`, as messages write it), and humantime's forms (`500ms`, `2s`,
+//! `1h30m`) are accepted as well: whatever a message of yaraus writes
+//! ([`yaraus::base::duration`]) can be typed back.
 
 use std::time::Duration;
 
 /// How to write a duration, for the error messages.
-const FORMS: &str = "write it like 0.5 or 2 (seconds), 500ms, 30m or 1h30m";
+const FORMS: &str = "write it like 0.5 or 2 (seconds), 1.5s, 500ms, 30m or 1h30m";
 
 /// A duration: seconds as a bare number (`2`, `0.5`, `1.5`) or a humantime
 /// duration (`500ms`, `2s`, `30m`, `1h 30m`); never negative.
@@ -14,10 +16,15 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     if s.starts_with('-') {
         return Err(format!("'{s}' is negative: a duration must be positive"));
     }
-    if let Some(d) = seconds(s) {
+    if let Some(d) = seconds(s).or_else(|| seconds(s.strip_suffix('s')?)) {
         return d;
     }
-    humantime::parse_duration(s).map_err(|e| format!("'{s}' is not a duration ({e}); {FORMS}"))
+    // humantime's own words ("expected number at 0", its list of units)
+    // describe its parser, not what to type.
+    humantime::parse_duration(s).map_err(|e| match e {
+        humantime::DurationError::NumberOverflow => format!("'{s}' is too long a duration"),
+        _ => format!("'{s}' is not a duration: {FORMS}"),
+    })
 }
 
 /// A duration that must be more than zero.
@@ -68,6 +75,81 @@ mod tests {
         assert!(duration(".").is_err());
         assert!(duration("1.2.3").is_err());
         assert!(duration("99999999999999999999").is_err());
+    }
+
+    #[test]
+    fn what_messages_write_reads_back() {
+        for ms in [
+            1, 52, 999, 1000, 1311, 1500, 59_999, 60_000, 90_500, 1_799_000, 5_400_000,
+        ] {
+            let d = Duration::from_millis(ms);
+            let written = yaraus::base::duration::shown(d).to_string();
+            assert_eq!(duration(&written), Ok(d), "{written}");
+        }
+        let year = Duration::from_secs(31_536_000);
+        assert_eq!(
+            duration(&yaraus::base::duration::shown(year).to_string()),
+            Ok(year)
+        );
+        assert_eq!(duration("1.311s"), Ok(Duration::from_millis(1311)));
+    }
+
+    #[test]
+    fn nonsense_is_said_in_our_words() {
+        for nonsense in ["abc", "0x", "1e3", "5 parsecs", "s"] {
+            let e = duration(nonsense).unwrap_err();
+            assert_eq!(e, format!("'{nonsense}' is not a duration: {FORMS}"));
+        }
+        assert!(duration("99999999999999999999h").is_err());
+    }
+
+    /// Every `DURATION` option of every subcommand, as `(path, --long)`.
+    fn duration_options(
+        cmd: &clap::Command,
+        path: &[String],
+        into: &mut Vec<(Vec<String>, String)>,
+    ) {
+        for arg in cmd.get_arguments() {
+            let is_duration = arg
+                .get_value_names()
+                .is_some_and(|names| names.iter().any(|n| n.as_str() == "DURATION"));
+            if let (true, Some(long)) = (is_duration, arg.get_long()) {
+                into.push((path.to_vec(), format!("--{long}")));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            let mut path = path.to_vec();
+            path.push(sub.get_name().to_string());
+            duration_options(sub, &path, into);
+        }
+    }
+
+    #[test]
+    fn every_duration_option_refuses_a_negative_or_nonsense_value() {
+        use clap::CommandFactory;
+        let mut options = Vec::new();
+        duration_options(&crate::cli::Cli::command(), &[], &mut options);
+        assert!(options.len() > 10, "{options:?}");
+        for (path, long) in options {
+            for (value, says) in [("-5s", "must be positive"), ("soon", FORMS)] {
+                let argv = [
+                    &["yaraus".to_string()][..],
+                    &path,
+                    &[long.clone(), value.into()],
+                ]
+                .concat();
+                let e = crate::cli::Cli::command()
+                    .try_get_matches_from(&argv)
+                    .expect_err(&format!("{argv:?} was accepted"));
+                let text = e.to_string();
+                assert_eq!(
+                    e.kind(),
+                    clap::error::ErrorKind::ValueValidation,
+                    "{argv:?}: {text}"
+                );
+                assert!(text.contains(says), "{argv:?}: {text}");
+            }
+        }
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub fn flag(setting: Setting) -> &'static str {
         Setting::MaxClockWait => "--max-clock-wait",
         Setting::MaxClockOffset => "--max-clock-offset",
         Setting::StopOnClockStep => "--stop-on-clock-step",
+        Setting::Force => "--force",
     }
 }
 

@@ -223,8 +223,9 @@ pub struct GlobalArgs {
 
 const INIT_ABOUT: &str = "Create the pool of worker ids MIN..=MAX. Running it again with the same range \
 says \"already initialized\". A different range grows the pool (new ids are free at once) or \
-shrinks it, which is refused while any id to be removed is leased. Large pools are written in \
-chunks, and a new pool becomes visible only when complete.";
+shrinks it: the ids removed are said on stderr, and a shrink is refused, changing nothing, \
+while any id to be removed is leased, unless --force takes them from their holders. Large \
+pools are written in chunks, and a new pool becomes visible only when complete.";
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -319,6 +320,13 @@ pub struct InitArgs {
     /// Largest worker id (a pool holds at most 2^24 ids).
     #[arg(long, default_value_t = 1023, allow_negative_numbers = true)]
     pub max: u64,
+    /// Shrink even when ids to be removed are leased: their holders lose them.
+    ///
+    /// Shrink the pool even when ids to be removed are leased: each holder loses its id at its
+    /// next renewal (within --interval) and its command is stopped, as when a lease is lost.
+    /// Without it, such a shrink is refused and nothing is changed (exit 125).
+    #[arg(long)]
+    pub force: bool,
 
     #[command(flatten)]
     pub wait: WaitArgs,

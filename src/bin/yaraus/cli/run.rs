@@ -24,6 +24,11 @@ Safeguards: --expire at least 1s, --interval at most expire/2, --delay at least 
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Text replaced by the worker id in COMMAND's arguments.
+    ///
+    /// Text replaced by the worker id in COMMAND's arguments. A COMMAND without it gets the id
+    /// only in its environment (YARAUS_WORKER_ID), and run warns so once, unless COMMAND names
+    /// that variable (sh -c '... $YARAUS_WORKER_ID'); an empty TEXT ('') replaces nothing and
+    /// never warns.
     #[arg(long, default_value = "<>", value_name = "TEXT")]
     pub replacement: String,
 

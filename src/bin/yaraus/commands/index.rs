@@ -57,8 +57,8 @@ pub async fn index(ctx: &Context, args: IndexArgs, watchdog: Option<Watchdog>) -
     yaraus::info!(
         "index {}: interval {}, skew {}, client id {}",
         index.keys().name(),
-        humantime::format_duration(timing.interval()),
-        humantime::format_duration(timing.skew()),
+        yaraus::base::duration::shown(timing.interval()),
+        yaraus::base::duration::shown(timing.skew()),
         index.client()
     );
     let mut replica = Replica::new(index);

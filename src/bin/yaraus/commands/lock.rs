@@ -285,7 +285,7 @@ async fn acquire(
                 "{}: could not give back the lock whose token was not printed; it expires \
                  by itself in {}",
                 locker.name(),
-                humantime::format_duration(locker.ttl())
+                yaraus::base::duration::shown(locker.ttl())
             );
         }
         return Err(e);
@@ -297,7 +297,7 @@ async fn acquire(
         held.taken_on(),
         locker.masters(),
         held.fencing_token(),
-        humantime::format_duration(locker.ttl())
+        yaraus::base::duration::shown(locker.ttl())
     );
     locker.heal_if_pending().await;
     Ok(0)
@@ -319,7 +319,7 @@ async fn extend(locker: &mut Locker, token: &Token, patience: &mut Patience) -> 
             yaraus::info!(
                 "{}: extended; valid for {}",
                 locker.name(),
-                humantime::format_duration(Duration::from_millis(validity.as_millis() as u64))
+                yaraus::base::duration::shown(validity)
             );
             Ok(0)
         }

@@ -18,7 +18,9 @@ pub async fn init(ctx: &PoolContext, args: InitArgs) -> Result<i32> {
         .retry_work(
             &server(ctx),
             async |_| ctx.connect().await,
-            async |mut store| lease::init(&mut store, &ctx.keys, args.min, args.max).await,
+            async |mut store| {
+                lease::init(&mut store, &ctx.keys, (args.min, args.max), args.force).await
+            },
         )
         .await?;
     // The report is the command's result, not a log line: on stdout, so

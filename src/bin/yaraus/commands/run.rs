@@ -54,6 +54,11 @@ pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result
     };
     let id = lease.id().to_string();
     yaraus::info!("client id: {}, id: {id}", lease.client_id());
+    // Said once the command is sure to start, so that a run that fails
+    // before it (no free id, a bad URL) still says one line: its error.
+    if let Some(warning) = unplaced_id(&args.command, &args.replacement) {
+        yaraus::warn!("{warning}");
+    }
 
     let spec = ChildSpec {
         argv: substitute(&args.command, &args.replacement, &id),
@@ -72,6 +77,23 @@ pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result
         start_after,
     };
     hold(keeper, watchdog, &spec, options, &mut signals).await
+}
+
+/// The warning for a command that never sees the worker id in its
+/// arguments: most often a forgotten `<>` (`run -- ./gen --worker`), and
+/// the id then reaches it only through the environment. A command that
+/// names `YARAUS_WORKER_ID` (`sh -c '... $YARAUS_WORKER_ID'`) reads it there,
+/// and an empty `--replacement` says substitution is not wanted: no warning.
+fn unplaced_id(command: &[String], placeholder: &str) -> Option<String> {
+    let mentions = |text: &str| command.iter().any(|a| a.contains(text));
+    if placeholder.is_empty() || mentions(placeholder) || mentions("YARAUS_WORKER_ID") {
+        return None;
+    }
+    Some(format!(
+        "COMMAND has no {placeholder} for the worker id, so it gets the id only in its \
+         environment, as YARAUS_WORKER_ID; if that is intended, pass --replacement '' (or \
+         name YARAUS_WORKER_ID in COMMAND) and this warning goes"
+    ))
 }
 
 /// The wall-clock instant the command waits for (the id's previous holder's
@@ -104,11 +126,28 @@ fn clock_guard(
         "id {}: {why}: waiting {} beyond {} for this clock to pass it is more than {} {}; \
          gave the id back",
         lease.id(),
-        humantime::format_duration(std::time::Duration::from_millis(
-            handover.beyond_delay.as_millis() as u64
-        )),
+        yaraus::base::duration::shown(handover.beyond_delay),
         Setting::Delay,
         Setting::MaxClockWait,
-        humantime::format_duration(max_wait)
+        yaraus::base::duration::shown(max_wait)
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unplaced_id;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn warns_only_when_the_id_is_nowhere_in_the_command() {
+        assert!(unplaced_id(&argv(&["./gen", "--worker"]), "<>").is_some());
+        assert!(unplaced_id(&argv(&["./gen", "--worker=<>"]), "<>").is_none());
+        assert!(unplaced_id(&argv(&["./gen", "{id}"]), "{id}").is_none());
+        let sh = argv(&["sh", "-c", "exec ./gen --worker $YARAUS_WORKER_ID"]);
+        assert!(unplaced_id(&sh, "<>").is_none());
+        assert!(unplaced_id(&argv(&["./gen"]), "").is_none());
+    }
 }
