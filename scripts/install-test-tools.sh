@@ -56,8 +56,12 @@ CARGO_DEB=$(sed -n 's/^CARGO_DEB_VERSION=//p' scripts/package.sh)
 if [ "$(cargo deb --version 2>/dev/null | awk '{print $2}')" = "$CARGO_DEB" ]; then
     echo "install-test-tools.sh: cargo-deb $CARGO_DEB is present"
 else
-    echo "install-test-tools.sh: installing cargo-deb $CARGO_DEB (cargo install --locked)"
-    cargo install cargo-deb --version "$CARGO_DEB" --locked
+    # --debug: the tests package a few megabytes in package.sh's --fast
+    # mode, where cargo-deb's own speed does not show, and an unoptimised
+    # build takes a third of the time (about 100 s against 300 s on two
+    # cores), which CI pays on every fresh machine.
+    echo "install-test-tools.sh: installing cargo-deb $CARGO_DEB (cargo install --locked --debug)"
+    cargo install cargo-deb --version "$CARGO_DEB" --locked --debug
 fi
 
 tools="${YARAUS_TEST_TOOLS:-$HOME/.cache/yaraus/test-tools}"
