@@ -82,7 +82,7 @@
 //!
 //! Writers go first: an exclusive holder that finds shared holders and will
 //! wait leaves a mark among them (renewed by each attempt, gone after
-//! [`kind::writer_mark_ttl`] without one), and no new shared holder is
+//! `writer_mark_ttl` (kind.rs) without one), and no new shared holder is
 //! admitted while a mark is live, so overlapping readers cannot starve a
 //! writer; the writer takes the lock when the last shared holder leaves.
 //! Readers can wait behind a stream of writers, as with most writer-first
