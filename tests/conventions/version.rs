@@ -5,7 +5,6 @@
 
 use super::*;
 use std::path::Path;
-use std::process::Command;
 
 /// build.rs itself, for its fallback outside a git checkout.
 #[allow(dead_code)]
@@ -17,7 +16,7 @@ mod build_script;
 /// it is empty), else `unknown`.
 fn expected_commit() -> String {
     let git = |args: &[&str]| -> Option<String> {
-        let out = Command::new("git")
+        let out = common::command("git")
             .arg("-C")
             .arg(env!("CARGO_MANIFEST_DIR"))
             .args(args)

@@ -407,7 +407,7 @@ fn an_init_stopped_after_its_decision_is_finished_by_the_next() {
 
     let _: () = s.query(&["HSET", "t:stats", "max", "15"]);
     let out = yaraus_ok(&["--redis", &url, "init", "--max", "15"]);
-    assert!(out.stderr.contains("5 ids added"), "{out:#?}");
+    assert!(out.stdout.contains("5 ids added"), "{out:#?}");
     let want: BTreeSet<String> = (1..=15).map(enc).collect();
     assert_eq!(zset(&s, "t:ids").into_keys().collect::<BTreeSet<_>>(), want);
 }
