@@ -416,6 +416,10 @@ impl Claim for Lease {
         Ok(validity(self.expire))
     }
 
+    fn clock_offset(&self) -> Option<f64> {
+        (self.offset != Offset::UNKNOWN).then(|| self.offset.ms as f64 / 1000.0)
+    }
+
     async fn release(&mut self) -> Result<()> {
         let mut invocation = RELEASE.prepare_invoke();
         invocation
