@@ -62,6 +62,13 @@ pub trait Claim: Send + 'static {
     fn clock_offset(&self) -> Option<f64> {
         None
     }
+
+    /// Writes confirmed by fewer replicas than wanted (`WAIT` short of its
+    /// majority, the write still counting) since the claim was taken, for
+    /// a claim that counts them (a worker id).
+    fn wait_shortfalls(&self) -> u64 {
+        0
+    }
 }
 
 /// Why a renewal did not succeed.
@@ -220,6 +227,7 @@ async fn renew_until_stopped<C: Claim>(
 ) -> C {
     let give_up =
         |deadline: &watch::Sender<BootInstant>| deadline.borrow().saturating_sub(timing.margin);
+    let mut shortfalls = 0;
     let interval = timing.interval;
     let mut next = claim
         .next_renewal()
@@ -267,6 +275,10 @@ async fn renew_until_stopped<C: Claim>(
                 );
             }
         }
+        // The counter only grows: what this renewal added.
+        let now_short = claim.wait_shortfalls();
+        metrics.wait_shortfalls(now_short.saturating_sub(shortfalls));
+        shortfalls = now_short;
         next = claim.next_renewal().unwrap_or(next + interval);
         // A renewal that took longer than the interval is not followed by a
         // burst of catch-up renewals.

@@ -75,6 +75,7 @@ struct Inner {
     renewals: Counter,
     renewal_failures: Counter,
     renewal_latency: Histogram,
+    wait_shortfalls: Counter,
     clock_offset: Gauge<f64, AtomicU64>,
     seq_rounds: Family<Labels, Counter>,
     seq_failed_rounds: Family<Labels, Counter>,
@@ -119,6 +120,11 @@ impl Inner {
             );
         }
         if self.kind == Kind::Run {
+            r.register(
+                "wait_shortfalls",
+                "Renewals the replicas confirmed short of their majority (WAIT), still counted",
+                self.wait_shortfalls.clone(),
+            );
             r.register_with_unit(
                 "clock_offset",
                 "This host's wall clock minus the Redis server's, as last measured by run",
@@ -198,6 +204,7 @@ impl Metrics {
             renewals: Counter::default(),
             renewal_failures: Counter::default(),
             renewal_latency: Histogram::new(latency_buckets()),
+            wait_shortfalls: Counter::default(),
             clock_offset: Gauge::default(),
             seq_rounds: Family::default(),
             seq_failed_rounds: Family::default(),
@@ -249,6 +256,13 @@ impl Metrics {
     pub fn renewal_failed(&self) {
         self.with(|m| {
             m.renewal_failures.inc();
+        });
+    }
+
+    /// `n` more writes were confirmed by fewer replicas than wanted.
+    pub fn wait_shortfalls(&self, n: u64) {
+        self.with(|m| {
+            m.wait_shortfalls.inc_by(n);
         });
     }
 
