@@ -81,6 +81,8 @@ struct Inner {
     seq_failed_rounds: Family<Labels, Counter>,
     seq_round_latency: Histogram,
     ids_handed_out: Family<Labels, Counter>,
+    seq_nodes_ok: Gauge,
+    seq_nodes: Gauge,
     hilo_cycles: Counter,
     hilo_failed_cycles: Counter,
     hilo_windows_open: Family<Labels, Gauge>,
@@ -133,6 +135,16 @@ impl Inner {
             );
         }
         if self.kind == Kind::SeqServe {
+            r.register(
+                "seq_nodes_ok",
+                "Nodes that passed seq serve's last health probe (answer, durable where required)",
+                self.seq_nodes_ok.clone(),
+            );
+            r.register(
+                "seq_nodes",
+                "Nodes behind seq serve (a majority of them must pass the probe)",
+                self.seq_nodes.clone(),
+            );
             r.register(
                 "seq_rounds",
                 "Majority rounds of seq serve that a majority accepted, per sequence",
@@ -210,6 +222,8 @@ impl Metrics {
             seq_failed_rounds: Family::default(),
             seq_round_latency: Histogram::new(latency_buckets()),
             ids_handed_out: Family::default(),
+            seq_nodes_ok: Gauge::default(),
+            seq_nodes: Gauge::default(),
             hilo_cycles: Counter::default(),
             hilo_failed_cycles: Counter::default(),
             hilo_windows_open: Family::default(),
@@ -288,6 +302,14 @@ impl Metrics {
         self.with(|m| {
             let labels = vec![("sequence".to_string(), sequence.to_string())];
             m.seq_failed_rounds.get_or_create(&labels).inc();
+        });
+    }
+
+    /// Seq serve's health probe found `ok` of `total` nodes fit to vote.
+    pub fn seq_nodes(&self, ok: usize, total: usize) {
+        self.with(|m| {
+            m.seq_nodes_ok.set(i64::try_from(ok).unwrap_or(i64::MAX));
+            m.seq_nodes.set(i64::try_from(total).unwrap_or(i64::MAX));
         });
     }
 

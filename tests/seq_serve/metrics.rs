@@ -34,6 +34,8 @@ fn metrics_count_the_ids_and_readyz_follows_the_majority() {
     assert_eq!(samples[ROUNDS], 6.0, "{samples:#?}");
     assert_eq!(samples["yaraus_seq_round_latency_seconds_count"], 6.0);
     assert!(!samples.contains_key("yaraus_claims_held"), "{samples:#?}");
+    assert_eq!(samples["yaraus_seq_nodes"], 3.0);
+    assert_eq!(samples["yaraus_seq_nodes_ok"], 3.0);
 
     // Two of three frozen: not ready, still alive; the round fails.
     servers[1].sigstop();
@@ -42,6 +44,7 @@ fn metrics_count_the_ids_and_readyz_follows_the_majority() {
     assert_eq!(metrics.status("/healthz"), 200);
     assert!(c.send(&["INCR", "orders"]).error().starts_with("ERR"));
     assert_eq!(metrics.value(FAILED), 1.0);
+    assert!(metrics.value("yaraus_seq_nodes_ok") <= 1.0);
     assert_eq!(metrics.value(IDS), 15.0);
 
     servers[1].sigcont();

@@ -128,6 +128,7 @@ impl Health {
         }
         state.ready = ready;
         self.metrics.set_ready(ready);
+        self.metrics.seq_nodes(ok, nodes.len());
         state.nodes = nodes;
         state.checked = Some(Instant::now());
     }
