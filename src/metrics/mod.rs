@@ -92,7 +92,9 @@ struct Inner {
 impl Inner {
     /// Registers the metrics of this subcommand; the others are still
     /// recorded (a no-op worth nothing) but not exported.
-    fn register(&self, r: &mut Registry) {
+    fn register(&mut self) {
+        // Disjoint fields: the registry is written, the metrics cloned.
+        let r = &mut self.registry;
         if self.kind.holds_a_claim() {
             r.register(
                 "claims_held",
@@ -206,9 +208,8 @@ impl Metrics {
 
     /// A registry with every metric of yaraus, at zero.
     pub fn new(kind: Kind) -> Metrics {
-        let mut registry = Registry::with_prefix("yaraus");
-        let inner = Inner {
-            registry: Registry::default(),
+        let mut inner = Inner {
+            registry: Registry::with_prefix("yaraus"),
             kind,
             ready: AtomicBool::new(false),
             claims_held: Gauge::default(),
@@ -229,8 +230,8 @@ impl Metrics {
             hilo_windows_open: Family::default(),
             hilo_windows_created: Counter::default(),
         };
-        inner.register(&mut registry);
-        Metrics(Some(Arc::new(Inner { registry, ..inner })))
+        inner.register();
+        Metrics(Some(Arc::new(inner)))
     }
 
     fn with(&self, f: impl FnOnce(&Inner)) {
