@@ -7,8 +7,8 @@
 //! added code and dependencies for nothing. Nothing here takes a lock the
 //! supervision path takes: a scrape reads atomics and encodes them, so a
 //! slow or stuck scraper delays only its own connection, never a renewal.
-//! Each connection is bounded (its headers by [`HEADER_TIMEOUT`], its whole
-//! life by [`CONNECTION_LIMIT`]) so that idle scrapers cannot pile up.
+//! Each connection is bounded (its headers by `HEADER_TIMEOUT`, its whole
+//! life by `CONNECTION_LIMIT`) so that idle scrapers cannot pile up.
 //!
 //! `/healthz` answers 200 whenever it is answered at all: the binary runs
 //! on one runtime thread, so an answer proves that the event loop the

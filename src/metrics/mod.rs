@@ -336,8 +336,8 @@ impl Metrics {
         });
     }
 
-    /// Sets readiness ([`Readiness::Flag`]), or whether the command runs
-    /// ([`Readiness::ClaimAndCommand`]).
+    /// Sets readiness (seq serve, hilo agent), or whether the command runs
+    /// (run, index: ready also needs the claim held).
     pub fn set_ready(&self, ready: bool) {
         self.with(|m| m.ready.store(ready, Relaxed));
     }
