@@ -118,6 +118,7 @@ pub mod lease;
 pub mod lock;
 #[macro_use]
 pub mod log;
+pub mod metrics;
 pub mod seq;
 pub mod store;
 pub mod supervise;

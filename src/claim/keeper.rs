@@ -19,10 +19,13 @@
 //! keeper says why the claim ended, when it ends by itself, and a `watch` of
 //! the current deadline, which the watchdog is told after every renewal.
 //!
-//! A log line never holds the keeper up: logging only queues ([`crate::log`]).
+//! A log line never holds the keeper up: logging only queues ([`crate::log`]),
+//! and neither does a metric: recording one is an atomic add
+//! ([`crate::metrics`]), read by the `--metrics-listen` task on its own.
 
 use crate::base::BootInstant;
 use crate::error::Error;
+use crate::metrics::Metrics;
 use std::future::Future;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -52,6 +55,19 @@ pub trait Claim: Send + 'static {
     /// `None`: every `interval` after the last one.
     fn next_renewal(&self) -> Option<BootInstant> {
         None
+    }
+
+    /// This host's wall-clock offset from the server's in seconds, as the
+    /// last renewal measured it, for a claim that measures it (a worker id).
+    fn clock_offset(&self) -> Option<f64> {
+        None
+    }
+
+    /// Writes confirmed by fewer replicas than wanted (`WAIT` short of its
+    /// majority, the write still counting) since the claim was taken, for
+    /// a claim that counts them (a worker id).
+    fn wait_shortfalls(&self) -> u64 {
+        0
     }
 }
 
@@ -90,6 +106,9 @@ pub struct Keeper<C: Claim> {
     deadline: watch::Receiver<BootInstant>,
     margin: Duration,
     task: JoinHandle<C>,
+    /// Where the claim's renewals are recorded; the holder records the
+    /// command's life there too (`supervise::hold`).
+    metrics: Metrics,
 }
 
 impl<C: Claim> Keeper<C> {
@@ -101,6 +120,18 @@ impl<C: Claim> Keeper<C> {
         deadline: BootInstant,
         margin: Duration,
     ) -> Keeper<C> {
+        Keeper::observed(claim, interval, deadline, margin, Metrics::off())
+    }
+
+    /// [`start`](Self::start), recording the claim's renewals, latency,
+    /// loss and clock offset in `metrics`.
+    pub fn observed(
+        claim: C,
+        interval: Duration,
+        deadline: BootInstant,
+        margin: Duration,
+        metrics: Metrics,
+    ) -> Keeper<C> {
         let (stop_tx, stop_rx) = oneshot::channel();
         let (lost_tx, lost_rx) = mpsc::channel(1);
         let (deadline_tx, deadline_rx) = watch::channel(deadline);
@@ -110,6 +141,7 @@ impl<C: Claim> Keeper<C> {
             deadline_tx,
             stop_rx,
             lost_tx,
+            metrics.clone(),
         ));
         Keeper {
             stop: Some(stop_tx),
@@ -117,7 +149,13 @@ impl<C: Claim> Keeper<C> {
             deadline: deadline_rx,
             margin,
             task,
+            metrics,
         }
+    }
+
+    /// The metrics the keeper records in (off unless started [`observed`](Self::observed)).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// The claim's deadline as of the last successful renewal.
@@ -163,23 +201,43 @@ struct Timing {
 }
 
 async fn keep<C: Claim>(
-    mut claim: C,
+    claim: C,
     timing: Timing,
     deadline: watch::Sender<BootInstant>,
     mut stop: oneshot::Receiver<()>,
     lost: mpsc::Sender<Loss>,
+    metrics: Metrics,
+) -> C {
+    metrics.claim_held(true);
+    if let Some(offset) = claim.clock_offset() {
+        metrics.clock_offset(offset);
+    }
+    let claim = renew_until_stopped(claim, timing, deadline, &mut stop, lost, &metrics).await;
+    metrics.claim_held(false);
+    claim
+}
+
+async fn renew_until_stopped<C: Claim>(
+    mut claim: C,
+    timing: Timing,
+    deadline: watch::Sender<BootInstant>,
+    stop: &mut oneshot::Receiver<()>,
+    lost: mpsc::Sender<Loss>,
+    metrics: &Metrics,
 ) -> C {
     let give_up =
         |deadline: &watch::Sender<BootInstant>| deadline.borrow().saturating_sub(timing.margin);
+    let mut shortfalls = 0;
     let interval = timing.interval;
     let mut next = claim
         .next_renewal()
         .unwrap_or_else(|| BootInstant::now() + interval);
     loop {
         tokio::select! {
-            _ = &mut stop => return claim,
+            _ = &mut *stop => return claim,
             _ = give_up(&deadline).sleep_until() => {
                 crate::warn!("{}: {}", claim.describe(), Loss::DeadlinePassed);
+                metrics.claim_lost();
                 let _ = lost.send(Loss::DeadlinePassed).await;
                 return claim;
             }
@@ -187,7 +245,7 @@ async fn keep<C: Claim>(
         }
         let sent = BootInstant::now();
         let outcome = tokio::select! {
-            _ = &mut stop => return claim,
+            _ = &mut *stop => return claim,
             _ = give_up(&deadline).sleep_until() => Err(RenewError::Failed(Error::Unavailable(
                 "renewal still pending at the deadline".into(),
             ))),
@@ -196,13 +254,19 @@ async fn keep<C: Claim>(
         match outcome {
             Ok(validity) => {
                 deadline.send_replace(sent + validity);
+                metrics.renewed(sent.elapsed());
+                if let Some(offset) = claim.clock_offset() {
+                    metrics.clock_offset(offset);
+                }
             }
             Err(RenewError::Lost(why)) => {
                 crate::warn!("{}: lost: {why}", claim.describe());
+                metrics.claim_lost();
                 let _ = lost.send(Loss::Taken(why)).await;
                 return claim;
             }
             Err(RenewError::Failed(e)) => {
+                metrics.renewal_failed();
                 let left = give_up(&deadline).remaining();
                 crate::warn!(
                     "{}: renewal failed: {e}; will give up in {}",
@@ -211,6 +275,10 @@ async fn keep<C: Claim>(
                 );
             }
         }
+        // The counter only grows: what this renewal added.
+        let now_short = claim.wait_shortfalls();
+        metrics.wait_shortfalls(now_short.saturating_sub(shortfalls));
+        shortfalls = now_short;
         next = claim.next_renewal().unwrap_or(next + interval);
         // A renewal that took longer than the interval is not followed by a
         // burst of catch-up renewals.

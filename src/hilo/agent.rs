@@ -47,6 +47,9 @@ pub struct AgentRun {
     /// Windows planned but not opened (their shard failed after the raise):
     /// their ids are skipped, never handed out.
     pub failed: Vec<String>,
+    /// Windows open on each shard (in `--redis` order) after the run: those
+    /// the fence found plus those created (for `yaraus_hilo_windows_open`).
+    pub open: Vec<u64>,
 }
 
 /// The agent of one sequence over its shards.
@@ -303,6 +306,8 @@ struct Plan {
     /// The high-water mark after the run: every window below it.
     hwm: u64,
     windows: Vec<(usize, Window)>,
+    /// Windows open on each shard when fenced.
+    open: Vec<u64>,
 }
 
 impl Plan {
@@ -334,11 +339,17 @@ impl Plan {
             new_sequence,
             hwm: next,
             windows,
+            open: fenced.iter().map(|f| f.open).collect(),
         })
     }
 
     fn into_run(self, created: Vec<(usize, Window)>) -> AgentRun {
+        let mut open = self.open;
+        for &(shard, _) in &created {
+            open[shard] += 1;
+        }
         AgentRun {
+            open,
             new_sequence: self.new_sequence,
             hwm: self.hwm,
             created,

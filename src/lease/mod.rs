@@ -129,6 +129,9 @@ pub struct Lease {
     /// `Some(false)` it never ran (the release puts the record back as the
     /// lease found it); `None` leaves the projected deadline.
     ran: Option<bool>,
+    /// Writes the replicas confirmed short of their majority (each also
+    /// counted in the pool's `wait_shortfall`), for the metrics.
+    shortfalls: u64,
 }
 
 /// What one attempt at the pool gave.
@@ -237,6 +240,7 @@ impl Leaser {
             offset_warned: false,
             leased_wall: sent_wall,
             ran: None,
+            shortfalls: 0,
         };
         lease.refuse_beyond_max_offset().await?;
         let why = match lease.confirm("leased").await {
@@ -333,6 +337,7 @@ impl Lease {
             )));
         }
         if r.shortfall() {
+            self.shortfalls += 1;
             crate::warn!(
                 "{done} id {}, but {} in time; counted as wait_shortfall ({} makes this a \
                  failure)",
@@ -414,6 +419,14 @@ impl Claim for Lease {
         }
         self.check_clock(stepped).map_err(RenewError::Lost)?;
         Ok(validity(self.expire))
+    }
+
+    fn wait_shortfalls(&self) -> u64 {
+        self.shortfalls
+    }
+
+    fn clock_offset(&self) -> Option<f64> {
+        (self.offset != Offset::UNKNOWN).then(|| self.offset.ms as f64 / 1000.0)
     }
 
     async fn release(&mut self) -> Result<()> {

@@ -220,9 +220,14 @@ impl<C: Claim> Hold<C> {
             killed: None,
             kill_after,
         };
-        running
+        // Readiness for --metrics-listen: the claim is held and the command runs.
+        let metrics = self.keeper.metrics().clone();
+        metrics.command_running(true);
+        let end = running
             .until_gone(&mut self.keeper, signals, &mut continued)
-            .await
+            .await;
+        metrics.command_running(false);
+        end
     }
 
     /// The grace delay, then SIGCONT caught (yaraus may be stopped with its

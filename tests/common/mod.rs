@@ -16,6 +16,7 @@
 //!   lacks one fails, naming it and the script that installs it.
 //! * `process.rs`, `scratch.rs`, `pty.rs`: yaraus as a running process, the
 //!   children's scratch directory, a terminal driven as a user would.
+//! * `metrics.rs`: scraping `--metrics-listen` (address, GET, parse).
 //! * `pool.rs`, `lock.rs`: the worker-id pool and the lock tests' helpers;
 //!   `sentinel.rs`, `cluster.rs`, `proxy.rs`: topologies and partitions.
 //!
@@ -27,6 +28,7 @@ pub mod cli;
 pub mod cluster;
 pub mod faults;
 pub mod lock;
+pub mod metrics;
 pub mod pool;
 pub mod process;
 pub mod proxy;

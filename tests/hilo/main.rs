@@ -12,6 +12,7 @@ mod common;
 mod allocator;
 mod input;
 mod loss;
+mod metrics;
 mod reservers;
 
 use common::lock::masters;

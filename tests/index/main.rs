@@ -13,4 +13,5 @@ mod common;
 mod faults;
 mod fleet;
 mod input;
+mod metrics;
 mod scaling;

@@ -19,6 +19,7 @@ mod command_line;
 mod compatibility;
 mod leasing;
 mod losing;
+mod metrics;
 mod replication;
 mod signals;
 mod terminal;

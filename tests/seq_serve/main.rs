@@ -24,6 +24,7 @@
 //! * `resp3.rs`: `HELLO 3` and the RESP3 replies, byte for byte.
 //! * `multi.rs`: MULTI / EXEC / DISCARD, no id for what is not executed.
 //! * `health.rs`: `INFO health` with nodes frozen and killed.
+//! * `metrics.rs`: `--metrics-listen`: `/metrics`, `/readyz`, `/healthz`.
 //! * `redis_py.rs`, `redis_rs.rs`, `node_clients.rs`: the client libraries
 //!   with their defaults (scripts in `clients/`, installed where `libs.rs`
 //!   says by scripts/install-test-tools.sh).
@@ -34,6 +35,7 @@ mod common;
 mod client;
 mod health;
 mod libs;
+mod metrics;
 mod multi;
 mod node_clients;
 mod nodes;

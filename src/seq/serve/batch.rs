@@ -97,6 +97,7 @@ use super::info::SeqStats;
 use super::resp;
 use crate::base::random::random_below;
 use crate::error::Result;
+use crate::metrics::Metrics;
 use crate::seq::MajoritySequence;
 use crate::store::Quorum;
 use std::collections::HashMap;
@@ -141,6 +142,8 @@ pub struct Settings {
     pub timeout: Duration,
     /// Most ids per round (`--max-batch`).
     pub max_batch: u64,
+    /// Rounds, their latency and the ids handed out (`--metrics-listen`).
+    pub metrics: Metrics,
 }
 
 /// The sequencers by name.
@@ -347,12 +350,13 @@ impl Sequencer {
             }
             let total: u64 = batch.iter().map(|a| a.count).sum();
             let before = self.seq.guess();
-            let e = match self
-                .seq
-                .next_block(&mut self.quorum, Instant::now(), total)
-                .await
-            {
-                Ok(block) => return self.hand_out(batch, block.start(), total),
+            let sent = Instant::now();
+            let e = match self.seq.next_block(&mut self.quorum, sent, total).await {
+                Ok(block) => {
+                    let metrics = &self.settings.metrics;
+                    metrics.seq_round(&self.name, total, sent.elapsed());
+                    return self.hand_out(batch, block.start(), total);
+                }
                 Err(e) => e,
             };
             // What the round learnt may show requests that cannot fit
@@ -367,6 +371,7 @@ impl Sequencer {
                 let mut out = Vec::new();
                 resp::error_reply(&mut out, &format!("ERR {e}"));
                 self.stats.failed(batch.len() as u64, true);
+                self.settings.metrics.seq_round_failed(&self.name);
                 for ask in batch {
                     let _ = ask.reply.send(out.clone());
                 }

@@ -27,6 +27,7 @@
 //! on it.
 
 use crate::error::Error;
+use crate::metrics::Metrics;
 use crate::store::{Quorum, gather};
 use std::fmt::Write;
 use std::sync::{Mutex, PoisonError};
@@ -68,6 +69,8 @@ pub struct Health {
     labels: std::sync::Arc<[String]>,
     majority: usize,
     state: Mutex<State>,
+    /// `/readyz` of `--metrics-listen` follows `ready`.
+    metrics: Metrics,
 }
 
 struct State {
@@ -80,8 +83,9 @@ struct State {
 }
 
 impl Health {
-    pub fn new(quorum: &Quorum) -> Health {
+    pub fn new(quorum: &Quorum, metrics: Metrics) -> Health {
         Health {
+            metrics,
             labels: quorum.labels(),
             majority: quorum.majority(),
             state: Mutex::new(State {
@@ -123,6 +127,8 @@ impl Health {
             }
         }
         state.ready = ready;
+        self.metrics.set_ready(ready);
+        self.metrics.seq_nodes(ok, nodes.len());
         state.nodes = nodes;
         state.checked = Some(Instant::now());
     }

@@ -75,6 +75,8 @@ pub struct Config {
     /// Whether the nodes were required to persist every write (what
     /// `CONFIG GET appendonly` reports).
     pub durable: bool,
+    /// Rounds, ids and readiness for `--metrics-listen` (off without it).
+    pub metrics: crate::metrics::Metrics,
 }
 
 /// The state every connection shares.
@@ -121,12 +123,13 @@ impl Server {
             .map(|a| a.to_string())
             .unwrap_or_default();
         let nodes = config.quorum.labels().to_vec();
-        let health = Arc::new(Health::new(&config.quorum));
+        let health = Arc::new(Health::new(&config.quorum, config.metrics.clone()));
         let server = Arc::new(Server {
             registry: Registry::new(Settings {
                 quorum: config.quorum.clone(),
                 timeout: config.timeout,
                 max_batch: config.max_batch,
+                metrics: config.metrics,
             }),
             quorum: config.quorum,
             keys: config.keys,

@@ -107,6 +107,9 @@ pub struct HiloAgentArgs {
     /// bounded by --timeout.
     #[arg(short = 'w', long, default_value = "10s", value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub wait: Duration,
+
+    #[command(flatten)]
+    pub metrics: super::MetricsArgs,
 }
 
 #[derive(Args, Debug)]

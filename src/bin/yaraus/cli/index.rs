@@ -81,6 +81,9 @@ pub struct IndexArgs {
     pub wait: Option<Duration>,
 
     #[command(flatten)]
+    pub metrics: super::MetricsArgs,
+
+    #[command(flatten)]
     pub child_env: super::ChildEnvArgs,
 
     /// The command to run, and its arguments: <index>, <replicas> and <rank> are replaced.

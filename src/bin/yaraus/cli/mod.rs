@@ -298,6 +298,31 @@ impl ChildEnvArgs {
     }
 }
 
+/// `--metrics-listen`, flattened into the long-running subcommands (seq
+/// serve, hilo agent, index, run).
+#[derive(Args, Debug, Clone, Default)]
+pub struct MetricsArgs {
+    /// Serve /metrics (Prometheus), /healthz and /readyz over HTTP at HOST:PORT.
+    ///
+    /// Serve /metrics (Prometheus text), /healthz (200 while the process answers) and /readyz
+    /// (200 when ready, 503 otherwise) over HTTP at HOST:PORT; port 0 picks a free one, printed
+    /// on stderr. Off by default. A port in use exits 2 before Redis is asked anything.
+    #[arg(long, env = "YARAUS_METRICS_LISTEN", hide_env_values = true, value_name = "HOST:PORT", value_parser = host_port)]
+    pub metrics_listen: Option<String>,
+}
+
+/// `HOST:PORT` with a numeric port (`[::1]:9100` for IPv6); the host is
+/// resolved when the listener binds.
+fn host_port(text: &str) -> Result<String, String> {
+    let bad =
+        || format!("{text:?} is not HOST:PORT (like 127.0.0.1:9464; port 0 picks a free one)");
+    let (host, port) = text.rsplit_once(':').ok_or_else(bad)?;
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err(bad());
+    }
+    Ok(text.to_string())
+}
+
 /// The bound of a one-shot command's wait for servers out of reach.
 #[derive(Args, Debug, Clone, Default)]
 pub struct WaitArgs {

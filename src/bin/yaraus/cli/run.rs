@@ -114,6 +114,9 @@ pub struct RunArgs {
     pub stop_on_clock_step: bool,
 
     #[command(flatten)]
+    pub metrics: super::MetricsArgs,
+
+    #[command(flatten)]
     pub child_env: ChildEnvArgs,
 
     /// The command to run, and its arguments.

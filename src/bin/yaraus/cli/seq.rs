@@ -125,6 +125,9 @@ pub struct SeqServeArgs {
     #[arg(long, default_value = "127.0.0.1:7480", value_name = "ADDR")]
     pub listen: String,
 
+    #[command(flatten)]
+    pub metrics: super::MetricsArgs,
+
     /// Require clients to AUTH with this password first (also YARAUS_SEQ_PASSWORD).
     #[arg(
         long,

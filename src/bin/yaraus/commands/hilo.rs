@@ -1,5 +1,6 @@
 //! `yaraus hilo`: agent, next and status over the shards of a sequence.
 
+use super::metrics::with_metrics;
 use super::{write_stdout, write_stdout_unless_closed};
 use crate::cli::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
 use serde_json::json;
@@ -9,6 +10,7 @@ use yaraus::error::{Error, Result};
 use yaraus::hilo::{
     Agent, AgentOptions, AgentRun, Allocator, AllocatorOptions, HiloKeys, Reserver, shard_statuses,
 };
+use yaraus::metrics::{Kind, Metrics};
 use yaraus::store::Quorum;
 
 pub async fn hilo(ctx: &Context, args: HiloArgs) -> Result<i32> {
@@ -61,6 +63,30 @@ async fn next(ctx: &Context, args: HiloNextArgs) -> Result<i32> {
 }
 
 async fn agent(ctx: &Context, args: HiloAgentArgs) -> Result<i32> {
+    let metrics_args = args.metrics.clone();
+    with_metrics(&metrics_args, Kind::HiloAgent, |metrics| {
+        agent_with(ctx, args, metrics)
+    })
+    .await
+}
+
+/// Records a cycle: its outcome (readiness is "the last cycle succeeded")
+/// and the windows open per shard.
+fn observe(metrics: &Metrics, labels: &[String], run: &Result<AgentRun>) {
+    let Ok(run) = run else {
+        metrics.hilo_cycle(false, 0);
+        metrics.set_ready(false);
+        return;
+    };
+    let ok = run.failed.is_empty();
+    metrics.hilo_cycle(ok, run.created.len() as u64);
+    metrics.set_ready(ok);
+    for (label, open) in labels.iter().zip(&run.open) {
+        metrics.hilo_windows_open(label, *open);
+    }
+}
+
+async fn agent_with(ctx: &Context, args: HiloAgentArgs, metrics: Metrics) -> Result<i32> {
     let keys = HiloKeys::new(ctx.namespace(), &args.name)?;
     let options = AgentOptions {
         window_size: args.window_size,
@@ -88,11 +114,12 @@ async fn agent(ctx: &Context, args: HiloAgentArgs) -> Result<i32> {
         .map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
     loop {
         // A signal during a run is kept by tokio and ends the wait below.
-        match ctx
+        let run = ctx
             .patience()
             .retry(&wanted, async |_| agent.run().await)
-            .await
-        {
+            .await;
+        observe(&metrics, &agent.labels(), &run);
+        match run {
             Ok(run) => {
                 if let Err(e) = report(&agent, &run) {
                     yaraus::warn!("{e}");

@@ -2,6 +2,7 @@
 //! start it again, safely, whenever the pair changes; or print the pairs;
 //! or report the index's recent intervals.
 
+use super::metrics::with_metrics;
 use super::{no_watchdog, write_stdout, write_stdout_while_read};
 use crate::cli::{IndexArgs, command_env};
 use std::time::Duration;
@@ -9,10 +10,24 @@ use yaraus::claim::Keeper;
 use yaraus::context::Context;
 use yaraus::error::{Error, Result};
 use yaraus::index::{Index, IndexKeys, Pair, Replica, Timing, status};
+use yaraus::metrics::{Kind, Metrics};
 use yaraus::store::{Store, Timeouts};
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold_once, substitute};
 
 pub async fn index(ctx: &Context, args: IndexArgs, watchdog: Option<Watchdog>) -> Result<i32> {
+    let metrics_args = args.metrics.clone();
+    with_metrics(&metrics_args, Kind::Index, |metrics| {
+        index_with(ctx, args, watchdog, metrics)
+    })
+    .await
+}
+
+async fn index_with(
+    ctx: &Context,
+    args: IndexArgs,
+    watchdog: Option<Watchdog>,
+    metrics: Metrics,
+) -> Result<i32> {
     let target = ctx.server("an index")?;
     let keys = IndexKeys::new(ctx.namespace(), &args.name)?;
     let timeouts = ctx.timeouts();
@@ -71,7 +86,7 @@ pub async fn index(ctx: &Context, args: IndexArgs, watchdog: Option<Watchdog>) -
         (&args.command, &env_remove),
         watchdog,
         &mut signals,
-        timeouts,
+        (timeouts, metrics),
     )
     .await
 }
@@ -101,7 +116,7 @@ async fn supervise(
     command: (&[String], &[String]),
     mut watchdog: Watchdog,
     signals: &mut Signals,
-    timeouts: Timeouts,
+    (timeouts, metrics): (Timeouts, Metrics),
 ) -> Result<i32> {
     let timing = *replica.index().timing();
     let options = HoldOptions {
@@ -119,11 +134,12 @@ async fn supervise(
                 return Err(e);
             }
         };
-        let keeper = Keeper::start(
+        let keeper = Keeper::observed(
             replica.slot(pair, number),
             timing.interval(),
             deadline,
             timing.kill_after(),
+            metrics.clone(),
         );
         let outcome = hold_once(keeper, watchdog, &spec(command, pair), options, signals).await;
         match outcome.restartable() {

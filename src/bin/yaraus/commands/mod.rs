@@ -5,6 +5,7 @@ mod acl;
 mod hilo;
 mod index;
 mod lock;
+mod metrics;
 mod pool;
 mod run;
 mod seq;

@@ -1,16 +1,31 @@
 //! `yaraus run`: lease a worker id, run the command with it, release it.
 
 use crate::cli::{RunArgs, command_env};
+use crate::commands::metrics::with_metrics;
 use yaraus::base::setting::Setting;
 use yaraus::claim::{Claim, Keeper, wait_for};
 use yaraus::context::PoolContext;
 use yaraus::error::{Error, Result};
 use yaraus::lease::clock::{show_wall, wall_instant, wall_ms};
 use yaraus::lease::{self, ClockPolicy, Lease, Leaser, Requested, Timing};
+use yaraus::metrics::{Kind, Metrics};
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
 use yaraus::timing::clock::offset_warning;
 
 pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result<i32> {
+    let metrics_args = args.metrics.clone();
+    with_metrics(&metrics_args, Kind::Run, |metrics| {
+        run_with(ctx, args, watchdog, metrics)
+    })
+    .await
+}
+
+async fn run_with(
+    ctx: &PoolContext,
+    args: RunArgs,
+    watchdog: Watchdog,
+    metrics: Metrics,
+) -> Result<i32> {
     let env_remove = args.child_env.removed()?;
     let range = args.min.zip(args.max);
     if let Some((min, max)) = range {
@@ -69,7 +84,13 @@ pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result
         env_remove,
     };
     let deadline = lease.deadline();
-    let keeper = Keeper::start(lease, timing.interval(), deadline, timing.kill_after());
+    let keeper = Keeper::observed(
+        lease,
+        timing.interval(),
+        deadline,
+        timing.kill_after(),
+        metrics,
+    );
     let options = HoldOptions {
         delay: timing.delay(),
         kill_after: timing.kill_after(),

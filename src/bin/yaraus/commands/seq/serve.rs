@@ -15,17 +15,27 @@
 //! `STOPPING=1` at the first one; without `NOTIFY_SOCKET` these do nothing.
 
 use crate::cli::SeqServeArgs;
+use crate::commands::metrics::with_metrics;
 use crate::settings::credentials;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use yaraus::context::Context;
 use yaraus::error::{Error, Result};
+use yaraus::metrics::{Kind, Metrics};
 use yaraus::seq::SeqKeys;
 use yaraus::seq::serve::{Config, Server};
 use yaraus::supervise::Signals;
 
 pub async fn serve(ctx: &Context, args: SeqServeArgs) -> Result<i32> {
+    let metrics_args = args.metrics.clone();
+    with_metrics(&metrics_args, Kind::SeqServe, |metrics| {
+        serve_with(ctx, args, metrics)
+    })
+    .await
+}
+
+async fn serve_with(ctx: &Context, args: SeqServeArgs, metrics: Metrics) -> Result<i32> {
     let mut quorum = ctx.quorum(ctx.timeouts().sequence_request())?;
     quorum.prepare_all().await?;
 
@@ -80,6 +90,7 @@ pub async fn serve(ctx: &Context, args: SeqServeArgs) -> Result<i32> {
         max_batch: args.max_batch,
         password,
         durable: ctx.requires_durable(),
+        metrics,
     };
     // Listening, and the signals caught: a client may come, a stop drains.
     if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
