@@ -7,6 +7,13 @@
 //! at once, a cron minute) spreads out instead of retrying in step; after
 //! growing pauses when the servers are out of reach.
 //!
+//! A claimant may also be woken ([`Claimant::woken`]: a lock's release
+//! publishes on a channel its waiters subscribe to, src/lock/wake.rs): the
+//! pause then ends early, and stays the fallback poll when no wake-up
+//! comes. It subscribes after its first busy refusal
+//! ([`Claimant::arm_wakeups`]) and tries again at once, so that nothing
+//! freed before the subscription is missed.
+//!
 //! Two things can end an attempt in flight, and neither leaves what it took
 //! held:
 //!
@@ -21,7 +28,7 @@
 //!   what it took itself, and says why.
 
 use super::retry::Patience;
-use super::{Attempt, Claim, Claimant};
+use super::{Attempt, Claim, Claimant, RefusalKind};
 use crate::error::{Error, Result};
 use crate::store::waits_end_by;
 use crate::timing::retry::GIVE_BACK;
@@ -67,14 +74,29 @@ pub async fn wait_for<C: Claimant>(
                 return Err(patience.give_up(&claimant.wanted()));
             }
         };
+        let busy = refusal.kind == RefusalKind::Busy;
         let Some(pause) = patience.pause_after(&claimant.wanted(), refusal, claimant.pause())
         else {
             return Err(patience.give_up(&claimant.wanted()));
         };
+        // Subscribed only now: try again at once, since the lock may have
+        // been freed between the refusal and the subscription.
+        let armed = busy && {
+            tokio::select! {
+                biased;
+                e = cancel.as_mut() => return Err(e),
+                armed = claimant.arm_wakeups() => armed,
+            }
+        };
+        if armed {
+            continue;
+        }
+        // The pause is the fallback poll; a wake-up ends it early.
         tokio::select! {
             biased;
             e = cancel.as_mut() => return Err(e),
             _ = tokio::time::sleep(pause) => {}
+            _ = claimant.woken() => {}
         }
     }
 }

@@ -153,6 +153,14 @@ impl Dialer {
         matches!(self, Dialer::Server(_))
     }
 
+    /// The client of one server named by its URL, for a pub/sub connection.
+    pub(super) fn server_client(&self) -> Option<&redis::Client> {
+        match self {
+            Dialer::Server(client) => Some(client),
+            _ => None,
+        }
+    }
+
     /// The master's name, for a Sentinel group.
     pub(super) fn master(&self) -> Option<&str> {
         match self {
