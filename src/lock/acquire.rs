@@ -42,7 +42,7 @@ impl Claimant for Locker {
     /// only when it listens somewhere, so that a waiter that cannot listen
     /// does not retry at once for nothing.
     async fn arm_wakeups(&mut self) -> bool {
-        if !self.subscription.is_none() {
+        if !self.wakeups || !self.subscription.is_none() {
             return false;
         }
         self.subscription =

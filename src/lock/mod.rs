@@ -125,6 +125,11 @@ const RETRY_PAUSE: (Duration, Duration) = (Duration::from_millis(50), Duration::
 /// of 30 s) from a poll (tests/lock_cli/wake.rs). Undocumented for users.
 const TEST_POLL_ENV: &str = "YARAUS_TEST_LOCK_POLL_MS";
 
+/// A test knob, not a setting: when set, a waiter does not subscribe and
+/// only polls, as before wake-ups existed, so that the hand-over benchmark
+/// (benches/handover.rs) compares both in one run with one binary.
+const TEST_NO_WAKEUPS_ENV: &str = "YARAUS_TEST_LOCK_NO_WAKEUPS";
+
 /// The pause between two attempts: [`RETRY_PAUSE`], or the test knob's.
 fn retry_pause() -> (Duration, Duration) {
     std::env::var(TEST_POLL_ENV)
@@ -229,6 +234,8 @@ pub struct Locker {
     subscription: wake::Subscription,
     /// The pause between two attempts (the fallback poll).
     pause: (Duration, Duration),
+    /// Whether a waiter subscribes at all (off only by a test knob).
+    wakeups: bool,
 }
 
 /// The outcome of one attempt at a lock.
@@ -311,6 +318,7 @@ impl Locker {
             leftovers: Default::default(),
             wake_channel,
             subscription: Default::default(),
+            wakeups: std::env::var_os(TEST_NO_WAKEUPS_ENV).is_none(),
             pause: retry_pause(),
         })
     }
