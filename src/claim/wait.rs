@@ -81,11 +81,15 @@ pub async fn wait_for<C: Claimant>(
         };
         // Subscribed only now: try again at once, since the lock may have
         // been freed between the refusal and the subscription.
+        // Subscribing may take a round trip per master (a connect timeout
+        // at worst): the bound cuts it short, as it cuts an attempt.
+        let cut_at = patience.cut_at();
         let armed = busy && {
             tokio::select! {
                 biased;
                 e = cancel.as_mut() => return Err(e),
                 armed = claimant.arm_wakeups() => armed,
+                _ = sleep_until(cut_at) => true,
             }
         };
         if armed {
@@ -98,6 +102,14 @@ pub async fn wait_for<C: Claimant>(
             _ = tokio::time::sleep(pause) => {}
             _ = claimant.woken() => {}
         }
+    }
+}
+
+/// Sleeps until `at`; forever when there is no bound.
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -122,12 +134,7 @@ async fn one_attempt<C: Claimant>(
     // Its WAITs end early enough for what it took to be given back in time.
     let waits_end = cut_at.map(|at| at.checked_sub(GIVE_BACK).unwrap_or(at));
     let mut attempt = std::pin::pin!(waits_end_by(waits_end, claimant.attempt()));
-    let cut = async {
-        match cut_at {
-            Some(at) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
-    };
+    let cut = sleep_until(cut_at);
     tokio::select! {
         biased;
         e = cancel => match tokio::time::timeout(settle, &mut attempt).await {
