@@ -17,6 +17,11 @@
 //! and the figure is `begun − ended`. Both timestamps come from the same
 //! `date` on the same clock, so each includes one fork of `date`.
 //!
+//! The herd: the same with five waiters at once, every one woken by each
+//! release (wake-all, each with a random 0–5 ms spread). Its figures are
+//! the first waiter's hand-over and the fifth's, i.e. the lock passing
+//! through all five in turn.
+//!
 //! Figures go to stdout as a Markdown table (median and p90 over the
 //! rounds). Nothing is asserted: speed is reported, never tested.
 //!
@@ -36,6 +41,9 @@ use std::time::{Duration, Instant};
 /// before the holder lets go: more than the longest poll pause (250 ms).
 const SETTLE: Duration = Duration::from_millis(300);
 
+/// Waiters behind one holder in the herd settings.
+const HERD: usize = 5;
+
 /// Bound on any one event of a round (a file appearing, a process ending).
 const EVENT: Duration = Duration::from_secs(30);
 
@@ -45,6 +53,8 @@ struct Setting {
     urls: Vec<String>,
     servers: usize,
     wakeups: bool,
+    /// Waiters started at once behind the holder.
+    waiters: usize,
 }
 
 fn lock(yaraus: &str, urls: &[String], wakeups: bool, script: String) -> Child {
@@ -84,16 +94,17 @@ fn nanos(path: &Path) -> i128 {
         .unwrap()
 }
 
-fn subscribed(server: &RedisServer) -> bool {
+fn subscribed(server: &RedisServer, waiters: usize) -> bool {
     let (_, n): (String, i64) = server.query(&["PUBSUB", "NUMSUB", "yaraus:wake:bench-handover"]);
-    n >= 1
+    n >= waiters as i64
 }
 
-/// One hand-over under `s`: `begun − ended`.
-fn one_round(yaraus: &str, s: &Setting, servers: &[&RedisServer], dir: &Path) -> Duration {
+/// One round under `s`: `begun − ended` for each waiter, in the order they
+/// got the lock.
+fn one_round(yaraus: &str, s: &Setting, servers: &[&RedisServer], dir: &Path) -> Vec<Duration> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).unwrap();
-    let [started, go, ended, begun] = ["started", "go", "ended", "begun"].map(|f| dir.join(f));
+    let [started, go, ended] = ["started", "go", "ended"].map(|f| dir.join(f));
     let mut holder = lock(
         yaraus,
         &s.urls,
@@ -106,25 +117,41 @@ fn one_round(yaraus: &str, s: &Setting, servers: &[&RedisServer], dir: &Path) ->
         ),
     );
     wait_for("the holder's command", || started.exists());
-    let mut waiter = lock(
-        yaraus,
-        &s.urls,
-        s.wakeups,
-        format!("date +%s%N > {}", begun.display()),
-    );
+    let begun: Vec<_> = (0..s.waiters)
+        .map(|i| dir.join(format!("begun-{i}")))
+        .collect();
+    let mut waiters: Vec<Child> = begun
+        .iter()
+        .map(|b| {
+            lock(
+                yaraus,
+                &s.urls,
+                s.wakeups,
+                format!("date +%s%N > {}", b.display()),
+            )
+        })
+        .collect();
     let settled = Instant::now();
     if s.wakeups {
-        wait_for("the waiter's subscription", || {
-            servers.iter().all(|server| subscribed(server))
+        wait_for("the waiters' subscriptions", || {
+            servers.iter().all(|server| subscribed(server, s.waiters))
         });
     }
     std::thread::sleep(SETTLE.saturating_sub(settled.elapsed()));
     std::fs::write(&go, "").unwrap();
     exits(&mut holder, "the holder to exit");
-    exits(&mut waiter, "the waiter to exit");
-    assert!(holder.wait().unwrap().success() && waiter.wait().unwrap().success());
-    let gap = nanos(&begun) - nanos(&ended);
-    Duration::from_nanos(gap.max(0) as u64)
+    assert!(holder.wait().unwrap().success());
+    for waiter in &mut waiters {
+        exits(waiter, "a waiter to exit");
+        assert!(waiter.wait().unwrap().success());
+    }
+    let end = nanos(&ended);
+    let mut gaps: Vec<Duration> = begun
+        .iter()
+        .map(|b| Duration::from_nanos((nanos(b) - end).max(0) as u64))
+        .collect();
+    gaps.sort();
+    gaps
 }
 
 fn ms(d: Duration) -> String {
@@ -140,21 +167,29 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("yaraus-handover-{}", std::process::id()));
 
     let mut settings = Vec::new();
-    for (wakeups, how) in [(false, "polls only (before)"), (true, "wake-ups")] {
-        settings.push(Setting {
-            name: format!("1 master, {how}"),
-            urls: vec![one.url()],
-            servers: 1,
-            wakeups,
-        });
-        settings.push(Setting {
-            name: format!("3 masters (appendfsync always), {how}"),
-            urls: three.iter().map(RedisServer::url).collect(),
-            servers: 3,
-            wakeups,
-        });
+    for waiters in [1, HERD] {
+        for (wakeups, how) in [(false, "polls only (before)"), (true, "wake-ups")] {
+            let herd = match waiters {
+                1 => String::new(),
+                n => format!(", {n} waiters"),
+            };
+            settings.push(Setting {
+                name: format!("1 master, {how}{herd}"),
+                urls: vec![one.url()],
+                servers: 1,
+                wakeups,
+                waiters,
+            });
+            settings.push(Setting {
+                name: format!("3 masters (appendfsync always), {how}{herd}"),
+                urls: three.iter().map(RedisServer::url).collect(),
+                servers: 3,
+                wakeups,
+                waiters,
+            });
+        }
     }
-    let mut gaps: Vec<Vec<Duration>> = settings.iter().map(|_| Vec::new()).collect();
+    let mut gaps: Vec<Vec<Vec<Duration>>> = settings.iter().map(|_| Vec::new()).collect();
     for _ in 0..rounds {
         for (s, gaps) in settings.iter().zip(&mut gaps) {
             let servers: Vec<&RedisServer> = if s.servers == 1 {
@@ -171,14 +206,25 @@ fn main() {
         "\n### Lock hand-over: holder's command ends → waiter's command starts ({rounds} rounds)\n"
     );
     println!("| setting | median | p90 | max |\n| --- | --- | --- | --- |");
-    for (s, mut gaps) in settings.iter().zip(gaps) {
-        gaps.sort();
-        println!(
-            "| {} | {} | {} | {} |",
-            s.name,
-            ms(percentile(&gaps, 0.5)),
-            ms(percentile(&gaps, 0.9)),
-            ms(*gaps.last().unwrap())
-        );
+    for (s, rounds) in settings.iter().zip(gaps) {
+        // The first waiter's hand-over, and with a herd the last's.
+        let mut which = vec![(0, String::new())];
+        if s.waiters > 1 {
+            which = vec![
+                (0, ": the first".to_string()),
+                (s.waiters - 1, format!(": the {}th", s.waiters)),
+            ];
+        }
+        for (i, label) in which {
+            let mut figures: Vec<Duration> = rounds.iter().map(|r| r[i]).collect();
+            figures.sort();
+            println!(
+                "| {}{label} | {} | {} | {} |",
+                s.name,
+                ms(percentile(&figures, 0.5)),
+                ms(percentile(&figures, 0.9)),
+                ms(*figures.last().unwrap())
+            );
+        }
     }
 }
