@@ -32,8 +32,10 @@
 //! Pub/sub is never a reason to fail: if subscribing fails on a master (an
 //! ACL without the channel, a server that refuses, a timeout), that master
 //! is simply not listened to; with none listened to, the waiter polls as it
-//! always did. Sentinel groups and Clusters are not subscribed to yet
-//! (their releases publish, their waiters poll): see docs/lock.md.
+//! always did. Through Sentinel the subscription goes to the master the
+//! sentinels name at that moment (after a failover it may hear nothing:
+//! the poll covers it). A Cluster is not subscribed to yet: its releases
+//! publish, its waiters poll (see docs/lock.md).
 //!
 //! # Thundering herd
 //!

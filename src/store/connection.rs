@@ -153,11 +153,16 @@ impl Dialer {
         matches!(self, Dialer::Server(_))
     }
 
-    /// The client of one server named by its URL, for a pub/sub connection.
-    pub(super) fn server_client(&self) -> Option<&redis::Client> {
+    /// A client of the server (the master, through Sentinel) for a pub/sub
+    /// connection; `None` for a Cluster, whose sharded channels redis-rs's
+    /// `aio::PubSub` cannot route. Through Sentinel the master is looked up
+    /// again, as for every dial; after a failover the subscription may sit
+    /// on the old master and hear nothing, which costs the fallback poll.
+    pub(super) async fn pubsub_client(&self) -> Option<redis::RedisResult<redis::Client>> {
         match self {
-            Dialer::Server(client) => Some(client),
-            _ => None,
+            Dialer::Server(client) => Some(Ok(client.clone())),
+            Dialer::Sentinel { client, .. } => Some(client.lock().await.async_get_client().await),
+            Dialer::Cluster(_) => None,
         }
     }
 

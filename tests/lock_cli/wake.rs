@@ -117,3 +117,34 @@ fn a_lost_wake_up_costs_only_the_poll() {
     assert_code(&output, 0);
     assert!(marker.exists());
 }
+
+#[test]
+fn a_waiter_through_sentinel_is_woken_too() {
+    use crate::common::ServerOptions;
+    use crate::common::sentinel::{Sentinel, sentinel_url};
+    let master = RedisServer::start_with(ServerOptions {
+        tcp: true,
+        ..ServerOptions::default()
+    });
+    let sentinels = [Sentinel::start(&master, 1)];
+    let url = sentinel_url(&sentinels, "sn");
+    let dir = tempfile::tempdir().unwrap();
+    let (started, go) = (dir.path().join("started"), dir.path().join("go"));
+    let lock = |more: &[&str]| {
+        let mut cmd = crate::common::yaraus();
+        cmd.args(["--redis", &url, "lock", "watched"]).args(more);
+        cmd
+    };
+    let holding = start(lock(&["--", "sh", "-c"]).arg(format!(
+        "touch {}; while [ ! -e {} ]; do sleep 0.01; done",
+        started.display(),
+        go.display()
+    )));
+    wait_until("the holder's command to start", EVENT, || started.exists());
+    let waiting = start(lock(&["--", "true"]).env(POLL_KNOB, "30000"));
+    wait_for_subscription(std::slice::from_ref(&master), "sn:wake:watched");
+    std::fs::write(&go, "").unwrap();
+    assert_code(&finish(holding), 0);
+    let output = exits_within_event(waiting, "the waiter through Sentinel to be woken");
+    assert_code(&output, 0);
+}
