@@ -150,3 +150,93 @@ async fn one_attempt<C: Claimant>(
         _ = cut => Ended::Cut,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The wake-up path of the loop, in paused time: a claimant that arms
+    //! tries again at once, and a wake-up ends its pause.
+    use super::*;
+    use crate::claim::{Refusal, RenewError};
+
+    struct Held;
+
+    impl Claim for Held {
+        async fn renew(&mut self) -> Result<Duration, RenewError> {
+            Ok(Duration::from_secs(1))
+        }
+        async fn release(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "held".into()
+        }
+    }
+
+    /// Busy for its first `busy` attempts; with `wakes`, it arms after the
+    /// first refusal and is woken at once after every later one.
+    struct Waiter {
+        busy: usize,
+        attempts: usize,
+        wakes: bool,
+        armed: bool,
+    }
+
+    impl Claimant for Waiter {
+        type Held = Held;
+        fn wanted(&self) -> String {
+            "the thing".into()
+        }
+        async fn attempt(&mut self) -> Result<Attempt<Held>> {
+            self.attempts += 1;
+            Ok(if self.attempts > self.busy {
+                Attempt::Acquired(Box::new(Held))
+            } else {
+                Attempt::Refused(Refusal::busy("busy"))
+            })
+        }
+        fn settle_within(&self) -> Duration {
+            Duration::ZERO
+        }
+        async fn abandon(&mut self) {}
+        fn pause(&self) -> (Duration, Duration) {
+            (Duration::from_secs(10), Duration::from_secs(10))
+        }
+        async fn arm_wakeups(&mut self) -> bool {
+            let arms = self.wakes && !self.armed;
+            self.armed |= arms;
+            arms
+        }
+        async fn woken(&mut self) {
+            if !self.armed {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    async fn waited(wakes: bool) -> (usize, Duration) {
+        let mut w = Waiter {
+            busy: 3,
+            attempts: 0,
+            wakes,
+            armed: false,
+        };
+        let start = Instant::now();
+        wait_for(&mut w, None, std::future::pending())
+            .await
+            .unwrap();
+        (w.attempts, start.elapsed())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_armed_waiter_retries_at_once_and_is_woken_before_its_pause() {
+        // Refused (arm, retry at once), refused (woken), refused (woken),
+        // taken: no pause of 10 s was slept.
+        let (attempts, elapsed) = waited(true).await;
+        assert_eq!(attempts, 4);
+        assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+        // Without wake-ups, the same three refusals cost three pauses.
+        let (attempts, elapsed) = waited(false).await;
+        assert_eq!(attempts, 4);
+        assert!(elapsed >= Duration::from_secs(30), "{elapsed:?}");
+    }
+}
