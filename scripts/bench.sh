@@ -24,3 +24,4 @@ fi
 cargo bench --quiet --bench yaraus -- "${extra[@]}" "$@"
 cargo bench --quiet --bench seq
 cargo bench --quiet --bench hilo
+cargo bench --quiet --bench handover

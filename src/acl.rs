@@ -10,6 +10,9 @@
 //! * **commands in scripts**: read out of the very Lua sources the
 //!   subcommands run ([`script_commands`]), so that a script that starts to
 //!   call a new command gets it into the rules without anyone remembering;
+//! * **channels**: the wake-up channel of each lock (`&NS:wake:PREFIX*`,
+//!   src/lock/wake.rs), published on by the release scripts and subscribed
+//!   to by waiters; a user without it still locks, and its waiters poll;
 //! * **commands sent directly**: a table per subcommand (`Part::direct`),
 //!   checked by the tests that run every subcommand as a user made from
 //!   these rules. What the deployment adds: `ROLE` (Sentinel),
@@ -64,6 +67,8 @@ pub struct Deployment {
 #[derive(Clone, Debug)]
 pub struct Rules {
     keys: BTreeSet<String>,
+    /// Pub/sub channel patterns (`&pattern`), escaped like the keys.
+    channels: BTreeSet<String>,
     commands: BTreeSet<String>,
 }
 
@@ -177,7 +182,9 @@ impl Part {
             Part::Run => &["hincrby"],
             Part::Stats => &["hmget"],
             Part::List => &["type", "time", "zmscore", "hmget"],
-            Part::Lock | Part::Seq | Part::Hilo => &[],
+            // A waiter's wake-up subscription (src/lock/wake.rs).
+            Part::Lock | Part::Hilo => &["subscribe"],
+            Part::Seq => &[],
             Part::Index => &[
                 "type", "get", "hget", "hmget", "hgetall", "scard", "smembers",
             ],
@@ -190,6 +197,23 @@ impl Part {
             Part::Lock => d.several_masters,
             Part::Seq | Part::Hilo => true,
             _ => false,
+        }
+    }
+
+    /// The channel patterns, before escaping, as [`keys`](Self::keys):
+    /// the wake channels of the locks it takes, named like their fencing
+    /// counters.
+    fn channels(self, ns: &str, lock_prefix: Option<&str>, cluster: bool) -> Vec<(String, bool)> {
+        match (self, lock_prefix) {
+            (Part::Lock, Some(prefix)) => {
+                let mut channels = vec![(format!("{ns}:wake:{prefix}"), true)];
+                if cluster {
+                    channels.push((format!("{ns}:wake:{{{prefix}"), true));
+                }
+                channels
+            }
+            (Part::Hilo, _) => vec![(format!("{ns}:wake:{ns}:hilo:"), true)],
+            _ => Vec::new(),
         }
     }
 
@@ -300,6 +324,7 @@ impl Rules {
         d: &Deployment,
     ) -> Result<Rules> {
         let mut keys = BTreeSet::new();
+        let mut channels = BTreeSet::new();
         let mut commands: BTreeSet<String> = EVERYWHERE.iter().map(|c| c.to_string()).collect();
         for &part in parts {
             for (literal, wildcard) in part.keys(ns, lock_prefix, d.cluster)? {
@@ -313,6 +338,13 @@ impl Rules {
                     pattern.push('*');
                 }
                 keys.insert(pattern);
+            }
+            for (literal, wildcard) in part.channels(ns, lock_prefix, d.cluster) {
+                let mut pattern = glob_escape("namespace", &literal)?;
+                if wildcard {
+                    pattern.push('*');
+                }
+                channels.insert(pattern);
             }
             for script in part.scripts() {
                 commands.extend(script_commands(script));
@@ -344,7 +376,11 @@ impl Rules {
         if d.select {
             commands.insert("select".into());
         }
-        Ok(Rules { keys, commands })
+        Ok(Rules {
+            keys,
+            channels,
+            commands,
+        })
     }
 
     /// The commands allowed, lowercased (`config|get` for a subcommand).
@@ -357,6 +393,7 @@ impl Rules {
     pub fn to_rules(&self) -> String {
         let mut out = vec!["reset".to_string(), "on".to_string()];
         out.extend(self.keys.iter().map(|pattern| format!("~{pattern}")));
+        out.extend(self.channels.iter().map(|pattern| format!("&{pattern}")));
         out.push("-@all".into());
         out.extend(self.commands.iter().map(|c| format!("+{c}")));
         out.join(" ")
@@ -432,6 +469,10 @@ mod tests {
         assert!(
             r.contains(r"~l\?\[*") && r.contains(r"~a\*b:fencing:l\?\[*"),
             "{r}"
+        );
+        assert!(
+            r.contains(r"&a\*b:wake:l\?\[*") && r.contains("+subscribe"),
+            "the wake channel, and nothing wider: {r}"
         );
         assert!(
             !r.contains("config"),

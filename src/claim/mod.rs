@@ -62,6 +62,21 @@ pub trait Claimant {
     /// drawn between them, so that waiters do not retry in step.
     fn pause(&self) -> (Duration, Duration);
 
+    /// Arms the wake-ups of a waiter after a busy refusal (see
+    /// `src/lock/wake.rs`): `true` when they were armed just now, in which
+    /// case the caller tries again at once instead of pausing, since a
+    /// release before the subscription would not be heard. The default
+    /// (a claim without wake-ups) arms nothing.
+    fn arm_wakeups(&mut self) -> impl Future<Output = bool> {
+        std::future::ready(false)
+    }
+
+    /// Resolves when the claim may have become free: a wake-up that ends
+    /// the pause early. The default never resolves (the pause is the poll).
+    fn woken(&mut self) -> impl Future<Output = ()> {
+        std::future::pending()
+    }
+
     /// Checked just before a claim is handed out: `Err(why)` when it can no
     /// longer be used (too little validity left after a pause of ours), in
     /// which case it is given back and the wait goes on.

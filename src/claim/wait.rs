@@ -7,6 +7,13 @@
 //! at once, a cron minute) spreads out instead of retrying in step; after
 //! growing pauses when the servers are out of reach.
 //!
+//! A claimant may also be woken ([`Claimant::woken`]: a lock's release
+//! publishes on a channel its waiters subscribe to, src/lock/wake.rs): the
+//! pause then ends early, and stays the fallback poll when no wake-up
+//! comes. It subscribes after its first busy refusal
+//! ([`Claimant::arm_wakeups`]) and tries again at once, so that nothing
+//! freed before the subscription is missed.
+//!
 //! Two things can end an attempt in flight, and neither leaves what it took
 //! held:
 //!
@@ -21,7 +28,7 @@
 //!   what it took itself, and says why.
 
 use super::retry::Patience;
-use super::{Attempt, Claim, Claimant};
+use super::{Attempt, Claim, Claimant, RefusalKind};
 use crate::error::{Error, Result};
 use crate::store::waits_end_by;
 use crate::timing::retry::GIVE_BACK;
@@ -67,15 +74,42 @@ pub async fn wait_for<C: Claimant>(
                 return Err(patience.give_up(&claimant.wanted()));
             }
         };
+        let busy = refusal.kind == RefusalKind::Busy;
         let Some(pause) = patience.pause_after(&claimant.wanted(), refusal, claimant.pause())
         else {
             return Err(patience.give_up(&claimant.wanted()));
         };
+        // Subscribed only now: try again at once, since the lock may have
+        // been freed between the refusal and the subscription.
+        // Subscribing may take a round trip per master (a connect timeout
+        // at worst): the bound cuts it short, as it cuts an attempt.
+        let cut_at = patience.cut_at();
+        let armed = busy && {
+            tokio::select! {
+                biased;
+                e = cancel.as_mut() => return Err(e),
+                armed = claimant.arm_wakeups() => armed,
+                _ = sleep_until(cut_at) => true,
+            }
+        };
+        if armed {
+            continue;
+        }
+        // The pause is the fallback poll; a wake-up ends it early.
         tokio::select! {
             biased;
             e = cancel.as_mut() => return Err(e),
             _ = tokio::time::sleep(pause) => {}
+            _ = claimant.woken() => {}
         }
+    }
+}
+
+/// Sleeps until `at`; forever when there is no bound.
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -100,12 +134,7 @@ async fn one_attempt<C: Claimant>(
     // Its WAITs end early enough for what it took to be given back in time.
     let waits_end = cut_at.map(|at| at.checked_sub(GIVE_BACK).unwrap_or(at));
     let mut attempt = std::pin::pin!(waits_end_by(waits_end, claimant.attempt()));
-    let cut = async {
-        match cut_at {
-            Some(at) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
-    };
+    let cut = sleep_until(cut_at);
     tokio::select! {
         biased;
         e = cancel => match tokio::time::timeout(settle, &mut attempt).await {
@@ -119,5 +148,95 @@ async fn one_attempt<C: Claimant>(
         },
         a = &mut attempt => Ended::Done(a),
         _ = cut => Ended::Cut,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The wake-up path of the loop, in paused time: a claimant that arms
+    //! tries again at once, and a wake-up ends its pause.
+    use super::*;
+    use crate::claim::{Refusal, RenewError};
+
+    struct Held;
+
+    impl Claim for Held {
+        async fn renew(&mut self) -> Result<Duration, RenewError> {
+            Ok(Duration::from_secs(1))
+        }
+        async fn release(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "held".into()
+        }
+    }
+
+    /// Busy for its first `busy` attempts; with `wakes`, it arms after the
+    /// first refusal and is woken at once after every later one.
+    struct Waiter {
+        busy: usize,
+        attempts: usize,
+        wakes: bool,
+        armed: bool,
+    }
+
+    impl Claimant for Waiter {
+        type Held = Held;
+        fn wanted(&self) -> String {
+            "the thing".into()
+        }
+        async fn attempt(&mut self) -> Result<Attempt<Held>> {
+            self.attempts += 1;
+            Ok(if self.attempts > self.busy {
+                Attempt::Acquired(Box::new(Held))
+            } else {
+                Attempt::Refused(Refusal::busy("busy"))
+            })
+        }
+        fn settle_within(&self) -> Duration {
+            Duration::ZERO
+        }
+        async fn abandon(&mut self) {}
+        fn pause(&self) -> (Duration, Duration) {
+            (Duration::from_secs(10), Duration::from_secs(10))
+        }
+        async fn arm_wakeups(&mut self) -> bool {
+            let arms = self.wakes && !self.armed;
+            self.armed |= arms;
+            arms
+        }
+        async fn woken(&mut self) {
+            if !self.armed {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    async fn waited(wakes: bool) -> (usize, Duration) {
+        let mut w = Waiter {
+            busy: 3,
+            attempts: 0,
+            wakes,
+            armed: false,
+        };
+        let start = Instant::now();
+        wait_for(&mut w, None, std::future::pending())
+            .await
+            .unwrap();
+        (w.attempts, start.elapsed())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_armed_waiter_retries_at_once_and_is_woken_before_its_pause() {
+        // Refused (arm, retry at once), refused (woken), refused (woken),
+        // taken: no pause of 10 s was slept.
+        let (attempts, elapsed) = waited(true).await;
+        assert_eq!(attempts, 4);
+        assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+        // Without wake-ups, the same three refusals cost three pauses.
+        let (attempts, elapsed) = waited(false).await;
+        assert_eq!(attempts, 4);
+        assert!(elapsed >= Duration::from_secs(30), "{elapsed:?}");
     }
 }

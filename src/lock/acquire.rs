@@ -35,7 +35,23 @@ impl Claimant for Locker {
     }
 
     fn pause(&self) -> (Duration, Duration) {
-        RETRY_PAUSE
+        self.pause
+    }
+
+    /// Subscribes to the wake channel on every master (wake.rs); `true`
+    /// only when it listens somewhere, so that a waiter that cannot listen
+    /// does not retry at once for nothing.
+    async fn arm_wakeups(&mut self) -> bool {
+        if !self.wakeups || !self.subscription.is_none() {
+            return false;
+        }
+        self.subscription =
+            wake::Subscription::subscribe(self.quorum.nodes_mut(), &self.wake_channel).await;
+        matches!(self.subscription, wake::Subscription::Listening { .. })
+    }
+
+    fn woken(&mut self) -> impl std::future::Future<Output = ()> {
+        self.subscription.woken()
     }
 
     /// Checked again just before use: a pause of ours (SIGSTOP, swap)
@@ -69,6 +85,8 @@ impl Locker {
             _ => None,
         };
         let held = crate::claim::wait_for(self, wait, cancel).await;
+        // Held or given up: the subscriptions' connections close.
+        self.subscription = wake::Subscription::None;
         if let Some(mark) = self.waiting_mark.take()
             && held.is_err()
         {
@@ -84,13 +102,14 @@ impl Locker {
         let labels = self.quorum.labels();
         let limit = self.quorum.round_timeout();
         let key = self.key.as_str();
+        let wake = &self.wake_channel;
         let futures: Vec<_> = self
             .quorum
             .nodes_mut()
             .iter_mut()
             .map(|node| async move {
                 node.prepare().await?;
-                node.script::<redis::Value>(&kind::withdraw_mark(key, mark))
+                node.script::<redis::Value>(&kind::withdraw_mark(key, mark, wake))
                     .await
             })
             .collect();

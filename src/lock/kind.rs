@@ -12,6 +12,7 @@
 //! Redlock lifecycle and the five modes of `yaraus lock`; a second type would
 //! have copied the rounds to remove six `match`es.
 
+use super::wake::Channel;
 use super::{Busy, Token, describe_holder, rounded};
 use crate::base::COUNTER_LUA;
 use std::sync::LazyLock;
@@ -76,10 +77,18 @@ pub(super) fn writer_mark(token: &Token) -> String {
 }
 
 /// Takes a waiting writer's mark back (semaphore_release.lua, which leaves
-/// anything but a sorted set alone).
-pub(super) fn withdraw_mark(key: &str, mark: &str) -> redis::ScriptInvocation<'static> {
+/// anything but a sorted set alone), waking the shared holders it held back.
+pub(super) fn withdraw_mark(
+    key: &str,
+    mark: &str,
+    wake: &Channel,
+) -> redis::ScriptInvocation<'static> {
     let mut invocation = SEMAPHORE_RELEASE.prepare_invoke();
-    invocation.key(key).arg(mark);
+    invocation
+        .key(key)
+        .arg(mark)
+        .arg(wake.name())
+        .arg(wake.command());
     invocation
 }
 
@@ -196,13 +205,15 @@ impl Kind {
 
     /// The release script for one node; with `withdraw` (our vote, and the
     /// counter it replaced on this node), a lock also takes back its
-    /// fencing vote (withdraw.lua).
+    /// fencing vote (withdraw.lua). Each script publishes on `wake` when it
+    /// frees something.
     pub(super) fn release(
         self,
         key: &str,
         fence_key: &str,
         token: &Token,
         withdraw: Option<(u64, u64)>,
+        wake: &Channel,
     ) -> redis::ScriptInvocation<'static> {
         let mut invocation = match (self, withdraw) {
             (Kind::Semaphore { .. } | Kind::Shared, _) => SEMAPHORE_RELEASE.prepare_invoke(),
@@ -225,6 +236,7 @@ impl Kind {
                 invocation.arg(token.as_str());
             }
         }
+        invocation.arg(wake.name()).arg(wake.command());
         invocation
     }
 

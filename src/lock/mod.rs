@@ -97,12 +97,14 @@ mod kind;
 mod release;
 mod tally;
 mod token;
+mod wake;
 
 pub use held::HeldLock;
 pub use info::{LockInfo, NodeInfo, SemaphoreHolder};
 use kind::{FenceMode, Kind};
 pub use release::{ReleaseVerdict, Released};
 pub use token::{Holder, Token, describe_holder, host};
+pub use wake::WAKE_SPREAD;
 
 use crate::base::BootInstant;
 use crate::base::setting::Setting;
@@ -115,7 +117,29 @@ use tokio::time::Instant;
 
 pub use crate::timing::lock::{MAX_TTL, MIN_TTL};
 /// Shortest and longest pause between two attempts (redsync's defaults).
+/// With wake-ups (wake.rs) it is only the fallback poll: a release ends it.
 const RETRY_PAUSE: (Duration, Duration) = (Duration::from_millis(50), Duration::from_millis(250));
+
+/// A test knob, not a setting: the fallback poll in milliseconds instead of
+/// [`RETRY_PAUSE`], so that the tests can tell a wake-up (prompt with a poll
+/// of 30 s) from a poll (tests/lock_cli/wake.rs). Undocumented for users.
+const TEST_POLL_ENV: &str = "YARAUS_TEST_LOCK_POLL_MS";
+
+/// A test knob, not a setting: when set, a waiter does not subscribe and
+/// only polls, as before wake-ups existed, so that the hand-over benchmark
+/// (benches/handover.rs) compares both in one run with one binary.
+const TEST_NO_WAKEUPS_ENV: &str = "YARAUS_TEST_LOCK_NO_WAKEUPS";
+
+/// The pause between two attempts: [`RETRY_PAUSE`], or the test knob's.
+fn retry_pause() -> (Duration, Duration) {
+    std::env::var(TEST_POLL_ENV)
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(RETRY_PAUSE, |ms| {
+            let d = Duration::from_millis(ms);
+            (d, d)
+        })
+}
 
 /// How a [`Locker`] takes its lock.
 #[derive(Clone, Debug)]
@@ -204,6 +228,14 @@ pub struct Locker {
     heal_pending: bool,
     /// Failed attempts' tokens to give back again (`release.rs`).
     leftovers: release::Leftovers,
+    /// The channel its releases publish on (wake.rs).
+    wake_channel: wake::Channel,
+    /// While it waits: its subscriptions to that channel (wake.rs).
+    subscription: wake::Subscription,
+    /// The pause between two attempts (the fallback poll).
+    pause: (Duration, Duration),
+    /// Whether a waiter subscribes at all (off only by a test knob).
+    wakeups: bool,
 }
 
 /// The outcome of one attempt at a lock.
@@ -272,6 +304,7 @@ impl Locker {
             &key,
             cluster,
         )?);
+        let wake_channel = wake::Channel::new(&options.namespace, &key, cluster)?;
         Ok(Locker {
             quorum,
             name: name.to_string(),
@@ -283,6 +316,10 @@ impl Locker {
             attempt_token: None,
             waiting_mark: None,
             leftovers: Default::default(),
+            wake_channel,
+            subscription: Default::default(),
+            wakeups: std::env::var_os(TEST_NO_WAKEUPS_ENV).is_none(),
+            pause: retry_pause(),
         })
     }
 
@@ -293,6 +330,11 @@ impl Locker {
     /// The Redis key: prefix + name.
     pub fn key(&self) -> &str {
         &self.key
+    }
+
+    /// The channel its releases publish on, which its waiters subscribe to.
+    pub fn wake_channel(&self) -> &str {
+        self.wake_channel.name()
     }
 
     /// The key of the fencing counter.
@@ -366,6 +408,7 @@ mod tests {
         .unwrap();
         assert_eq!(locker.key(), "deploy");
         assert_eq!(locker.fencing_key(), "yaraus:fencing:deploy");
+        assert_eq!(locker.wake_channel(), "yaraus:wake:deploy");
         let mut options = LockOptions::new(Duration::from_secs(30));
         options.prefix = "locks:".into();
         let locker = Locker::new(&target(), "deploy", options).unwrap();

@@ -1,16 +1,32 @@
 -- Compare-and-delete: free the lock on one node only if it holds our token,
 -- byte for byte. Another holder's key, or a key of another type, is never
 -- touched (GET of another type is an error, which pcall turns into a table
--- that equals no token).
+-- that equals no token). When it frees the lock, it wakes the waiters
+-- (src/lock/wake.rs): a message on the lock's wake channel, in the same
+-- script, so that no waiter can see the lock busy after the message.
 -- KEYS[1] the lock; KEYS[2] its fencing counter (a lock, not a semaphore)
--- ARGV[1] our token
+-- ARGV[1] our token; ARGV[2] the wake channel ('' for none); ARGV[3]
+--         'spublish' on a Redis Cluster (sharded: the channel carries the
+--         key's hash tag), else 'publish'
 -- Returns {freed, lacks}: freed 1 when deleted, 0 when it was not ours;
 --         lacks 1 when the fencing counter is not a counter here (a master
 --         restarted empty: with several masters, the fencing sequence then
 --         heals it, src/seq/heal.rs), else 0. Nothing else is written.
+local function wake()
+  -- pcall: a user whose ACL denies the channel still frees the lock (its
+  -- waiters then find out by polling).
+  if ARGV[2] == nil or ARGV[2] == '' then
+    return
+  elseif ARGV[3] == 'spublish' then
+    redis.pcall('SPUBLISH', ARGV[2], '')
+  else
+    redis.pcall('PUBLISH', ARGV[2], '')
+  end
+end
 local freed = 0
 if redis.pcall('GET', KEYS[1]) == ARGV[1] then
   freed = redis.call('DEL', KEYS[1])
+  wake()
 end
 local counter = redis.pcall('GET', KEYS[2])
 local lacks = 0

@@ -161,6 +161,7 @@ impl Locker {
         let labels = self.quorum.labels();
         let limit = self.quorum.round_timeout();
         let (key, fence_key, kind) = (self.key.as_str(), self.fencing.key(), self.kind);
+        let wake = &self.wake_channel;
         let futures: Vec<_> = self
             .quorum
             .nodes_mut()
@@ -174,11 +175,11 @@ impl Locker {
                         .flatten()
                         .map(|before| (ours, before))
                 });
-                let invocation = kind.release(key, fence_key, token, withdraw);
+                let invocation = kind.release(key, fence_key, token, withdraw, wake);
                 let reply: redis::Value = node.script(&invocation).await?;
                 // What they free does not change what this round says.
                 for leftover in leftovers {
-                    let invocation = kind.release(key, fence_key, leftover, None);
+                    let invocation = kind.release(key, fence_key, leftover, None, wake);
                     if node.script::<redis::Value>(&invocation).await.is_err() {
                         break;
                     }

@@ -1,5 +1,9 @@
--- Give our place in a semaphore back (an emptied sorted set disappears).
--- KEYS[1] the semaphore; ARGV[1] our token
+-- Give our place in a semaphore back (an emptied sorted set disappears),
+-- or a shared holder's place, or a waiting writer's mark; then wake the
+-- waiters (src/lock/wake.rs), as release.lua does.
+-- KEYS[1] the semaphore; ARGV[1] our token (or mark); ARGV[2] the wake
+-- channel ('' for none); ARGV[3] 'spublish' on a Redis Cluster, else
+-- 'publish'
 -- Returns 1 when our place was still live and is now free, 0 when it was
 -- not there or had already expired (it is removed all the same).
 if redis.call('TYPE', KEYS[1])['ok'] ~= 'zset' then
@@ -10,6 +14,14 @@ if not score then
   return 0
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
+-- pcall: a user whose ACL denies the channel still gives the place back.
+if ARGV[2] == nil or ARGV[2] == '' then
+  -- nobody to wake
+elseif ARGV[3] == 'spublish' then
+  redis.pcall('SPUBLISH', ARGV[2], '')
+else
+  redis.pcall('PUBLISH', ARGV[2], '')
+end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if tonumber(score) > now then

@@ -12,7 +12,10 @@
 -- KEYS[1] the lock, KEYS[2] the fencing counter
 -- ARGV[1] our token, ARGV[2] our vote, ARGV[3] the counter before it (put
 --         back exactly: a node whose counter was missing never voted, so
---         there is always one, and a missing counter is never made 0)
+--         there is always one, and a missing counter is never made 0);
+--         ARGV[4] the wake channel ('' for none), ARGV[5] 'spublish' on a
+--         Redis Cluster, else 'publish': waiters that found our failed
+--         attempt's key are woken when it goes (src/lock/wake.rs)
 -- Returns {freed, lacks}, as release.lua does: freed 1 when the lock was
 -- freed, 0 when it was not ours; lacks 1 when the fencing counter is not a
 -- counter here.
@@ -27,6 +30,14 @@ if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
   return {0, lacks()}
 end
 redis.call('DEL', KEYS[1])
+-- pcall: a user whose ACL denies the channel still gives the attempt back.
+if ARGV[4] == nil or ARGV[4] == '' then
+  -- nobody to wake
+elseif ARGV[5] == 'spublish' then
+  redis.pcall('SPUBLISH', ARGV[4], '')
+else
+  redis.pcall('PUBLISH', ARGV[4], '')
+end
 if redis.pcall('GET', KEYS[2]) == ARGV[2] then
   redis.call('SET', KEYS[2], ARGV[3])
 end

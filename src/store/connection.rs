@@ -153,6 +153,19 @@ impl Dialer {
         matches!(self, Dialer::Server(_))
     }
 
+    /// A client of the server (the master, through Sentinel) for a pub/sub
+    /// connection; `None` for a Cluster, whose sharded channels redis-rs's
+    /// `aio::PubSub` cannot route. Through Sentinel the master is looked up
+    /// again, as for every dial; after a failover the subscription may sit
+    /// on the old master and hear nothing, which costs the fallback poll.
+    pub(super) async fn pubsub_client(&self) -> Option<redis::RedisResult<redis::Client>> {
+        match self {
+            Dialer::Server(client) => Some(Ok(client.clone())),
+            Dialer::Sentinel { client, .. } => Some(client.lock().await.async_get_client().await),
+            Dialer::Cluster(_) => None,
+        }
+    }
+
     /// The master's name, for a Sentinel group.
     pub(super) fn master(&self) -> Option<&str> {
         match self {

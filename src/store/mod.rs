@@ -99,6 +99,32 @@ impl Store {
         self.timeouts
     }
 
+    /// A connection of its own for pub/sub (a connection in subscribed mode
+    /// can send nothing else), dialed with the same URL, TLS material and
+    /// credentials as [`connection`](Self::connection), and bounded by the
+    /// connect timeout. `None` for a Cluster, which wake-ups do not serve
+    /// yet (its waiters poll, see `src/lock/wake.rs`); `Some(Err)` when the
+    /// dial or the subscription fails, which the caller takes as "poll".
+    pub async fn subscribe(&self, channel: &str) -> Option<redis::RedisResult<redis::aio::PubSub>> {
+        let subscribe = async {
+            let client = self.dialer.pubsub_client().await?;
+            Some(
+                async {
+                    let mut pubsub = client?.get_async_pubsub().await?;
+                    pubsub.subscribe(channel).await?;
+                    Ok(pubsub)
+                }
+                .await,
+            )
+        };
+        match tokio::time::timeout(self.timeouts.connect(), subscribe).await {
+            Ok(result) => result,
+            Err(_) => Some(Err(
+                std::io::Error::from(std::io::ErrorKind::TimedOut).into()
+            )),
+        }
+    }
+
     /// The live connection, dialing a new one if there is none.
     pub async fn connection(&mut self) -> Result<Connection> {
         if let Some(conn) = &self.conn {

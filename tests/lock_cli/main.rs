@@ -14,6 +14,7 @@
 //! * `command.rs`: the wrapped command's status and signals, and a signal
 //!   while waiting for the lock.
 //! * `bad_input.rs`: bad input, and a release that reaches a late master.
+//! * `wake.rs`: a release wakes a waiter; a lost wake-up costs the poll.
 //!
 //! The helpers of every lock test are in `tests/common/lock.rs`; the few
 //! here are this suite's own.
@@ -26,6 +27,7 @@ mod command;
 mod forms;
 mod holding;
 mod shared;
+mod wake;
 
 use common::lock::*;
 use common::{RedisServer, wait_until};

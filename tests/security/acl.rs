@@ -386,3 +386,75 @@ fn acl_rules_refuses_what_no_rule_can_name() {
         "{line}"
     );
 }
+
+#[test]
+fn a_waiter_restricted_by_acl_rules_is_woken_by_a_release() {
+    use super::common::{EVENT, wait_until};
+    use std::process::Stdio;
+    let (servers, urls, rules) = servers_with_user(
+        1,
+        false,
+        "ns",
+        &["acl-rules", "--lock-prefix", "locks:", "lock"],
+    );
+    assert!(
+        rules.contains("&ns:wake:locks:*") && rules.contains("+subscribe"),
+        "{rules}"
+    );
+    let one = &servers[0];
+    let mut conn = as_user(one);
+    assert!(
+        denied(&mut conn, &["PUBLISH", "ns:wake:other", ""]),
+        "a channel outside the locks' wake channels"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (started, go) = (dir.path().join("started"), dir.path().join("go"));
+    let spawn = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = super::common::yaraus();
+        cmd.args(global(&urls, "ns", args))
+            .envs(AS_USER)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        cmd.spawn().unwrap()
+    };
+    let holder_script = format!(
+        "touch {}; while [ ! -e {} ]; do sleep 0.01; done",
+        started.display(),
+        go.display()
+    );
+    let mut holder = spawn(
+        &["lock", "--prefix", "locks:", "job", "-c", &holder_script],
+        &[],
+    );
+    wait_until("the holder's command", EVENT, || started.exists());
+    // A fallback poll of 30 s (the test knob): only a wake-up ends the
+    // wait within EVENT.
+    let mut waiter = spawn(
+        &["lock", "--prefix", "locks:", "job", "--", "true"],
+        &[("YARAUS_TEST_LOCK_POLL_MS", "30000")],
+    );
+    wait_until("the waiter to subscribe as the user", EVENT, || {
+        let (_, n): (String, i64) = one.query(&["PUBSUB", "NUMSUB", "ns:wake:locks:job"]);
+        n >= 1
+    });
+    std::fs::write(&go, "").unwrap();
+    assert!(holder.wait().unwrap().success());
+    let mut status = None;
+    let woken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_until("the waiter, woken, to take the lock", EVENT, || {
+            status = waiter.try_wait().unwrap();
+            status.is_some()
+        })
+    }));
+    if woken.is_err() {
+        let _ = waiter.kill();
+    }
+    let output = waiter.wait_with_output().unwrap();
+    assert!(
+        woken.is_ok() && output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
