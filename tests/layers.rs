@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     ("errors", &["error"]),
     ("bottom", &["log", "base"]),
+    ("metrics", &["metrics"]),
     ("timing rules", &["timing"]),
     ("store", &["store"]),
     ("claims", &["claim", "supervise"]),

@@ -19,7 +19,7 @@
 //! --listen`), and stopped by an explicit channel ([`Listener::stop`]) when
 //! the subcommand ends.
 
-use super::Metrics;
+use super::{Kind, Metrics};
 use crate::error::{Error, Result};
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
@@ -143,4 +143,30 @@ fn text(status: StatusCode, body: &'static str) -> Response<Full<Bytes>> {
         header::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
+}
+
+/// Runs `body` with the metrics handle: recording and served at `listen`
+/// when `--metrics-listen` was given, [`Metrics::off`] otherwise; one
+/// helper, so that `seq serve`, `hilo agent`, `index` and `run` bind, start
+/// and stop the listener the same way.
+///
+/// The listener is bound first, before the subcommand asks Redis anything,
+/// so that a port in use is one line and exit 2 rather than a failure after
+/// a claim was taken; and it is stopped by its channel
+/// ([`Listener::stop`]) whatever way the subcommand ends, an error
+/// included.
+pub async fn with_metrics<F, Fut>(listen: Option<&str>, kind: Kind, body: F) -> Result<i32>
+where
+    F: FnOnce(Metrics) -> Fut,
+    Fut: std::future::Future<Output = Result<i32>>,
+{
+    let Some(addr) = listen else {
+        return body(Metrics::off()).await;
+    };
+    let listener = bind(addr).await?;
+    let metrics = Metrics::new(kind);
+    let listener = Listener::start(listener, addr, metrics.clone());
+    let result = body(metrics).await;
+    listener.stop().await;
+    result
 }

@@ -1,6 +1,5 @@
 //! `yaraus hilo`: agent, next and status over the shards of a sequence.
 
-use super::metrics::with_metrics;
 use super::{write_stdout, write_stdout_unless_closed};
 use crate::cli::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
 use serde_json::json;
@@ -10,7 +9,7 @@ use yaraus::error::{Error, Result};
 use yaraus::hilo::{
     Agent, AgentOptions, AgentRun, Allocator, AllocatorOptions, HiloKeys, Reserver, shard_statuses,
 };
-use yaraus::metrics::{Kind, Metrics};
+use yaraus::metrics::{Kind, Metrics, http};
 use yaraus::store::Quorum;
 
 pub async fn hilo(ctx: &Context, args: HiloArgs) -> Result<i32> {
@@ -64,9 +63,11 @@ async fn next(ctx: &Context, args: HiloNextArgs) -> Result<i32> {
 
 async fn agent(ctx: &Context, args: HiloAgentArgs) -> Result<i32> {
     let metrics_args = args.metrics.clone();
-    with_metrics(&metrics_args, Kind::HiloAgent, |metrics| {
-        agent_with(ctx, args, metrics)
-    })
+    http::with_metrics(
+        metrics_args.metrics_listen.as_deref(),
+        Kind::HiloAgent,
+        |metrics| agent_with(ctx, args, metrics),
+    )
     .await
 }
 

@@ -2,7 +2,6 @@
 //! start it again, safely, whenever the pair changes; or print the pairs;
 //! or report the index's recent intervals.
 
-use super::metrics::with_metrics;
 use super::{no_watchdog, write_stdout, write_stdout_while_read};
 use crate::cli::{IndexArgs, command_env};
 use std::time::Duration;
@@ -10,15 +9,17 @@ use yaraus::claim::Keeper;
 use yaraus::context::Context;
 use yaraus::error::{Error, Result};
 use yaraus::index::{Index, IndexKeys, Pair, Replica, Timing, status};
-use yaraus::metrics::{Kind, Metrics};
+use yaraus::metrics::{Kind, Metrics, http};
 use yaraus::store::{Store, Timeouts};
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold_once, substitute};
 
 pub async fn index(ctx: &Context, args: IndexArgs, watchdog: Option<Watchdog>) -> Result<i32> {
     let metrics_args = args.metrics.clone();
-    with_metrics(&metrics_args, Kind::Index, |metrics| {
-        index_with(ctx, args, watchdog, metrics)
-    })
+    http::with_metrics(
+        metrics_args.metrics_listen.as_deref(),
+        Kind::Index,
+        |metrics| index_with(ctx, args, watchdog, metrics),
+    )
     .await
 }
 

@@ -5,7 +5,6 @@ mod acl;
 mod hilo;
 mod index;
 mod lock;
-mod metrics;
 mod pool;
 mod run;
 mod seq;

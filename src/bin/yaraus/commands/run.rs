@@ -1,22 +1,23 @@
 //! `yaraus run`: lease a worker id, run the command with it, release it.
 
 use crate::cli::{RunArgs, command_env};
-use crate::commands::metrics::with_metrics;
 use yaraus::base::setting::Setting;
 use yaraus::claim::{Claim, Keeper, wait_for};
 use yaraus::context::PoolContext;
 use yaraus::error::{Error, Result};
 use yaraus::lease::clock::{show_wall, wall_instant, wall_ms};
 use yaraus::lease::{self, ClockPolicy, Lease, Leaser, Requested, Timing};
-use yaraus::metrics::{Kind, Metrics};
+use yaraus::metrics::{Kind, Metrics, http};
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
 use yaraus::timing::clock::offset_warning;
 
 pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result<i32> {
     let metrics_args = args.metrics.clone();
-    with_metrics(&metrics_args, Kind::Run, |metrics| {
-        run_with(ctx, args, watchdog, metrics)
-    })
+    http::with_metrics(
+        metrics_args.metrics_listen.as_deref(),
+        Kind::Run,
+        |metrics| run_with(ctx, args, watchdog, metrics),
+    )
     .await
 }
 

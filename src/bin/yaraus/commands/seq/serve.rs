@@ -15,23 +15,24 @@
 //! `STOPPING=1` at the first one; without `NOTIFY_SOCKET` these do nothing.
 
 use crate::cli::SeqServeArgs;
-use crate::commands::metrics::with_metrics;
 use crate::settings::credentials;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use yaraus::context::Context;
 use yaraus::error::{Error, Result};
-use yaraus::metrics::{Kind, Metrics};
+use yaraus::metrics::{Kind, Metrics, http};
 use yaraus::seq::SeqKeys;
 use yaraus::seq::serve::{Config, Server};
 use yaraus::supervise::Signals;
 
 pub async fn serve(ctx: &Context, args: SeqServeArgs) -> Result<i32> {
     let metrics_args = args.metrics.clone();
-    with_metrics(&metrics_args, Kind::SeqServe, |metrics| {
-        serve_with(ctx, args, metrics)
-    })
+    http::with_metrics(
+        metrics_args.metrics_listen.as_deref(),
+        Kind::SeqServe,
+        |metrics| serve_with(ctx, args, metrics),
+    )
     .await
 }
 
