@@ -93,104 +93,127 @@ impl Inner {
     /// Registers the metrics of this subcommand; the others are still
     /// recorded (a no-op worth nothing) but not exported.
     fn register(&mut self) {
+        if self.kind.holds_a_claim() {
+            self.register_claim();
+        }
+        match self.kind {
+            Kind::Run => self.register_run(),
+            Kind::SeqServe => self.register_seq(),
+            Kind::HiloAgent => self.register_hilo(),
+            _ => {}
+        }
+    }
+
+    /// A claim's holding and renewals (run, index).
+    fn register_claim(&mut self) {
         // Disjoint fields: the registry is written, the metrics cloned.
         let r = &mut self.registry;
-        if self.kind.holds_a_claim() {
-            r.register(
-                "claims_held",
-                "Claims (worker id, index slot) this process holds now",
-                self.claims_held.clone(),
-            );
-            r.register(
-                "claims_lost",
-                "Claims lost: taken by another holder, or not renewed before their deadline",
-                self.claims_lost.clone(),
-            );
-            r.register(
-                "renewals",
-                "Successful renewals of a claim",
-                self.renewals.clone(),
-            );
-            r.register(
-                "renewal_failures",
-                "Renewals that did not happen (Redis unreachable, timeout, too few replicas)",
-                self.renewal_failures.clone(),
-            );
-            r.register_with_unit(
-                "renewal_latency",
-                "Time from sending a renewal to its successful answer",
-                Unit::Seconds,
-                self.renewal_latency.clone(),
-            );
-        }
-        if self.kind == Kind::Run {
-            r.register(
-                "wait_shortfalls",
-                "Renewals the replicas confirmed short of their majority (WAIT), still counted",
-                self.wait_shortfalls.clone(),
-            );
-            r.register_with_unit(
-                "clock_offset",
-                "This host's wall clock minus the Redis server's, as last measured by run",
-                Unit::Seconds,
-                self.clock_offset.clone(),
-            );
-        }
-        if self.kind == Kind::SeqServe {
-            r.register(
-                "seq_nodes_ok",
-                "Nodes that passed seq serve's last health probe (answer, durable where required)",
-                self.seq_nodes_ok.clone(),
-            );
-            r.register(
-                "seq_nodes",
-                "Nodes behind seq serve (a majority of them must pass the probe)",
-                self.seq_nodes.clone(),
-            );
-            r.register(
-                "seq_rounds",
-                "Majority rounds of seq serve that a majority accepted, per sequence",
-                self.seq_rounds.clone(),
-            );
-            r.register(
-                "seq_failed_rounds",
-                "Majority rounds of seq serve that ended in an error, per sequence",
-                self.seq_failed_rounds.clone(),
-            );
-            r.register_with_unit(
-                "seq_round_latency",
-                "Time of one accepted majority round of seq serve",
-                Unit::Seconds,
-                self.seq_round_latency.clone(),
-            );
-            r.register(
-                "ids_handed_out",
-                "Ids handed out by seq serve, per sequence",
-                self.ids_handed_out.clone(),
-            );
-        }
-        if self.kind == Kind::HiloAgent {
-            r.register(
-                "hilo_cycles",
-                "Cycles of the hilo agent that succeeded",
-                self.hilo_cycles.clone(),
-            );
-            r.register(
-                "hilo_failed_cycles",
-                "Cycles of the hilo agent that failed",
-                self.hilo_failed_cycles.clone(),
-            );
-            r.register(
-                "hilo_windows_open",
-                "Id windows open (not used up) per shard, as the hilo agent last saw them",
-                self.hilo_windows_open.clone(),
-            );
-            r.register(
-                "hilo_windows_created",
-                "Id windows the hilo agent created",
-                self.hilo_windows_created.clone(),
-            );
-        }
+        r.register(
+            "claims_held",
+            "Claims (worker id, index slot) this process holds now",
+            self.claims_held.clone(),
+        );
+        r.register(
+            "claims_lost",
+            "Claims lost: taken by another holder, or not renewed before their deadline",
+            self.claims_lost.clone(),
+        );
+        r.register(
+            "renewals",
+            "Successful renewals of a claim",
+            self.renewals.clone(),
+        );
+        r.register(
+            "renewal_failures",
+            "Renewals that did not happen (Redis unreachable, timeout, too few replicas)",
+            self.renewal_failures.clone(),
+        );
+        r.register_with_unit(
+            "renewal_latency",
+            "Time from sending a renewal to its successful answer",
+            Unit::Seconds,
+            self.renewal_latency.clone(),
+        );
+    }
+
+    /// What only run measures: WAIT shortfalls, the clock offset.
+    fn register_run(&mut self) {
+        // Disjoint fields: the registry is written, the metrics cloned.
+        let r = &mut self.registry;
+        r.register(
+            "wait_shortfalls",
+            "Renewals the replicas confirmed short of their majority (WAIT), still counted",
+            self.wait_shortfalls.clone(),
+        );
+        r.register_with_unit(
+            "clock_offset",
+            "This host's wall clock minus the Redis server's, as last measured by run",
+            Unit::Seconds,
+            self.clock_offset.clone(),
+        );
+    }
+
+    /// seq serve's nodes, rounds and ids.
+    fn register_seq(&mut self) {
+        // Disjoint fields: the registry is written, the metrics cloned.
+        let r = &mut self.registry;
+        r.register(
+            "seq_nodes_ok",
+            "Nodes that passed seq serve's last health probe (answer, durable where required)",
+            self.seq_nodes_ok.clone(),
+        );
+        r.register(
+            "seq_nodes",
+            "Nodes behind seq serve (a majority of them must pass the probe)",
+            self.seq_nodes.clone(),
+        );
+        r.register(
+            "seq_rounds",
+            "Majority rounds of seq serve that a majority accepted, per sequence",
+            self.seq_rounds.clone(),
+        );
+        r.register(
+            "seq_failed_rounds",
+            "Majority rounds of seq serve that ended in an error, per sequence",
+            self.seq_failed_rounds.clone(),
+        );
+        r.register_with_unit(
+            "seq_round_latency",
+            "Time of one accepted majority round of seq serve",
+            Unit::Seconds,
+            self.seq_round_latency.clone(),
+        );
+        r.register(
+            "ids_handed_out",
+            "Ids handed out by seq serve, per sequence",
+            self.ids_handed_out.clone(),
+        );
+    }
+
+    /// The hilo agent's cycles and windows.
+    fn register_hilo(&mut self) {
+        // Disjoint fields: the registry is written, the metrics cloned.
+        let r = &mut self.registry;
+        r.register(
+            "hilo_cycles",
+            "Cycles of the hilo agent that succeeded",
+            self.hilo_cycles.clone(),
+        );
+        r.register(
+            "hilo_failed_cycles",
+            "Cycles of the hilo agent that failed",
+            self.hilo_failed_cycles.clone(),
+        );
+        r.register(
+            "hilo_windows_open",
+            "Id windows open (not used up) per shard, as the hilo agent last saw them",
+            self.hilo_windows_open.clone(),
+        );
+        r.register(
+            "hilo_windows_created",
+            "Id windows the hilo agent created",
+            self.hilo_windows_created.clone(),
+        );
     }
 }
 

@@ -105,11 +105,9 @@ fn section<'a>(page: &'a str, heading: &str) -> Option<Vec<&'a str>> {
     Some(lines.take_while(|l| !l.starts_with(".SH")).collect())
 }
 
-/// Every checked-in page has the sections a man page is read for, each
-/// filled from its source: the synopsis shows option values, the exit table is the one
-/// `--help` shows, every variable of the command's options is listed.
-#[test]
-fn man_pages_have_their_sections() {
+/// The root command and every visible subcommand, with its page's name
+/// (`yaraus-seq-next`).
+fn every_command() -> Vec<(clap::Command, String)> {
     let mut root = super::Cli::command().disable_help_subcommand(true);
     root.build();
     let mut commands = vec![(root.clone(), "yaraus".to_string())];
@@ -121,83 +119,105 @@ fn man_pages_have_their_sections() {
         }
         i += 1;
     }
+    commands
+}
+
+/// Every checked-in page has the sections a man page is read for, each
+/// filled from its source: the synopsis shows option values, the exit table is the one
+/// `--help` shows, every variable of the command's options is listed.
+#[test]
+fn man_pages_have_their_sections() {
     // The checked-in pages, which man_pages_are_up_to_date holds to the
     // definitions: they are what a reader gets.
+    let commands = every_command();
     let pages = pages_in(&man_dir());
     assert_eq!(pages.len(), commands.len(), "{:?}", pages.keys());
     for (cmd, name) in &commands {
         let page = &pages[&format!("{name}.1")];
-        for heading in [
-            "NAME",
-            "SYNOPSIS",
-            "DESCRIPTION",
-            "OPTIONS",
-            "EXIT STATUS",
-            "ENVIRONMENT",
-            "EXAMPLES",
-            "SEE ALSO",
-        ] {
-            let lines = section(page, heading)
-                .unwrap_or_else(|| panic!("{name}.1 has no {heading} section:\n{page}"));
-            assert!(
-                lines.iter().any(|l| !l.starts_with('.')),
-                "{name}.1: {heading} is empty"
-            );
-        }
-        assert!(section(page, "EXTRA").is_none(), "{name}.1 has an EXTRA");
-
-        // Each option that takes a value shows it: `--ttl DURATION`.
-        let synopsis = section(page, "SYNOPSIS").unwrap().join("\n");
-        for arg in cmd.get_arguments() {
-            let Some(long) = arg.get_long() else { continue };
-            if arg.get_help_heading().is_some() || !arg.get_action().takes_values() {
-                continue;
-            }
-            let with_value = format!("\\fB\\-\\-{}\\fR \\fI", long.replace('-', "\\-"));
-            assert!(
-                synopsis.contains(&with_value),
-                "{name}.1: the synopsis shows --{long} without its value:\n{synopsis}"
-            );
-        }
-
-        // The exit table is the one --help shows, code by code.
-        let exit = section(page, "EXIT STATUS").unwrap().join("\n");
-        let table = cmd.get_after_long_help().unwrap().to_string();
-        let codes: Vec<&str> = table
-            .lines()
-            .take_while(|l| !l.is_empty())
-            .skip(1)
-            .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
-            .map(|l| l.split_whitespace().next().unwrap())
-            .collect();
-        assert!(codes.contains(&"2"), "{name}: no exit table in:\n{table}");
-        for code in codes {
-            assert!(
-                exit.contains(&format!(".TP\n\\fB{code}\\fR\n")),
-                "{name}.1: exit status {code} is missing:\n{exit}"
-            );
-        }
-
-        // Every variable of its options, and the password's.
-        let environment = section(page, "ENVIRONMENT").unwrap().join("\n");
-        let vars = cmd
-            .get_arguments()
-            .filter_map(|a| a.get_env())
-            .map(|v| v.to_string_lossy().into_owned())
-            .chain(["YARAUS_REDIS_PASSWORD".into(), "REDISCLI_AUTH".into()])
-            .chain(
-                super::command_env::of(cmd.get_name())
-                    .iter()
-                    .map(|(v, _)| v.to_string()),
-            );
-        for var in vars {
-            assert!(
-                environment.contains(&format!("\\fB{}\\fR", var.replace('-', "\\-"))),
-                "{name}.1: {var} is not in ENVIRONMENT:\n{environment}"
-            );
-        }
+        has_every_section(name, page);
+        synopsis_shows_values(cmd, name, page);
+        exit_status_is_the_help_table(cmd, name, page);
+        environment_lists_every_variable(cmd, name, page);
         let see_also = section(page, "SEE ALSO").unwrap().join("\n");
         assert!(see_also.contains("(1)"), "{name}.1:\n{see_also}");
+    }
+}
+
+fn has_every_section(name: &str, page: &str) {
+    for heading in [
+        "NAME",
+        "SYNOPSIS",
+        "DESCRIPTION",
+        "OPTIONS",
+        "EXIT STATUS",
+        "ENVIRONMENT",
+        "EXAMPLES",
+        "SEE ALSO",
+    ] {
+        let lines = section(page, heading)
+            .unwrap_or_else(|| panic!("{name}.1 has no {heading} section:\n{page}"));
+        assert!(
+            lines.iter().any(|l| !l.starts_with('.')),
+            "{name}.1: {heading} is empty"
+        );
+    }
+    assert!(section(page, "EXTRA").is_none(), "{name}.1 has an EXTRA");
+}
+
+/// Each option that takes a value shows it: `--ttl DURATION`.
+fn synopsis_shows_values(cmd: &clap::Command, name: &str, page: &str) {
+    let synopsis = section(page, "SYNOPSIS").unwrap().join("\n");
+    for arg in cmd.get_arguments() {
+        let Some(long) = arg.get_long() else { continue };
+        if arg.get_help_heading().is_some() || !arg.get_action().takes_values() {
+            continue;
+        }
+        let with_value = format!("\\fB\\-\\-{}\\fR \\fI", long.replace('-', "\\-"));
+        assert!(
+            synopsis.contains(&with_value),
+            "{name}.1: the synopsis shows --{long} without its value:\n{synopsis}"
+        );
+    }
+}
+
+/// The exit table is the one --help shows, code by code.
+fn exit_status_is_the_help_table(cmd: &clap::Command, name: &str, page: &str) {
+    let exit = section(page, "EXIT STATUS").unwrap().join("\n");
+    let table = cmd.get_after_long_help().unwrap().to_string();
+    let codes: Vec<&str> = table
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .skip(1)
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert!(codes.contains(&"2"), "{name}: no exit table in:\n{table}");
+    for code in codes {
+        assert!(
+            exit.contains(&format!(".TP\n\\fB{code}\\fR\n")),
+            "{name}.1: exit status {code} is missing:\n{exit}"
+        );
+    }
+}
+
+/// Every variable of its options, and the password's.
+fn environment_lists_every_variable(cmd: &clap::Command, name: &str, page: &str) {
+    let environment = section(page, "ENVIRONMENT").unwrap().join("\n");
+    let vars = cmd
+        .get_arguments()
+        .filter_map(|a| a.get_env())
+        .map(|v| v.to_string_lossy().into_owned())
+        .chain(["YARAUS_REDIS_PASSWORD".into(), "REDISCLI_AUTH".into()])
+        .chain(
+            super::command_env::of(cmd.get_name())
+                .iter()
+                .map(|(v, _)| v.to_string()),
+        );
+    for var in vars {
+        assert!(
+            environment.contains(&format!("\\fB{}\\fR", var.replace('-', "\\-"))),
+            "{name}.1: {var} is not in ENVIRONMENT:\n{environment}"
+        );
     }
 }
 
