@@ -25,3 +25,6 @@ cargo bench --quiet --bench yaraus -- "${extra[@]}" "$@"
 cargo bench --quiet --bench seq
 cargo bench --quiet --bench hilo
 cargo bench --quiet --bench handover
+cargo bench --quiet --bench renewals
+# Last: the SVG curves of docs/benchmarks.md from the CSV figures above.
+cargo bench --quiet --bench plots
