@@ -20,10 +20,14 @@ pub fn shown(d: Duration) -> Shown {
     Shown(d)
 }
 
-/// A duration as people want to read it: whole seconds from 10 s up,
-/// milliseconds below. For figures that are measured (a wait, a time
-/// left), whose milliseconds are noise once there are seconds.
-pub fn rounded(d: Duration) -> Duration {
+/// A measured duration (a wait, a time left) as people want to read it:
+/// [`shown`] after whole seconds from 10 s up and milliseconds below,
+/// since its milliseconds are noise once there are seconds.
+pub fn measured(d: Duration) -> Shown {
+    shown(rounded(d))
+}
+
+fn rounded(d: Duration) -> Duration {
     if d >= Duration::from_secs(10) {
         Duration::from_secs(d.as_secs_f64().round() as u64)
     } else {

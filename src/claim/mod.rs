@@ -29,7 +29,6 @@ pub use keeper::{Claim, Keeper, Loss, RenewError};
 pub use retry::Patience;
 pub use wait::wait_for;
 
-pub use crate::base::duration::rounded;
 use crate::error::{Error, Result};
 use std::future::Future;
 use std::time::Duration;
@@ -131,7 +130,7 @@ impl Refusal {
             Some(w) if w.is_zero() => String::from("; not waiting"),
             Some(w) => format!(
                 "; gave up after waiting {}",
-                crate::base::duration::shown(rounded(w))
+                crate::base::duration::measured(w)
             ),
             None => String::new(),
         };

@@ -19,7 +19,7 @@
 //! giving back what a cut-off attempt took); other calls through
 //! [`Patience::retry`].
 
-use super::{Refusal, RefusalKind, rounded};
+use super::{Refusal, RefusalKind};
 use crate::base::random::random_below;
 use crate::error::{Error, Result};
 use crate::timing::retry::{Backoff, GIVE_BACK, REPORT_EVERY};
@@ -216,12 +216,12 @@ impl Report {
         let line = if changed {
             let until = match bound {
                 None => "as long as it takes".to_string(),
-                Some(b) => format!("up to {}", crate::base::duration::shown(rounded(b))),
+                Some(b) => format!("up to {}", crate::base::duration::measured(b)),
             };
-            let pause = crate::base::duration::shown(rounded(pause));
+            let pause = crate::base::duration::measured(pause);
             format!("{message}; waiting for {wanted} ({until}); retrying in {pause}")
         } else {
-            let waited = crate::base::duration::shown(rounded(waited));
+            let waited = crate::base::duration::measured(waited);
             format!("still waiting for {wanted} ({waited} so far): {message}")
         };
         match refusal.kind {

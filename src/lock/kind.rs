@@ -13,7 +13,7 @@
 //! have copied the rounds to remove six `match`es.
 
 use super::wake::Channel;
-use super::{Busy, Token, describe_holder, rounded};
+use super::{Busy, Token, describe_holder};
 use crate::base::COUNTER_LUA;
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -278,7 +278,7 @@ impl Kind {
 
 /// A remaining time in ms from a node, for messages.
 fn shown(ttl_ms: i64) -> crate::base::duration::Shown {
-    crate::base::duration::shown(rounded(Duration::from_millis(ttl_ms.max(0) as u64)))
+    crate::base::duration::measured(Duration::from_millis(ttl_ms.max(0) as u64))
 }
 
 /// When a busy lock frees, as the end of a sentence.

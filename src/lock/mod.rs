@@ -108,7 +108,7 @@ pub use wake::WAKE_SPREAD;
 
 use crate::base::BootInstant;
 use crate::base::setting::Setting;
-use crate::claim::{Attempt as ClaimAttempt, Claim, Claimant, RenewError, rounded, validity};
+use crate::claim::{Attempt as ClaimAttempt, Claim, Claimant, RenewError, validity};
 use crate::error::{Error, Result};
 use crate::seq::MajoritySequence;
 use crate::store::{Quorum, Replies, Target, gather, reply};
