@@ -77,7 +77,11 @@ async fn get(ctx: &Context, name: &str) -> Result<i32> {
             Ok(0)
         }
         None => {
-            eprintln!("yaraus: no node holds the sequence {name} ({key}): it was never used");
+            yaraus::log::final_error(
+                format_args!("no node holds the sequence {name} ({key}): it was never used"),
+                1,
+                yaraus::log::EXIT_FLUSH,
+            );
             Ok(1)
         }
     }
