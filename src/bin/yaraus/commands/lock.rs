@@ -53,6 +53,7 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
         require_fsync: ctx.requires_durable(),
     };
     let mut locker = Locker::new(ctx.targets(), &args.name, options)?;
+    yaraus::log::set_context("lock", locker.name());
     advise(&args, &mode, &locker);
     let conflict_code = i32::from(args.conflict_exit_code);
     // -n and -w, or the default of the mode (settings/wait.rs).

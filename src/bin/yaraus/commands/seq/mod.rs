@@ -32,6 +32,7 @@ pub async fn seq(ctx: &Context, args: SeqArgs) -> Result<i32> {
 /// The nodes, and the counter key of `name` on them.
 fn quorum(ctx: &Context, name: &str) -> Result<(Quorum, String)> {
     let key = SeqKeys::new(ctx.namespace()).counter(name)?;
+    yaraus::log::set_context("sequence", name);
     let quorum = ctx.quorum(ctx.timeouts().sequence_request())?;
     Ok((quorum, key))
 }
