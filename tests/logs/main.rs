@@ -190,3 +190,27 @@ fn a_usage_error_is_one_json_object_when_json_was_asked_for() {
     }
     assert_eq!(server.snapshot(), before);
 }
+
+#[test]
+fn a_line_about_one_node_names_it() {
+    let servers: Vec<RedisServer> = (0..3).map(|_| RedisServer::start()).collect();
+    // Another program's hash at the lock's key on one master of three.
+    servers[2].cmd(&["HSET", "mixed", "a", "b"]);
+    let mut args = vec!["lock".to_string(), "--allow-volatile".into()];
+    for s in &servers {
+        args.extend(["--redis".into(), s.url()]);
+    }
+    args.extend(["mixed", "--", "true"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = json_run(&args, &[]);
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    let lines = objects(&out.stderr);
+    let line = find(&lines, "the other masters make a majority");
+    assert_eq!(
+        (&line["level"], &line["lock"]),
+        (&"warn".into(), &"mixed".into())
+    );
+    let node = line["node"].as_str().expect("a node field");
+    assert_eq!(node, servers[2].url(), "not the third master");
+    assert!(line["message"].as_str().unwrap().contains(node), "{line}");
+}
