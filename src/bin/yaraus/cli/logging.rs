@@ -39,9 +39,9 @@ pub struct LogArgs {
     ///
     /// How log lines are written on stderr: text (a UTC timestamp and the message; the error
     /// that ends yaraus as one line "yaraus: ...") or json (every line, that error included, one
-    /// JSON object with time, level, message and the fields known: subcommand, id, lock,
-    /// client_id, node, exit_code; a notice of lines dropped while stderr was not read has a
-    /// numeric "dropped").
+    /// JSON object with time, level, message and the fields known: subcommand, id (run), lock,
+    /// index, sequence, client_id, node (a line about one Redis node), exit_code (the final
+    /// error); a notice of lines dropped while stderr was not read has a numeric "dropped").
     #[arg(long, env = "YARAUS_LOG_FORMAT", global = true, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text, help_heading = LOGGING, hide_env_values = true, hide_short_help = true)]
     pub log_format: LogFormat,
 }
