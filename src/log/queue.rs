@@ -21,9 +21,9 @@
 use super::record::{Field, Level, Style};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// A bounded queue of lines and the thread that writes them to a sink.
 pub(super) struct Logger {
@@ -108,28 +108,62 @@ impl Logger {
     /// Waits until every line queued so far is written, or `timeout`;
     /// true if they all were.
     pub fn flush(&self, timeout: Duration) -> bool {
-        // Lines dropped at the end have no next line to report them: the
-        // notice goes out on its own, if there is room for it.
-        let gap = self.gap.swap(0, Ordering::AcqRel);
-        if gap > 0 {
-            let mut text = String::new();
-            self.style.notice(&mut text, SystemTime::now(), gap);
-            if !self.offer(text) {
-                self.gap.fetch_add(gap, Ordering::AcqRel);
-            }
-        }
+        let end = Instant::now() + timeout;
+        self.tell_the_gap(end);
         let target = self.sent.load(Ordering::Acquire);
-        let count = self
-            .written
-            .count
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let count = self.written();
         let (count, _) = self
             .written
             .changed
-            .wait_timeout_while(count, timeout, |count| *count < target)
+            .wait_timeout_while(
+                count,
+                end.saturating_duration_since(Instant::now()),
+                |count| *count < target,
+            )
             .unwrap_or_else(PoisonError::into_inner);
         *count >= target
+    }
+
+    /// Lines dropped at the end have no next line to report them: the
+    /// notice goes out on its own, as soon as the writer makes room for it
+    /// before `end` (at exit the queue is often still full of the lines
+    /// before the gap). Without room by then, it stays counted.
+    fn tell_the_gap(&self, end: Instant) {
+        let gap = self.gap.swap(0, Ordering::AcqRel);
+        if gap == 0 {
+            return;
+        }
+        let mut text = String::new();
+        self.style.notice(&mut text, SystemTime::now(), gap);
+        loop {
+            // Read before the attempt, so that room made just after it is
+            // not waited for in vain.
+            let seen = *self.written();
+            match self.queue.try_send(text) {
+                Ok(()) => {
+                    self.sent.fetch_add(1, Ordering::AcqRel);
+                    return;
+                }
+                Err(TrySendError::Full(back)) => text = back,
+                Err(TrySendError::Disconnected(_)) => break,
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let _ = self
+                .written
+                .changed
+                .wait_timeout_while(self.written(), left, |count| *count == seen);
+        }
+        self.gap.fetch_add(gap, Ordering::AcqRel);
+    }
+
+    fn written(&self) -> std::sync::MutexGuard<'_, u64> {
+        self.written
+            .count
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     pub fn dropped(&self) -> u64 {
@@ -369,5 +403,48 @@ mod tests {
         assert!(dropped > 0, "nothing dropped");
         assert_eq!(told, dropped);
         assert_eq!(next, FLOOD as u64);
+    }
+
+    /// At exit the queue is still full of the lines before the last gap:
+    /// the flush waits for room to tell it, as long as its timeout allows,
+    /// instead of losing the notice with the gap.
+    #[test]
+    fn at_exit_the_notice_of_the_last_lost_lines_waits_for_room() {
+        let (read, write) = full_pipe();
+        let logger = Arc::new(Logger::new(write, CAPACITY, TEXT));
+        flood(&logger);
+        // The writer may have taken its first line (to block in writing it)
+        // only after the flood: until it has, the queue would have room for
+        // the notice. It has once more lines got in than the queue holds.
+        let stuck = Arc::clone(&logger);
+        within("filling the queue", move || {
+            while stuck.sent.load(Ordering::Acquire) <= CAPACITY as u64 {
+                stuck.line(Level::Warn, format_args!("more"), &[]);
+            }
+            stuck.line(Level::Warn, format_args!("lost"), &[]);
+        });
+        let dropped = logger.dropped();
+        assert!(dropped > 0, "nothing dropped");
+        // Started while the pipe is still blocked and the queue full.
+        let flushing = {
+            let logger = Arc::clone(&logger);
+            thread::spawn(move || logger.flush(WATCHDOG / 2))
+        };
+        let reader = drain(read);
+        assert!(flushing.join().unwrap(), "not flushed once drained");
+        drop(logger);
+        let out = reader.join().unwrap();
+        let messages = messages(&out);
+        let last = messages.last().unwrap();
+        assert!(
+            last.ends_with("log lines dropped: stderr was not being read)"),
+            "the last gap untold: {last:?}"
+        );
+        let told: u64 = messages
+            .iter()
+            .filter_map(|m| m.strip_prefix('('))
+            .filter_map(|m| m.split(' ').next()?.parse::<u64>().ok())
+            .sum();
+        assert_eq!(told, dropped);
     }
 }
