@@ -11,7 +11,7 @@
 //! "...")`. A line above the level costs one atomic load: its message is
 //! never formatted, its fields never computed.
 //!
-//! The writing itself is [`queue`]'s: a bounded queue and a thread of its
+//! The writing itself is `queue.rs`'s: a bounded queue and a thread of its
 //! own, so that a full stderr drops lines (counted, and told where they
 //! were) instead of stalling the deadline that kills a command whose claim
 //! is lost. The writer thread is started by the first line written, not at
