@@ -87,7 +87,7 @@ fn library_imports() -> BTreeMap<String, BTreeSet<String>> {
         let named = graph.entry(module.clone()).or_default();
         for name in names_after(&code(&file), "crate::") {
             // The logging macros are exported at the crate root.
-            let name = if name == "info" || name == "warn" {
+            let name = if ["info", "warn", "debug", "__log"].contains(&name) {
                 "log"
             } else {
                 name

@@ -254,6 +254,14 @@ async fn renew_until_stopped<C: Claim>(
         match outcome {
             Ok(validity) => {
                 deadline.send_replace(sent + validity);
+                // Each renewal, for an operator looking into a problem: how
+                // long it took and how long the claim now holds.
+                crate::debug!(
+                    "{}: renewed in {}, valid for {}",
+                    claim.describe(),
+                    crate::base::duration::shown(sent.elapsed()),
+                    crate::base::duration::shown(validity)
+                );
                 metrics.renewed(sent.elapsed());
                 if let Some(offset) = claim.clock_offset() {
                     metrics.clock_offset(offset);

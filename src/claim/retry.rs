@@ -209,6 +209,13 @@ impl Report {
         };
         let due = changed || self.last.is_some_and(|(_, at)| now - at >= REPORT_EVERY);
         if !due {
+            // Every attempt between the lines above, for an operator who
+            // asked for them.
+            crate::debug!(
+                "{}; retrying in {} (waiting for {wanted})",
+                refusal.message,
+                crate::base::duration::shown(rounded(pause))
+            );
             return;
         }
         self.last = Some((refusal.kind, now));

@@ -155,8 +155,8 @@ impl Locker {
     /// fencing token, then enough validity left. Gives nothing back.
     async fn keep(&mut self, tally: &mut Tally, mode: FenceMode) -> Result<u64, Unkept> {
         tally.verdict(self)?;
-        for w in &tally.wrong {
-            crate::warn!("{}: {w}; the other masters make a majority", self.what());
+        for (node, w) in &tally.wrong {
+            crate::warn!(node = node.as_str(); "{}: {w}; the other masters make a majority", self.what());
         }
         let fencing_token = match tally.fence(mode, self.quorum.majority()) {
             Some(f) => f,

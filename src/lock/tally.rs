@@ -70,8 +70,9 @@ pub(super) struct Tally {
     /// The highest fencing counter any node showed.
     pub(super) seen: Option<u64>,
     busy: Vec<Busy>,
-    /// Masters where the key is of another type, as messages.
-    pub(super) wrong: Vec<String>,
+    /// Masters where the key is of another type: each one's label and the
+    /// message (the label is the `node` of the log line).
+    pub(super) wrong: Vec<(String, String)>,
     failed: Vec<String>,
     fatal: Option<Error>,
     /// Per node, the counter our accepted proposal replaced: a failed
@@ -153,7 +154,8 @@ impl Tally {
                 });
             }
             NodeAcquire::WrongType(kind) => {
-                self.wrong.push(format!("{label} holds a {kind} at {key}"))
+                let said = format!("{label} holds a {kind} at {key}");
+                self.wrong.push((label.to_string(), said))
             }
         }
     }
@@ -174,7 +176,11 @@ impl Tally {
                 "cannot take the {}: {}, where {expected} was expected; another program uses \
                  that key (pick another name, or {}), or the holders disagree on {}",
                 locker.what(),
-                self.wrong.join(", "),
+                self.wrong
+                    .iter()
+                    .map(|(_, said)| said.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 Setting::Prefix,
                 Setting::Limit
             ))));
@@ -272,7 +278,7 @@ impl Tally {
             };
         }
         let mut why: Vec<String> = failed.to_vec();
-        why.extend(self.wrong.iter().cloned());
+        why.extend(self.wrong.iter().map(|(_, said)| said.clone()));
         if !busy.is_empty() {
             why.push(format!(
                 "{} held it elsewhere",

@@ -31,17 +31,14 @@ fn main() {
         .build()
     {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("yaraus: cannot start: {e}");
-            std::process::exit(EXIT_SOFTWARE);
-        }
+        Err(e) => fail(format_args!("cannot start: {e}"), EXIT_SOFTWARE),
     };
     let code = match runtime.block_on(commands::execute(cli, watchdog)) {
         Ok(code) => code,
         Err(e) => {
             // Queued after the lines still waiting, so that it comes last;
             // through the queue, so that a blocked stderr cannot hang the exit.
-            yaraus::log::final_error(format_args!("{e}"), EXIT_FLUSH);
+            yaraus::log::final_error(format_args!("{e}"), e.exit_code(), EXIT_FLUSH);
             e.exit_code()
         }
     };
@@ -52,7 +49,8 @@ fn main() {
     std::process::exit(code);
 }
 
-/// The command line, or the exit for help, version and usage errors.
+/// The command line, or the exit for help, version and usage errors; the
+/// log is set up as it asks before anything is logged.
 fn parse() -> Cli {
     use clap::{FromArgMatches, parser::ValueSource};
     let matches = cli::command()
@@ -65,16 +63,38 @@ fn parse() -> Cli {
         let typed = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
         lock.timeout_typed =
             typed("timeout") || matches.value_source("timeout") == Some(ValueSource::CommandLine);
+        lock.verbose = cli.global.log.lock_verbose();
     }
+    configure_log(&cli, &matches);
     cli
+}
+
+/// The log's format and level, and the subcommand every JSON line names
+/// (`seq serve`: the words as typed, up to the first that is not one).
+fn configure_log(cli: &Cli, matches: &clap::ArgMatches) {
+    let log = &cli.global.log;
+    yaraus::log::set_format(log.log_format.into());
+    let lock = matches!(cli.command, cli::Command::Lock(_));
+    yaraus::log::set_level(log.level(lock));
+    let mut words = Vec::new();
+    let mut at = matches;
+    while let Some((name, sub)) = at.subcommand() {
+        words.push(name);
+        at = sub;
+    }
+    yaraus::log::set_context("subcommand", words.join(" "));
+}
+
+/// The error that ends yaraus before it has done anything, in the log's
+/// format, and the exit with `code`.
+fn fail(msg: std::fmt::Arguments<'_>, code: i32) -> ! {
+    yaraus::log::final_error(msg, code, EXIT_FLUSH);
+    std::process::exit(code);
 }
 
 /// The watchdog process, or the exit if it cannot be started.
 fn start_watchdog() -> Watchdog {
-    Watchdog::start().unwrap_or_else(|e| {
-        eprintln!("yaraus: {e}");
-        std::process::exit(e.exit_code());
-    })
+    Watchdog::start().unwrap_or_else(|e| fail(format_args!("{e}"), e.exit_code()))
 }
 
 /// Help and version go to stdout; any other parse error is one line on
@@ -91,20 +111,34 @@ fn exit_on_parse_error(e: clap::Error) -> ! {
         let code = match e.print() {
             Ok(()) => e.exit_code(),
             Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => e.exit_code(),
-            Err(err) => {
-                eprintln!("yaraus: cannot write to stdout: {err}");
-                EXIT_SOFTWARE
-            }
+            Err(err) => fail(format_args!("cannot write to stdout: {err}"), EXIT_SOFTWARE),
         };
         std::process::exit(code);
     }
-    eprintln!("yaraus: {} (see yaraus --help)", one_line(&e));
-    std::process::exit(EXIT_USAGE);
+    yaraus::log::set_format(format_despite_the_error());
+    fail(
+        format_args!("{} (see yaraus --help)", one_line(&e)),
+        EXIT_USAGE,
+    );
+}
+
+/// The log format the command line asks for, read again leniently: a
+/// usage error is said in JSON when `--log-format json` (or
+/// `YARAUS_LOG_FORMAT=json`) was given, valid, beside the mistake. Text
+/// when the format is itself the mistake.
+fn format_despite_the_error() -> yaraus::log::Format {
+    cli::command()
+        .ignore_errors(true)
+        .try_get_matches()
+        .ok()
+        .and_then(|m| m.get_one::<cli::LogFormat>("log_format").copied())
+        .map_or(yaraus::log::Format::Text, Into::into)
 }
 
 /// clap's first line, without its "error: " prefix and the usage block that
 /// follows; where it ends in a colon ("the following required arguments
-/// were not provided:"), the names on the indented lines after it.
+/// were not provided:"), the names on the indented lines after it; for a
+/// value not among those allowed, the allowed ones.
 fn one_line(e: &clap::Error) -> String {
     let text = e.to_string();
     let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
@@ -118,6 +152,9 @@ fn one_line(e: &clap::Error) -> String {
         if !named.is_empty() {
             first = format!("{first} {}", named.join(", "));
         }
+    } else if let Some(values) = lines.find_map(|l| l.trim().strip_prefix("[possible values: ")) {
+        // A wrong word for a value: the right ones, on the same line.
+        first = format!("{first} (one of: {}", values.replace(']', ")"));
     }
     first
 }

@@ -158,8 +158,9 @@ impl Server {
                 accepted = listener.accept() => accepted,
             };
             match accepted {
-                Ok((stream, _)) => {
+                Ok((stream, peer)) => {
                     next_id += 1;
+                    crate::debug!("seq serve: connection {next_id} from {peer:?}");
                     server.clone().admit(stream, next_id, shutdown.clone());
                 }
                 Err(e) => {

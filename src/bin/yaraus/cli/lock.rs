@@ -159,12 +159,12 @@ pub struct LockArgs {
     #[arg(long, visible_aliases = ["no-fsync-check", "assume-durable"])]
     pub allow_volatile: bool,
 
-    /// Also say what went well (taken, started, released); silent otherwise.
-    ///
-    /// Also say what went well: the lock taken (with its fencing token), COMMAND started, the lock
-    /// released. Without it a lock that was taken is silent, as flock is (cron mails whatever a
-    /// job prints); waiting for a busy lock, giving up and losing the lock are always said.
-    #[arg(short = 'v', long)]
+    /// Whether to say what went well (the lock taken, COMMAND started, the
+    /// lock released), set by main.rs from the global -v/--log-level:
+    /// without it a lock that was taken is silent, as flock is (cron mails
+    /// whatever a job prints); waiting for a busy lock, giving up and
+    /// losing the lock are always said.
+    #[arg(skip)]
     pub verbose: bool,
 
     /// Take the lock, print its token, and exit.

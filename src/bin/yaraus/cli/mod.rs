@@ -14,6 +14,7 @@ mod flags;
 mod hilo;
 mod index;
 mod lock;
+mod logging;
 #[cfg(test)]
 mod man;
 mod run;
@@ -26,6 +27,7 @@ pub use flags::flag;
 pub use hilo::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
 pub use index::IndexArgs;
 pub use lock::{AcquireFormat, LockArgs};
+pub use logging::{LogArgs, LogFormat};
 pub use run::RunArgs;
 pub use seq::{SeqArgs, SeqCommand, SeqNextArgs, SeqServeArgs, SeqSetFloorArgs};
 
@@ -216,9 +218,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DURATION", default_value = "2s", value_parser = positive_duration, allow_hyphen_values = true, help_heading = CONNECTION)]
     pub timeout: Duration,
 
-    /// Print only errors and warnings.
-    #[arg(long, short, global = true)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub log: LogArgs,
 }
 
 const INIT_ABOUT: &str = "Create the pool of worker ids MIN..=MAX. Running it again with the same range \

@@ -28,6 +28,7 @@ fn shards(ctx: &Context) -> Result<Quorum> {
 
 async fn next(ctx: &Context, args: HiloNextArgs) -> Result<i32> {
     let keys = HiloKeys::new(ctx.namespace(), &args.name)?;
+    yaraus::log::set_context("sequence", keys.name());
     let mut reserver = Reserver::new(shards(ctx)?, keys)?;
     let wanted = format!("a shard of the hilo sequence {}", args.name);
     let Some(count) = args.count else {
@@ -89,6 +90,7 @@ fn observe(metrics: &Metrics, labels: &[String], run: &Result<AgentRun>) {
 
 async fn agent_with(ctx: &Context, args: HiloAgentArgs, metrics: Metrics) -> Result<i32> {
     let keys = HiloKeys::new(ctx.namespace(), &args.name)?;
+    yaraus::log::set_context("sequence", keys.name());
     let options = AgentOptions {
         window_size: args.window_size,
         min_open: args.min_open,
@@ -168,6 +170,7 @@ fn report(agent: &Agent, run: &AgentRun) -> Result<()> {
 
 async fn status(ctx: &Context, name: &str) -> Result<i32> {
     let keys = HiloKeys::new(ctx.namespace(), name)?;
+    yaraus::log::set_context("sequence", keys.name());
     let mut quorum = shards(ctx)?;
     let wanted = format!("a shard of the hilo sequence {name}");
     let (doc, known) = ctx

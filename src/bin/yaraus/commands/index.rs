@@ -70,6 +70,8 @@ async fn index_with(
         signal = signals.recv() => return Err(Error::Interrupted(signal as i32)),
         checked = patience.retry(&server, async |_| index.check().await) => checked?,
     }
+    yaraus::log::set_context("index", index.keys().name());
+    yaraus::log::set_context("client_id", index.client());
     yaraus::info!(
         "index {}: interval {}, skew {}, client id {}",
         index.keys().name(),

@@ -53,6 +53,7 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
         require_fsync: ctx.requires_durable(),
     };
     let mut locker = Locker::new(ctx.targets(), &args.name, options)?;
+    yaraus::log::set_context("lock", locker.name());
     advise(&args, &mode, &locker);
     let conflict_code = i32::from(args.conflict_exit_code);
     // -n and -w, or the default of the mode (settings/wait.rs).
@@ -90,7 +91,11 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
     match outcome {
         Err(Error::Exhausted(message)) => {
             // One line, as the binary prints every error, with our own code.
-            yaraus::log::final_error(format_args!("{message}"), yaraus::log::EXIT_FLUSH);
+            yaraus::log::final_error(
+                format_args!("{message}"),
+                conflict_code,
+                yaraus::log::EXIT_FLUSH,
+            );
             Ok(conflict_code)
         }
         other => other,
@@ -193,7 +198,7 @@ async fn take(
 /// are said anyway.
 fn silent_from_now_unless(verbose: bool) {
     if !verbose {
-        yaraus::log::set_quiet(true);
+        yaraus::log::set_level(yaraus::log::level().min(yaraus::log::Level::Warn));
     }
 }
 

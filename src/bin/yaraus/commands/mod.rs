@@ -20,7 +20,6 @@ use yaraus::supervise::Watchdog;
 /// that run one ([`Cli::runs_a_command`]); it must be started before the
 /// runtime ([`Watchdog::start`]).
 pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
-    yaraus::log::set_quiet(cli.global.quiet);
     if let Command::Completions(args) = &cli.command {
         return completions(args.shell);
     }

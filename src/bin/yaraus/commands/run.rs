@@ -69,7 +69,7 @@ async fn run_with(
         }
     };
     let id = lease.id().to_string();
-    yaraus::info!("client id: {}, id: {id}", lease.client_id());
+    said_leased(&lease);
     // Said once the command is sure to start, so that a run that fails
     // before it (no free id, a bad URL) still says one line: its error.
     if let Some(warning) = unplaced_id(&args.command, &args.replacement) {
@@ -153,6 +153,14 @@ fn clock_guard(
         Setting::MaxClockWait,
         yaraus::base::duration::shown(max_wait)
     )))
+}
+
+/// The lease in the log: every line from here on names the id and the
+/// client (JSON fields), and a line says which they are.
+fn said_leased(lease: &Lease) {
+    yaraus::log::set_context("id", lease.id().0);
+    yaraus::log::set_context("client_id", lease.client_id());
+    yaraus::info!("client id: {}, id: {}", lease.client_id(), lease.id());
 }
 
 #[cfg(test)]

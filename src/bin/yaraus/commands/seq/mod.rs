@@ -32,6 +32,7 @@ pub async fn seq(ctx: &Context, args: SeqArgs) -> Result<i32> {
 /// The nodes, and the counter key of `name` on them.
 fn quorum(ctx: &Context, name: &str) -> Result<(Quorum, String)> {
     let key = SeqKeys::new(ctx.namespace()).counter(name)?;
+    yaraus::log::set_context("sequence", name);
     let quorum = ctx.quorum(ctx.timeouts().sequence_request())?;
     Ok((quorum, key))
 }
@@ -77,7 +78,11 @@ async fn get(ctx: &Context, name: &str) -> Result<i32> {
             Ok(0)
         }
         None => {
-            eprintln!("yaraus: no node holds the sequence {name} ({key}): it was never used");
+            yaraus::log::final_error(
+                format_args!("no node holds the sequence {name} ({key}): it was never used"),
+                1,
+                yaraus::log::EXIT_FLUSH,
+            );
             Ok(1)
         }
     }

@@ -1,9 +1,5 @@
-//! One line per event on stderr, timestamped, as the Go yaraus logs; and no
-//! log call ever makes its caller wait.
-//!
-//! Logging is a process-wide concern of a command-line tool, so it is a
-//! process-wide switch: `--quiet` turns off everything but errors and warnings
-//! that change what the tool does.
+//! The bounded queue between a caller and stderr, and the thread that
+//! writes it out: a log call never waits for stderr.
 //!
 //! A write to stderr can wait without end: a pipe to a log shipper that has
 //! stopped reading fills up, and a terminal paused with Ctrl-S takes nothing
@@ -14,87 +10,25 @@
 //! is the lesser harm, so a caller only formats its line and offers it to a
 //! bounded queue, and a thread of its own writes the queue out. When the
 //! queue is full the line is dropped and counted; the next line that gets in
-//! carries a notice of how many were lost, so the gap shows where it is.
+//! carries a notice of how many were lost (in JSON, a line of its own with a
+//! numeric `dropped`), so the gap shows where it is.
 //!
-//! The writer thread is started by the first line written, not at start-up:
-//! a run that logs nothing (`--quiet`, `completions`) never has one, and
-//! until its first line the process has no thread that logging added.
-//!
-//! `std::process::exit` does not wait for other threads, so the binary calls
-//! [`flush`] before it: with a working stderr the last lines come out, and
-//! with a blocked one the exit is late by a bounded time, not forever.
+//! This is why yaraus keeps its own logger rather than `tracing` with
+//! `tracing-appender`: the lossy non-blocking writer there drops lines too,
+//! but only counts them in a number nobody reads; the reader of the stream
+//! would never learn that, or where, lines are missing.
 
-use std::fmt::Write as _;
+use super::record::{Field, Level, Style};
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
-use std::time::{Duration, SystemTime};
-
-/// Lines waiting for the writer. Enough for a burst of warnings while stderr
-/// is slow, small enough that a stuck stderr holds little memory.
-const CAPACITY: usize = 256;
-
-static QUIET: AtomicBool = AtomicBool::new(false);
-
-static STDERR: OnceLock<Logger> = OnceLock::new();
-
-/// Silences [`info`] for the rest of the process.
-pub fn set_quiet(quiet: bool) {
-    QUIET.store(quiet, Ordering::Relaxed);
-}
-
-/// Whether `--quiet` was given: for a warning that `--quiet` also hides
-/// (advice rather than a change in what the tool does).
-pub fn is_quiet() -> bool {
-    QUIET.load(Ordering::Relaxed)
-}
-
-/// An event of normal operation; silenced by `--quiet`.
-pub fn info(msg: std::fmt::Arguments<'_>) {
-    if !QUIET.load(Ordering::Relaxed) {
-        stderr().line(msg);
-    }
-}
-
-/// Something the user must see even with `--quiet`.
-pub fn warn(msg: std::fmt::Arguments<'_>) {
-    stderr().line(msg);
-}
-
-/// How long the exit waits for queued lines: long enough for a working
-/// stderr, short enough that a blocked one costs only a late exit.
-pub const EXIT_FLUSH: Duration = Duration::from_secs(1);
-
-/// The final error, `yaraus: …` without a timestamp (the one-line contract
-/// of every failure), queued like any line and then flushed within
-/// `timeout`: a blocked stderr delays the exit by that much, never forever.
-pub fn final_error(msg: std::fmt::Arguments<'_>, timeout: Duration) {
-    stderr().raw(format!("yaraus: {msg}\n"));
-    flush(timeout);
-}
-
-/// Waits until every line logged so far is written, or `timeout` has passed;
-/// true if they all were. A process that never logged has nothing to wait
-/// for, and no writer thread is started for it.
-pub fn flush(timeout: Duration) -> bool {
-    STDERR.get().is_none_or(|logger| logger.flush(timeout))
-}
-
-/// How many lines were dropped because stderr was not keeping up.
-pub fn dropped() -> u64 {
-    STDERR.get().map_or(0, Logger::dropped)
-}
-
-fn stderr() -> &'static Logger {
-    // Stderr is unbuffered: each line is one write_all of the whole line,
-    // which keeps it whole when processes share a terminal or a log file.
-    STDERR.get_or_init(|| Logger::new(std::io::stderr(), CAPACITY))
-}
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
 
 /// A bounded queue of lines and the thread that writes them to a sink.
-struct Logger {
+pub(super) struct Logger {
     queue: SyncSender<String>,
+    style: Style,
     /// Lines that got into the queue, to know what [`Logger::flush`] waits for.
     sent: AtomicU64,
     /// Lines dropped since the last line that got in: the next one says so.
@@ -113,7 +47,7 @@ struct Written {
 }
 
 impl Logger {
-    fn new(sink: impl Write + Send + 'static, capacity: usize) -> Logger {
+    pub fn new(sink: impl Write + Send + 'static, capacity: usize, style: Style) -> Logger {
         let (queue, lines) = std::sync::mpsc::sync_channel(capacity);
         let written = Arc::new(Written::default());
         let progress = Arc::clone(&written);
@@ -124,6 +58,7 @@ impl Logger {
             .spawn(move || write_out(sink, lines, &progress));
         Logger {
             queue,
+            style,
             sent: AtomicU64::new(0),
             gap: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
@@ -132,21 +67,24 @@ impl Logger {
     }
 
     /// Queues one line, or drops it if the queue is full; never waits.
-    fn line(&self, msg: std::fmt::Arguments<'_>) {
-        let now = humantime::format_rfc3339_millis(SystemTime::now());
+    pub fn line(&self, level: Level, msg: std::fmt::Arguments<'_>, fields: &[Field]) {
+        let now = SystemTime::now();
         let gap = self.gap.swap(0, Ordering::AcqRel);
         let mut text = String::new();
         if gap > 0 {
             // In the same write as the line, so that nothing comes between
             // the notice and the place of the gap.
-            notice(&mut text, &now, gap);
+            self.style.notice(&mut text, now, gap);
         }
-        let _ = writeln!(text, "{now} {msg}");
+        self.style.line(&mut text, now, level, msg, fields);
         self.queue(text, gap);
     }
 
-    /// Queues `text` as it is (no timestamp), or drops and counts it.
-    fn raw(&self, text: String) {
+    /// Queues the final error, or drops and counts it.
+    pub fn final_error(&self, msg: std::fmt::Arguments<'_>, fields: &[Field]) {
+        let mut text = String::new();
+        self.style
+            .final_error(&mut text, SystemTime::now(), msg, fields);
         self.queue(text, 0);
     }
 
@@ -167,46 +105,70 @@ impl Logger {
         queued
     }
 
-    fn flush(&self, timeout: Duration) -> bool {
-        // Lines dropped at the end have no next line to report them: the
-        // notice goes out on its own, if there is room for it.
-        let gap = self.gap.swap(0, Ordering::AcqRel);
-        if gap > 0 {
-            let mut text = String::new();
-            notice(
-                &mut text,
-                &humantime::format_rfc3339_millis(SystemTime::now()),
-                gap,
-            );
-            if !self.offer(text) {
-                self.gap.fetch_add(gap, Ordering::AcqRel);
-            }
-        }
+    /// Waits until every line queued so far is written, or `timeout`;
+    /// true if they all were.
+    pub fn flush(&self, timeout: Duration) -> bool {
+        let end = Instant::now() + timeout;
+        self.tell_the_gap(end);
         let target = self.sent.load(Ordering::Acquire);
-        let count = self
-            .written
-            .count
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let count = self.written();
         let (count, _) = self
             .written
             .changed
-            .wait_timeout_while(count, timeout, |count| *count < target)
+            .wait_timeout_while(
+                count,
+                end.saturating_duration_since(Instant::now()),
+                |count| *count < target,
+            )
             .unwrap_or_else(PoisonError::into_inner);
         *count >= target
     }
 
-    fn dropped(&self) -> u64 {
+    /// Lines dropped at the end have no next line to report them: the
+    /// notice goes out on its own, as soon as the writer makes room for it
+    /// before `end` (at exit the queue is often still full of the lines
+    /// before the gap). Without room by then, it stays counted.
+    fn tell_the_gap(&self, end: Instant) {
+        let gap = self.gap.swap(0, Ordering::AcqRel);
+        if gap == 0 {
+            return;
+        }
+        let mut text = String::new();
+        self.style.notice(&mut text, SystemTime::now(), gap);
+        loop {
+            // Read before the attempt, so that room made just after it is
+            // not waited for in vain.
+            let seen = *self.written();
+            match self.queue.try_send(text) {
+                Ok(()) => {
+                    self.sent.fetch_add(1, Ordering::AcqRel);
+                    return;
+                }
+                Err(TrySendError::Full(back)) => text = back,
+                Err(TrySendError::Disconnected(_)) => break,
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let _ = self
+                .written
+                .changed
+                .wait_timeout_while(self.written(), left, |count| *count == seen);
+        }
+        self.gap.fetch_add(gap, Ordering::AcqRel);
+    }
+
+    fn written(&self) -> std::sync::MutexGuard<'_, u64> {
+        self.written
+            .count
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
-}
-
-fn notice(text: &mut String, now: &humantime::Rfc3339Timestamp, gap: u64) {
-    let lines = if gap == 1 { "line" } else { "lines" };
-    let _ = writeln!(
-        text,
-        "{now} ({gap} log {lines} dropped: stderr was not being read)"
-    );
 }
 
 /// The writer thread: one write per queued entry, in order, until the logger
@@ -221,18 +183,9 @@ fn write_out(mut sink: impl Write, lines: Receiver<String>, written: &Written) {
     }
 }
 
-#[macro_export]
-macro_rules! info {
-    ($($t:tt)*) => { $crate::log::info(format_args!($($t)*)) };
-}
-
-#[macro_export]
-macro_rules! warn {
-    ($($t:tt)*) => { $crate::log::warn(format_args!($($t)*)) };
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::record::Format;
     use super::*;
     use nix::errno::Errno;
     use nix::fcntl::{FcntlArg, OFlag, fcntl};
@@ -252,6 +205,13 @@ mod tests {
     /// What every flooded line carries after its number, so that a line cut
     /// short or run together with another shows.
     const PAD: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+    /// The style of the text tests; CAPACITY is the logger's own.
+    const TEXT: Style = Style {
+        format: Format::Text,
+        context: Vec::new,
+    };
+    const CAPACITY: usize = super::super::CAPACITY;
 
     /// A pipe whose write end is already full, as a log shipper's pipe is
     /// once it stops reading. The filler is whole lines of `#`. Close on exec,
@@ -293,7 +253,7 @@ mod tests {
         let logger = Arc::clone(logger);
         within("logging to a full pipe", move || {
             for i in 0..FLOOD {
-                logger.line(format_args!("line {i} {PAD}"));
+                logger.line(Level::Warn, format_args!("line {i} {PAD}"), &[]);
             }
         });
     }
@@ -332,7 +292,7 @@ mod tests {
     #[test]
     fn a_full_pipe_never_blocks_the_caller_and_lines_are_dropped_and_counted() {
         let (read, write) = full_pipe();
-        let logger = Arc::new(Logger::new(write, CAPACITY));
+        let logger = Arc::new(Logger::new(write, CAPACITY, TEXT));
         flood(&logger);
         assert!(logger.dropped() > 0, "nothing dropped");
         // The writer is still stuck in its write; closing the read end ends
@@ -343,14 +303,14 @@ mod tests {
     #[test]
     fn once_drained_the_loss_is_told_where_it_happened_and_lines_are_whole_and_in_order() {
         let (read, write) = full_pipe();
-        let logger = Arc::new(Logger::new(write, CAPACITY));
+        let logger = Arc::new(Logger::new(write, CAPACITY, TEXT));
         flood(&logger);
         let reader = drain(read);
         assert!(
             flush(&logger, WATCHDOG / 2),
             "the drained pipe was not written"
         );
-        logger.line(format_args!("after the drain"));
+        logger.line(Level::Info, format_args!("after the drain"), &[]);
         let dropped = logger.dropped();
         drop(logger);
         let out = reader.join().unwrap();
@@ -392,10 +352,10 @@ mod tests {
     #[test]
     fn flush_fails_while_the_pipe_is_blocked_and_succeeds_once_drained() {
         let (read, write) = full_pipe();
-        let logger = Arc::new(Logger::new(write, CAPACITY));
+        let logger = Arc::new(Logger::new(write, CAPACITY, TEXT));
         let last_words = Arc::clone(&logger);
         within("logging to a full pipe", move || {
-            last_words.line(format_args!("the last words"));
+            last_words.line(Level::Warn, format_args!("the last words"), &[]);
         });
         assert!(
             !flush(&logger, Duration::from_millis(100)),
@@ -406,5 +366,85 @@ mod tests {
         drop(logger);
         let out = reader.join().unwrap();
         assert_eq!(messages(&out), ["the last words"]);
+    }
+
+    /// The same flood in JSON: every line the pipe gets is one object, the
+    /// notices among them with a numeric `dropped`, and what they tell adds
+    /// up to what was dropped.
+    #[test]
+    fn in_json_every_line_parses_and_the_notices_count_the_dropped_lines() {
+        let json = Style {
+            format: Format::Json,
+            context: || vec![("subcommand", "run".into())],
+        };
+        let (read, write) = full_pipe();
+        let logger = Arc::new(Logger::new(write, CAPACITY, json));
+        flood(&logger);
+        let reader = drain(read);
+        assert!(flush(&logger, WATCHDOG / 2), "not flushed once drained");
+        let dropped = logger.dropped();
+        drop(logger);
+        let out = reader.join().unwrap();
+        let (mut next, mut told) = (0, 0);
+        for line in out.lines().filter(|l| !l.starts_with('#')) {
+            let object: serde_json::Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"));
+            assert_eq!(object["subcommand"], "run", "{line}");
+            assert!(humantime::parse_rfc3339(object["time"].as_str().unwrap()).is_ok());
+            if let Some(lost) = object["dropped"].as_u64() {
+                assert_eq!(object["level"], "warn", "{line}");
+                next += lost;
+                told += lost;
+            } else {
+                assert_eq!(object["message"], format!("line {next} {PAD}"), "{line}");
+                next += 1;
+            }
+        }
+        assert!(dropped > 0, "nothing dropped");
+        assert_eq!(told, dropped);
+        assert_eq!(next, FLOOD as u64);
+    }
+
+    /// At exit the queue is still full of the lines before the last gap:
+    /// the flush waits for room to tell it, as long as its timeout allows,
+    /// instead of losing the notice with the gap.
+    #[test]
+    fn at_exit_the_notice_of_the_last_lost_lines_waits_for_room() {
+        let (read, write) = full_pipe();
+        let logger = Arc::new(Logger::new(write, CAPACITY, TEXT));
+        flood(&logger);
+        // The writer may have taken its first line (to block in writing it)
+        // only after the flood: until it has, the queue would have room for
+        // the notice. It has once more lines got in than the queue holds.
+        let stuck = Arc::clone(&logger);
+        within("filling the queue", move || {
+            while stuck.sent.load(Ordering::Acquire) <= CAPACITY as u64 {
+                stuck.line(Level::Warn, format_args!("more"), &[]);
+            }
+            stuck.line(Level::Warn, format_args!("lost"), &[]);
+        });
+        let dropped = logger.dropped();
+        assert!(dropped > 0, "nothing dropped");
+        // Started while the pipe is still blocked and the queue full.
+        let flushing = {
+            let logger = Arc::clone(&logger);
+            thread::spawn(move || logger.flush(WATCHDOG / 2))
+        };
+        let reader = drain(read);
+        assert!(flushing.join().unwrap(), "not flushed once drained");
+        drop(logger);
+        let out = reader.join().unwrap();
+        let messages = messages(&out);
+        let last = messages.last().unwrap();
+        assert!(
+            last.ends_with("log lines dropped: stderr was not being read)"),
+            "the last gap untold: {last:?}"
+        );
+        let told: u64 = messages
+            .iter()
+            .filter_map(|m| m.strip_prefix('('))
+            .filter_map(|m| m.split(' ').next()?.parse::<u64>().ok())
+            .sum();
+        assert_eq!(told, dropped);
     }
 }
