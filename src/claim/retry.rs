@@ -214,7 +214,7 @@ impl Report {
             crate::debug!(
                 "{}; retrying in {} (waiting for {wanted})",
                 refusal.message,
-                crate::base::duration::shown(rounded(pause))
+                crate::base::duration::measured(pause)
             );
             return;
         }
