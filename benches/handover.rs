@@ -3,7 +3,7 @@
 //! command starts, on one master and on three masters with `appendfsync
 //! always`, with wake-ups (a release publishes, the waiter is subscribed)
 //! and with polls only (the waiter pauses 50–250 ms between attempts, as
-//! before wake-ups; the test knob `YARAUS_TEST_LOCK_NO_WAKEUPS` turns the
+//! before wake-ups; the test knob `YARAUS_TEST_NO_WAKEUPS` turns the
 //! subscription off, so both run the same binary in the same run).
 //!
 //! One round, for each setting in turn (so that a machine whose speed
@@ -65,7 +65,7 @@ fn lock(yaraus: &str, urls: &[String], wakeups: bool, script: String) -> Child {
     }
     c.args(["lock", "bench-handover", "--", "sh", "-c", &script]);
     if !wakeups {
-        c.env("YARAUS_TEST_LOCK_NO_WAKEUPS", "1");
+        c.env("YARAUS_TEST_NO_WAKEUPS", "1");
     }
     c.stdin(Stdio::null())
         .stdout(Stdio::null())

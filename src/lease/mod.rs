@@ -34,7 +34,7 @@ pub use worker_id::WorkerId;
 
 use crate::base::BootInstant;
 use crate::base::setting::Setting;
-use crate::claim::{Attempt, Claim, Claimant, Refusal, RenewError, validity};
+use crate::claim::{Attempt, Channel, Claim, Claimant, Refusal, RenewError, Wakeups, validity};
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
 pub use clock::ClockPolicy;
@@ -57,23 +57,34 @@ pub struct PoolKeys {
     pub stats: String,
     /// The clock guard's records (not the Go tool's: it ignores them).
     pub clock: String,
+    /// The channel a release publishes on, which the runs waiting for a
+    /// free id listen to (`ns:wake:ns:ids`, claim/wake.rs).
+    pub wake: Channel,
 }
 
 impl PoolKeys {
     pub fn new(namespace: &str) -> PoolKeys {
-        PoolKeys {
-            ids: format!("{namespace}:ids"),
-            clients: format!("{namespace}:clients"),
-            stats: format!("{namespace}:stats"),
-            clock: format!("{namespace}:clock"),
-        }
+        PoolKeys::with_tag(namespace, namespace, false)
     }
 
     /// The keys in Redis Cluster: the namespace becomes their hash tag
     /// (`{ns}:ids`, `{ns}:clients`, `{ns}:stats`, `{ns}:clock`), so that
-    /// the scripts that touch them run in one slot.
+    /// the scripts that touch them run in one slot; the wake channel
+    /// (`ns:wake:{ns}:ids`) carries the tag too, so that the release script
+    /// may publish on it (`SPUBLISH`).
     pub fn in_cluster(namespace: &str) -> PoolKeys {
-        PoolKeys::new(&format!("{{{namespace}}}"))
+        PoolKeys::with_tag(namespace, &format!("{{{namespace}}}"), true)
+    }
+
+    fn with_tag(namespace: &str, tagged: &str, cluster: bool) -> PoolKeys {
+        let ids = format!("{tagged}:ids");
+        PoolKeys {
+            wake: Channel::named(format!("{namespace}:wake:{ids}"), cluster),
+            ids,
+            clients: format!("{tagged}:clients"),
+            stats: format!("{tagged}:stats"),
+            clock: format!("{tagged}:clock"),
+        }
     }
 }
 
@@ -104,6 +115,9 @@ pub struct Leaser {
     /// before every later attempt (only ever ours: the script checks the
     /// owner, and a later attempt that leases one again ends the wait).
     leftovers: Vec<recovery::Leftover>,
+    /// While it waits for a free id: its subscription to the pool's wake
+    /// channel (claim/wake.rs).
+    wakeups: Wakeups,
 }
 
 /// A leased worker id: the [`Claim`] that `yaraus run` keeps alive.
@@ -150,6 +164,7 @@ impl Leaser {
     /// retry interval of `timing` (which has been through the safeguards).
     pub fn new(store: Store, keys: PoolKeys, timing: &Timing) -> Leaser {
         Leaser {
+            wakeups: Wakeups::new(keys.wake.clone()),
             store,
             keys,
             clock: ClockPolicy::default(),
@@ -315,9 +330,23 @@ impl Claimant for Leaser {
     /// SIGKILL, and is never handed out twice.
     async fn abandon(&mut self) {}
 
-    /// Every `--interval` (from half of it, so that waiters spread out).
+    /// Every `--interval` (from half of it, so that waiters spread out):
+    /// with wake-ups only the fallback poll, which a release ends.
     fn pause(&self) -> (Duration, Duration) {
-        (self.interval / 2, self.interval)
+        test_poll().unwrap_or((self.interval / 2, self.interval))
+    }
+
+    /// Subscribes to the pool's wake channel (claim/wake.rs).
+    async fn arm_wakeups(&mut self) -> bool {
+        self.wakeups.arm([&self.store]).await
+    }
+
+    fn woken(&mut self) -> impl std::future::Future<Output = ()> {
+        self.wakeups.woken()
+    }
+
+    fn disarm_wakeups(&mut self) {
+        self.wakeups.disarm();
     }
 }
 
@@ -434,26 +463,21 @@ impl Claim for Lease {
         invocation
             .key(&self.keys.ids)
             .key(&self.keys.clients)
+            .key(&self.keys.clock)
             .arg(&self.client_id)
-            .arg(self.id.encode());
+            .arg(self.id.encode())
+            .arg("");
         match self.ran {
-            Some(true) => {
-                invocation
-                    .key(&self.keys.clock)
-                    .arg("")
-                    .arg("ended")
-                    .arg(self.release_horizon());
-            }
+            Some(true) => invocation.arg("ended").arg(self.release_horizon()),
             Some(false) => {
                 let found = self.found.as_ref().map_or("", |(_, text)| text.as_str());
-                invocation
-                    .key(&self.keys.clock)
-                    .arg("")
-                    .arg("unused")
-                    .arg(found);
+                invocation.arg("unused").arg(found)
             }
-            None => {}
-        }
+            None => invocation.arg("").arg(""),
+        };
+        invocation
+            .arg(self.keys.wake.name())
+            .arg(self.keys.wake.command());
         match self.store.script::<i64>(&invocation).await? {
             Ok(_) => Ok(()),
             Err(e) => Err(pool_error(&self.store, &e)),
@@ -467,6 +491,19 @@ impl Claim for Lease {
     fn command_gone(&mut self, ran: bool) {
         self.ran = Some(ran);
     }
+}
+
+/// A test knob, not a setting: the fallback poll of a run waiting for a
+/// free id, in milliseconds, instead of `--interval`, so that the tests
+/// can tell a wake-up (prompt with a poll of 30 s) from a poll without a
+/// long `--interval` (which would also stretch `--delay`). Undocumented
+/// for users.
+const TEST_POLL_ENV: &str = "YARAUS_TEST_RUN_POLL_MS";
+
+fn test_poll() -> Option<(Duration, Duration)> {
+    let ms: u64 = std::env::var(TEST_POLL_ENV).ok()?.parse().ok()?;
+    let d = Duration::from_millis(ms);
+    Some((d, d))
 }
 
 /// This host's name, for a new client id.

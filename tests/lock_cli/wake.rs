@@ -1,4 +1,4 @@
-//! Wake-ups instead of polls (src/lock/wake.rs): a release wakes a waiter
+//! Wake-ups instead of polls (src/claim/wake.rs): a release wakes a waiter
 //! at once, and a lost wake-up costs only the fallback poll.
 //!
 //! No assertion here is timed. That the wake-up, not the poll, ended the
