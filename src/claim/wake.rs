@@ -41,8 +41,12 @@
 //! ACL without the channel, a server that refuses, a timeout), that master
 //! is simply not listened to; with none listened to, the waiter polls as it
 //! always did. Through Sentinel the subscription goes to the master the
-//! sentinels name at that moment (after a failover it may hear nothing:
-//! the poll covers it).
+//! sentinels name at that moment. A waiter whose every subscription closes
+//! (the master restarted or died in a failover, its client was killed)
+//! tries again at once and subscribes again, through Sentinel on the master
+//! named then (a few times per wait: then it polls). A master demoted to a
+//! replica without closing its clients still hears the new master's
+//! messages, which replication carries.
 //!
 //! # Thundering herd
 //!
@@ -112,7 +116,15 @@ pub struct Wakeups {
     state: State,
     /// Whether a waiter subscribes at all (off only by the test knob).
     enabled: bool,
+    /// How many more times it subscribes again after losing every
+    /// connection ([`RESUBSCRIBES`]).
+    resubscribes: u8,
 }
+
+/// How many times one wait subscribes again after its connections closed:
+/// enough for a failover or two, not a loop against a server that drops
+/// every subscriber.
+const RESUBSCRIBES: u8 = 3;
 
 /// Where a waiter stands with its subscriptions.
 #[derive(Default)]
@@ -135,6 +147,7 @@ impl Clone for Wakeups {
             channel: self.channel.clone(),
             state: State::None,
             enabled: self.enabled,
+            resubscribes: RESUBSCRIBES,
         }
     }
 }
@@ -146,6 +159,7 @@ impl Wakeups {
             channel,
             state: State::None,
             enabled: std::env::var_os(TEST_NO_WAKEUPS_ENV).is_none(),
+            resubscribes: RESUBSCRIBES,
         }
     }
 
@@ -182,6 +196,7 @@ impl Wakeups {
     /// Closes the subscriptions (the claim is held, or the wait is over).
     pub fn disarm(&mut self) {
         self.state = State::None;
+        self.resubscribes = RESUBSCRIBES;
     }
 
     /// Resolves when a message says the claim may have freed, after the
@@ -192,7 +207,16 @@ impl Wakeups {
             return std::future::pending().await;
         };
         if messages.next().await.is_none() {
-            // Every connection closed: poll from now on.
+            // Every connection closed (a restart, a failover, a killed
+            // client): a message may have been lost with them. Wake now,
+            // so that the caller tries again and, refused, subscribes again
+            // (through Sentinel, on the master named now) and tries once
+            // more; a server that keeps closing them is polled instead.
+            if self.resubscribes > 0 {
+                self.resubscribes -= 1;
+                self.state = State::None;
+                return;
+            }
             self.state = State::Polling;
             return std::future::pending().await;
         }

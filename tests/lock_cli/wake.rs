@@ -180,3 +180,27 @@ fn a_waiter_on_a_cluster_is_woken_by_the_sharded_publish() {
     let output = exits_within_event(waiting, "the waiter on the cluster to be woken");
     assert_code(&output, 0);
 }
+
+#[test]
+fn a_waiter_whose_subscription_is_cut_subscribes_again() {
+    let servers = masters(1, false);
+    let s = &servers[0];
+    let dir = tempfile::tempdir().unwrap();
+    let holding = holder(&servers, "cut", dir.path());
+    let waiting = start(
+        lock_cmd(&all(&servers))
+            .env(POLL_KNOB, "30000")
+            .args(["cut", "--", "true"]),
+    );
+    wait_for_subscription(&servers, "yaraus:wake:cut");
+    // As a master that restarts or dies in a failover would: its
+    // subscribed connection goes.
+    let killed: i64 = s.query(&["CLIENT", "KILL", "TYPE", "pubsub"]);
+    assert_eq!(killed, 1);
+    // Subscribed again at once, not after its poll of 30 s.
+    wait_for_subscription(&servers, "yaraus:wake:cut");
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    assert_code(&finish(holding), 0);
+    let output = exits_within_event(waiting, "the waiter subscribed again to be woken");
+    assert_code(&output, 0);
+}
