@@ -13,11 +13,13 @@
 //! hand-over of every round.
 //!
 //! Failed attempts per hand-over come from `INFO commandstats`
-//! (`cmdstat_evalsha` calls over the round): an uncontended lock costs `c`
-//! scripts (acquire, release) and a refused attempt `r` (its acquire, and
-//! the give-back of what it might have taken), both measured first, so a
-//! round of N waiters ran `(calls − (N + 1) c) / r` refused attempts, spread
-//! over its N hand-overs.
+//! (`cmdstat_evalsha` calls from `go` to the last waiter's exit): an
+//! uncontended lock costs `c` scripts (acquire, release) and a refused
+//! attempt `r` (its acquire, and the give-back of what it might have
+//! taken), both measured first, so a round of N waiters ran
+//! `(calls − 1 − N c) / r` refused attempts (the 1: the holder's release),
+//! spread over its N hand-overs. The fallback polls of the waiters (50–250
+//! ms) count too: they are part of what waiting costs.
 //!
 //! Writes `docs/figures/handover_waiters.csv` (`series,x,y`: series
 //! `polling` or `wake-all`, x the waiters, y the median hand-over in ms)
@@ -111,7 +113,7 @@ fn round(
     std::fs::create_dir_all(dir).unwrap();
     let [started, go, ended] = ["started", "go", "ended"].map(|f| dir.join(f));
     let url = server.url();
-    let before = scripts_run(server);
+    let start = scripts_run(server);
     let holder = lock(
         yaraus,
         &url,
@@ -137,9 +139,11 @@ fn round(
         .collect();
     // Every waiter refused once (the holder's acquire is one script).
     wait_for("every waiter to be refused", || {
-        scripts_run(server) - before > n as u64 * r
+        scripts_run(server) - start > n as u64 * r
     });
     std::thread::sleep(Duration::from_millis(300));
+    // Counted from here: the hand-overs' own costs.
+    let before = scripts_run(server);
     std::fs::write(&go, "").unwrap();
     assert_eq!(finished(holder), 0);
     for w in waiters {
@@ -200,9 +204,10 @@ pub fn sweep(yaraus: &str, rounds: usize) {
             let mut g = gaps[i].clone();
             g.sort();
             let median = percentile(&g, 0.5).as_secs_f64() * 1e3;
-            let failed = (calls[i] as f64 - ((n + 1) * rounds) as f64 * c as f64)
-                / r as f64
-                / (n * rounds) as f64;
+            // From `go` on: the holder's release (one script), each
+            // waiter's acquire and release, and the refusals.
+            let spent = ((n as u64 * c + 1) * rounds as u64) as f64;
+            let failed = (calls[i] as f64 - spent) / r as f64 / (n * rounds) as f64;
             row += &format!(
                 " {median:.1} ms | {:.1} ms | {failed:.1} |",
                 percentile(&g, 0.9).as_secs_f64() * 1e3
