@@ -89,7 +89,7 @@ impl PoolKeys {
     }
 }
 
-/// Takes worker ids from one pool: the [`Claimant`] of `yaraus run`, shaped
+/// Takes worker ids from one pool: the [`crate::claim::Claimant`] of `yaraus run`, shaped
 /// like [`crate::lock::Locker`].
 pub struct Leaser {
     store: Store,
