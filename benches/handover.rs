@@ -3,7 +3,7 @@
 //! command starts, on one master and on three masters with `appendfsync
 //! always`, with wake-ups (a release publishes, the waiter is subscribed)
 //! and with polls only (the waiter pauses 50–250 ms between attempts, as
-//! before wake-ups; the test knob `YARAUS_TEST_LOCK_NO_WAKEUPS` turns the
+//! before wake-ups; the test knob `YARAUS_TEST_NO_WAKEUPS` turns the
 //! subscription off, so both run the same binary in the same run).
 //!
 //! One round, for each setting in turn (so that a machine whose speed
@@ -25,11 +25,20 @@
 //! Figures go to stdout as a Markdown table (median and p90 over the
 //! rounds). Nothing is asserted: speed is reported, never tested.
 //!
-//! `cargo bench --bench handover -- --rounds N` (default 30).
+//! Two more parts, each in its own file: `run` on a full pool, one server
+//! and a Cluster of three masters (pool_handover.rs, `--rounds` too), and
+//! the herd of 1–64 waiters on one lock, polling vs wake-all, with the
+//! failed attempts per hand-over, which also writes
+//! docs/figures/handover_waiters.csv (herd.rs, `--herd-rounds`, default 5).
+//!
+//! `cargo bench --bench handover -- --rounds N [--herd-rounds M] [--only
+//! lock|run|herd]` (default 30 rounds, everything).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 mod figures;
+mod herd;
+mod pool_handover;
 
 use common::RedisServer;
 use figures::{option, percentile, start_redis};
@@ -65,7 +74,7 @@ fn lock(yaraus: &str, urls: &[String], wakeups: bool, script: String) -> Child {
     }
     c.args(["lock", "bench-handover", "--", "sh", "-c", &script]);
     if !wakeups {
-        c.env("YARAUS_TEST_LOCK_NO_WAKEUPS", "1");
+        c.env("YARAUS_TEST_NO_WAKEUPS", "1");
     }
     c.stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -162,6 +171,21 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let rounds: usize = option(&args, "--rounds").unwrap_or(30);
     let yaraus = env!("CARGO_BIN_EXE_yaraus");
+    let only: Option<String> = option(&args, "--only");
+    let wants = |what: &str| only.as_deref().is_none_or(|o| o == what);
+    if wants("lock") {
+        lock_handover(yaraus, rounds);
+    }
+    if wants("run") {
+        pool_handover::measure(yaraus, rounds);
+    }
+    if wants("herd") {
+        herd::sweep(yaraus, option(&args, "--herd-rounds").unwrap_or(5));
+    }
+}
+
+/// The lock's hand-over, one waiter and the herd of five, 1 and 3 masters.
+fn lock_handover(yaraus: &str, rounds: usize) {
     let one = start_redis(false);
     let three: Vec<RedisServer> = (0..3).map(|_| start_redis(true)).collect();
     let dir = std::env::temp_dir().join(format!("yaraus-handover-{}", std::process::id()));

@@ -10,9 +10,11 @@
 //! * **commands in scripts**: read out of the very Lua sources the
 //!   subcommands run ([`script_commands`]), so that a script that starts to
 //!   call a new command gets it into the rules without anyone remembering;
-//! * **channels**: the wake-up channel of each lock (`&NS:wake:PREFIX*`,
-//!   src/lock/wake.rs), published on by the release scripts and subscribed
-//!   to by waiters; a user without it still locks, and its waiters poll;
+//! * **channels**: the wake-up channel of each lock (`&NS:wake:PREFIX*`)
+//!   and of the pool (`&NS:wake:NS:ids`, that one channel; src/claim/wake.rs),
+//!   published on by the release scripts and subscribed to by waiters
+//!   (`SSUBSCRIBE` on a Cluster); a user without it still locks and runs,
+//!   and its waiters poll;
 //! * **commands sent directly**: a table per subcommand (`Part::direct`),
 //!   checked by the tests that run every subcommand as a user made from
 //!   these rules. What the deployment adds: `ROLE` (Sentinel),
@@ -178,11 +180,12 @@ impl Part {
             Part::Init => &[
                 "type", "time", "hset", "hmget", "zadd", "zcard", "zscan", "pexpire",
             ],
-            // wait_shortfall
-            Part::Run => &["hincrby"],
+            // wait_shortfall; a waiter's wake-up subscription
+            // (src/claim/wake.rs).
+            Part::Run => &["hincrby", "subscribe"],
             Part::Stats => &["hmget"],
             Part::List => &["type", "time", "zmscore", "hmget"],
-            // A waiter's wake-up subscription (src/lock/wake.rs).
+            // A waiter's wake-up subscription (src/claim/wake.rs).
             Part::Lock | Part::Hilo => &["subscribe"],
             Part::Seq => &[],
             Part::Index => &[
@@ -213,6 +216,9 @@ impl Part {
                 channels
             }
             (Part::Hilo, _) => vec![(format!("{ns}:wake:{ns}:hilo:"), true)],
+            // The pool's one channel, as PoolKeys names it.
+            (Part::Run, _) if cluster => vec![(format!("{ns}:wake:{{{ns}}}:ids"), false)],
+            (Part::Run, _) => vec![(format!("{ns}:wake:{ns}:ids"), false)],
             _ => Vec::new(),
         }
     }
@@ -372,6 +378,10 @@ impl Rules {
             // The slot map, and the redirection of a slot being migrated.
             commands.insert("cluster|slots".into());
             commands.insert("asking".into());
+            // Its channels are sharded: waiters listen with SSUBSCRIBE.
+            if commands.remove("subscribe") {
+                commands.insert("ssubscribe".into());
+            }
         }
         if d.select {
             commands.insert("select".into());
@@ -432,8 +442,9 @@ mod tests {
         let rules = Rules::new(&[Part::Run], "pool", None, &Deployment::default()).unwrap();
         assert_eq!(
             rules.to_rules(),
-            "reset on ~pool:clients ~pool:clock ~pool:ids ~pool:stats -@all +evalsha +hdel +hget +hincrby \
-             +hset +info|replication +ping +script|load +time +type +wait +zadd +zrange +zscore"
+            "reset on ~pool:clients ~pool:clock ~pool:ids ~pool:stats &pool:wake:pool:ids -@all +evalsha \
+             +hdel +hget +hincrby +hset +info|replication +ping +publish +script|load +spublish \
+             +subscribe +time +type +wait +zadd +zrange +zscore"
         );
         let d = Deployment {
             min_replicas: 1,
@@ -494,6 +505,28 @@ mod tests {
             .unwrap()
             .to_rules();
         assert!(!r.contains("config"), "{r}");
+    }
+
+    #[test]
+    fn run_may_listen_on_its_pool_channel_only() {
+        let rules = |cluster| {
+            let d = Deployment {
+                cluster,
+                ..Default::default()
+            };
+            Rules::new(&[Part::Run], "ns", None, &d).unwrap().to_rules()
+        };
+        let r = rules(false);
+        assert!(
+            r.contains("&ns:wake:ns:ids ") && r.contains("+subscribe"),
+            "{r}"
+        );
+        let r = rules(true);
+        assert!(
+            r.contains("&ns:wake:{ns}:ids ") && r.contains("+ssubscribe"),
+            "{r}"
+        );
+        assert!(!r.contains("+subscribe") && !r.contains(":ids*"), "{r}");
     }
 
     #[test]

@@ -23,11 +23,13 @@
 pub mod keeper;
 pub mod retry;
 pub mod wait;
+pub mod wake;
 
 pub use crate::timing::{drift, validity};
 pub use keeper::{Claim, Keeper, Loss, RenewError};
 pub use retry::Patience;
 pub use wait::wait_for;
+pub use wake::{Channel, WAKE_SPREAD, Wakeups};
 
 use crate::error::{Error, Result};
 use std::future::Future;
@@ -62,7 +64,7 @@ pub trait Claimant {
     fn pause(&self) -> (Duration, Duration);
 
     /// Arms the wake-ups of a waiter after a busy refusal (see
-    /// `src/lock/wake.rs`): `true` when they were armed just now, in which
+    /// [`wake`]): `true` when they were armed just now, in which
     /// case the caller tries again at once instead of pausing, since a
     /// release before the subscription would not be heard. The default
     /// (a claim without wake-ups) arms nothing.
@@ -75,6 +77,10 @@ pub trait Claimant {
     fn woken(&mut self) -> impl Future<Output = ()> {
         std::future::pending()
     }
+
+    /// Closes the subscriptions of [`arm_wakeups`](Self::arm_wakeups):
+    /// the wait is over.
+    fn disarm_wakeups(&mut self) {}
 
     /// Checked just before a claim is handed out: `Err(why)` when it can no
     /// longer be used (too little validity left after a pause of ours), in

@@ -7,12 +7,13 @@
 //! at once, a cron minute) spreads out instead of retrying in step; after
 //! growing pauses when the servers are out of reach.
 //!
-//! A claimant may also be woken ([`Claimant::woken`]: a lock's release
-//! publishes on a channel its waiters subscribe to, src/lock/wake.rs): the
+//! A claimant may also be woken ([`Claimant::woken`]: a release publishes
+//! on a channel its waiters subscribe to, [`super::wake`]): the
 //! pause then ends early, and stays the fallback poll when no wake-up
 //! comes. It subscribes after its first busy refusal
 //! ([`Claimant::arm_wakeups`]) and tries again at once, so that nothing
-//! freed before the subscription is missed.
+//! freed before the subscription is missed. The subscription ends with the
+//! wait ([`Claimant::disarm_wakeups`]), whatever ended it.
 //!
 //! Two things can end an attempt in flight, and neither leaves what it took
 //! held:
@@ -44,6 +45,16 @@ pub use crate::timing::retry::REPORT_EVERY;
 /// returned. When `wait` runs out, the last refusal is the error:
 /// [`Error::Exhausted`] when busy, [`Error::Unavailable`] otherwise.
 pub async fn wait_for<C: Claimant>(
+    claimant: &mut C,
+    wait: Option<Duration>,
+    cancel: impl Future<Output = Error>,
+) -> Result<C::Held> {
+    let held = wait_loop(claimant, wait, cancel).await;
+    claimant.disarm_wakeups();
+    held
+}
+
+async fn wait_loop<C: Claimant>(
     claimant: &mut C,
     wait: Option<Duration>,
     cancel: impl Future<Output = Error>,

@@ -25,6 +25,7 @@ pub mod clock;
 mod init;
 mod recovery;
 mod report;
+mod waiting;
 mod worker_id;
 
 pub use crate::timing::lease::{Adjustment, Requested, Timing};
@@ -34,7 +35,7 @@ pub use worker_id::WorkerId;
 
 use crate::base::BootInstant;
 use crate::base::setting::Setting;
-use crate::claim::{Attempt, Claim, Claimant, Refusal, RenewError, validity};
+use crate::claim::{Channel, Claim, RenewError, Wakeups, validity};
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
 pub use clock::ClockPolicy;
@@ -57,27 +58,38 @@ pub struct PoolKeys {
     pub stats: String,
     /// The clock guard's records (not the Go tool's: it ignores them).
     pub clock: String,
+    /// The channel a release publishes on, which the runs waiting for a
+    /// free id listen to (`ns:wake:ns:ids`, claim/wake.rs).
+    pub wake: Channel,
 }
 
 impl PoolKeys {
     pub fn new(namespace: &str) -> PoolKeys {
-        PoolKeys {
-            ids: format!("{namespace}:ids"),
-            clients: format!("{namespace}:clients"),
-            stats: format!("{namespace}:stats"),
-            clock: format!("{namespace}:clock"),
-        }
+        PoolKeys::with_tag(namespace, namespace, false)
     }
 
     /// The keys in Redis Cluster: the namespace becomes their hash tag
     /// (`{ns}:ids`, `{ns}:clients`, `{ns}:stats`, `{ns}:clock`), so that
-    /// the scripts that touch them run in one slot.
+    /// the scripts that touch them run in one slot; the wake channel
+    /// (`ns:wake:{ns}:ids`) carries the tag too, so that the release script
+    /// may publish on it (`SPUBLISH`).
     pub fn in_cluster(namespace: &str) -> PoolKeys {
-        PoolKeys::new(&format!("{{{namespace}}}"))
+        PoolKeys::with_tag(namespace, &format!("{{{namespace}}}"), true)
+    }
+
+    fn with_tag(namespace: &str, tagged: &str, cluster: bool) -> PoolKeys {
+        let ids = format!("{tagged}:ids");
+        PoolKeys {
+            wake: Channel::named(format!("{namespace}:wake:{ids}"), cluster),
+            ids,
+            clients: format!("{tagged}:clients"),
+            stats: format!("{tagged}:stats"),
+            clock: format!("{tagged}:clock"),
+        }
     }
 }
 
-/// Takes worker ids from one pool: the [`Claimant`] of `yaraus run`, shaped
+/// Takes worker ids from one pool: the [`crate::claim::Claimant`] of `yaraus run`, shaped
 /// like [`crate::lock::Locker`].
 pub struct Leaser {
     store: Store,
@@ -104,6 +116,9 @@ pub struct Leaser {
     /// before every later attempt (only ever ours: the script checks the
     /// owner, and a later attempt that leases one again ends the wait).
     leftovers: Vec<recovery::Leftover>,
+    /// While it waits for a free id: its subscription to the pool's wake
+    /// channel (claim/wake.rs).
+    wakeups: Wakeups,
 }
 
 /// A leased worker id: the [`Claim`] that `yaraus run` keeps alive.
@@ -150,6 +165,7 @@ impl Leaser {
     /// retry interval of `timing` (which has been through the safeguards).
     pub fn new(store: Store, keys: PoolKeys, timing: &Timing) -> Leaser {
         Leaser {
+            wakeups: Wakeups::new(keys.wake.clone()),
             store,
             keys,
             clock: ClockPolicy::default(),
@@ -269,58 +285,6 @@ impl Leaser {
     }
 }
 
-impl Claimant for Leaser {
-    type Held = Lease;
-
-    fn wanted(&self) -> String {
-        format!("a free id in {}", self.keys.ids)
-    }
-
-    async fn attempt(&mut self) -> Result<Attempt<Lease>> {
-        let attempt = self.try_lease().await;
-        // Said once the pool has answered, so that a pool that is not there
-        // (bad input) gets one line on stderr: the error.
-        // (A server out of reach is said by the wait loop, once.)
-        if !self.announced && attempt.is_ok() {
-            crate::info!("getting new id...");
-            self.announced = true;
-        }
-        match attempt {
-            Ok(Acquired::Leased(lease)) => Ok(Attempt::Acquired(lease)),
-            // The earliest expiry is no forecast: a holder renews its lease
-            // for as long as its command runs, so the figure says only how
-            // soon an id frees if a holder dies.
-            Ok(Acquired::Exhausted { next_free }) => Ok(Attempt::Refused(Refusal::busy(format!(
-                "no id is free: every id of the pool {} is held, and renewed while its \
-                 command runs (were its holder to stop, the earliest would be free in {})",
-                self.keys.ids,
-                crate::base::duration::shown(Duration::from_secs(next_free.as_secs()))
-            )))),
-            Ok(Acquired::NotReplicated { why }) => Ok(Attempt::Refused(Refusal::unreachable(why))),
-            Err(e) if e.is_unavailable() => {
-                Ok(Attempt::Refused(Refusal::unreachable(e.to_string())))
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    /// An attempt is one script and perhaps a `WAIT`, each bounded by the
-    /// store's response timeout: let it finish, and release what it got.
-    fn settle_within(&self) -> Duration {
-        self.store.timeouts().settle()
-    }
-
-    /// Reached only if the store's own timeouts failed to end the attempt:
-    /// an id it may have leased stays leased until `--expire`, as after a
-    /// SIGKILL, and is never handed out twice.
-    async fn abandon(&mut self) {}
-
-    /// Every `--interval` (from half of it, so that waiters spread out).
-    fn pause(&self) -> (Duration, Duration) {
-        (self.interval / 2, self.interval)
-    }
-}
-
 impl Lease {
     /// Waits for the replicas to confirm the write just made ([`Store::confirm`]).
     /// `Ok(Err(why))` below `--min-replicas`: the write does not count. A
@@ -434,26 +398,21 @@ impl Claim for Lease {
         invocation
             .key(&self.keys.ids)
             .key(&self.keys.clients)
+            .key(&self.keys.clock)
             .arg(&self.client_id)
-            .arg(self.id.encode());
+            .arg(self.id.encode())
+            .arg("");
         match self.ran {
-            Some(true) => {
-                invocation
-                    .key(&self.keys.clock)
-                    .arg("")
-                    .arg("ended")
-                    .arg(self.release_horizon());
-            }
+            Some(true) => invocation.arg("ended").arg(self.release_horizon()),
             Some(false) => {
                 let found = self.found.as_ref().map_or("", |(_, text)| text.as_str());
-                invocation
-                    .key(&self.keys.clock)
-                    .arg("")
-                    .arg("unused")
-                    .arg(found);
+                invocation.arg("unused").arg(found)
             }
-            None => {}
-        }
+            None => invocation.arg("").arg(""),
+        };
+        invocation
+            .arg(self.keys.wake.name())
+            .arg(self.keys.wake.command());
         match self.store.script::<i64>(&invocation).await? {
             Ok(_) => Ok(()),
             Err(e) => Err(pool_error(&self.store, &e)),

@@ -86,7 +86,9 @@ impl Leaser {
                 .arg(kept.id.encode())
                 .arg("1")
                 .arg("unused")
-                .arg(&kept.found);
+                .arg(&kept.found)
+                .arg(self.keys.wake.name())
+                .arg(self.keys.wake.command());
             if self.store.script::<i64>(&invocation).await.is_err() {
                 return;
             }

@@ -12,6 +12,12 @@
 --           projected;
 --         'unused': our command never ran; the record is put back as the
 --           lease found it, ARGV[5] ('' for none)
+--         '' (or none): the record is left as it is
+-- ARGV[6] (optional) the pool's wake channel ('' for none), ARGV[7]
+--         'spublish' on a Redis Cluster (sharded: the channel carries the
+--         pool's hash tag), else 'publish': a released id wakes the runs
+--         waiting for one (src/claim/wake.rs), in this script, so that no
+--         waiter can find the pool full after the message
 -- Returns 1 when released, 0 when it was not ours (left alone).
 local ids, clients = KEYS[1], KEYS[2]
 if redis.call('TYPE', ids)['ok'] ~= 'zset' or redis.call('TYPE', clients)['ok'] ~= 'hash' then
@@ -39,6 +45,15 @@ if clock and redis.call('TYPE', clock)['ok'] == 'hash' then
     else
       redis.call('HSET', clock, id, ARGV[5])
     end
+  end
+end
+-- pcall: a user whose ACL denies the channel still releases (its waiters
+-- then find the id by polling).
+if ARGV[6] ~= nil and ARGV[6] ~= '' then
+  if ARGV[7] == 'spublish' then
+    redis.pcall('SPUBLISH', ARGV[6], '')
+  else
+    redis.pcall('PUBLISH', ARGV[6], '')
   end
 end
 return 1

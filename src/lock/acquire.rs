@@ -38,20 +38,18 @@ impl Claimant for Locker {
         self.pause
     }
 
-    /// Subscribes to the wake channel on every master (wake.rs); `true`
-    /// only when it listens somewhere, so that a waiter that cannot listen
-    /// does not retry at once for nothing.
+    /// Subscribes to the wake channel on every master (claim/wake.rs).
     async fn arm_wakeups(&mut self) -> bool {
-        if !self.wakeups || !self.subscription.is_none() {
-            return false;
-        }
-        self.subscription =
-            wake::Subscription::subscribe(self.quorum.nodes_mut(), &self.wake_channel).await;
-        matches!(self.subscription, wake::Subscription::Listening { .. })
+        let stores = self.quorum.nodes_mut().iter_mut().map(|n| &*n.store());
+        self.wakeups.arm(stores).await
     }
 
     fn woken(&mut self) -> impl std::future::Future<Output = ()> {
-        self.subscription.woken()
+        self.wakeups.woken()
+    }
+
+    fn disarm_wakeups(&mut self) {
+        self.wakeups.disarm();
     }
 
     /// Checked again just before use: a pause of ours (SIGSTOP, swap)
@@ -85,8 +83,6 @@ impl Locker {
             _ => None,
         };
         let held = crate::claim::wait_for(self, wait, cancel).await;
-        // Held or given up: the subscriptions' connections close.
-        self.subscription = wake::Subscription::None;
         if let Some(mark) = self.waiting_mark.take()
             && held.is_err()
         {
@@ -102,7 +98,7 @@ impl Locker {
         let labels = self.quorum.labels();
         let limit = self.quorum.round_timeout();
         let key = self.key.as_str();
-        let wake = &self.wake_channel;
+        let wake = self.wakeups.channel();
         let futures: Vec<_> = self
             .quorum
             .nodes_mut()

@@ -12,9 +12,9 @@
 //! Redlock lifecycle and the five modes of `yaraus lock`; a second type would
 //! have copied the rounds to remove six `match`es.
 
-use super::wake::Channel;
 use super::{Busy, Token, describe_holder};
 use crate::base::COUNTER_LUA;
+use crate::claim::Channel;
 use std::sync::LazyLock;
 use std::time::Duration;
 

@@ -97,18 +97,19 @@ mod kind;
 mod release;
 mod tally;
 mod token;
-mod wake;
 
+pub use crate::claim::WAKE_SPREAD;
 pub use held::HeldLock;
 pub use info::{LockInfo, NodeInfo, SemaphoreHolder};
 use kind::{FenceMode, Kind};
 pub use release::{ReleaseVerdict, Released};
 pub use token::{Holder, Token, describe_holder, host};
-pub use wake::WAKE_SPREAD;
 
 use crate::base::BootInstant;
 use crate::base::setting::Setting;
-use crate::claim::{Attempt as ClaimAttempt, Claim, Claimant, RenewError, validity};
+use crate::claim::{
+    Attempt as ClaimAttempt, Channel, Claim, Claimant, RenewError, Wakeups, validity,
+};
 use crate::error::{Error, Result};
 use crate::seq::MajoritySequence;
 use crate::store::{Quorum, Replies, Target, gather, reply};
@@ -117,18 +118,13 @@ use tokio::time::Instant;
 
 pub use crate::timing::lock::{MAX_TTL, MIN_TTL};
 /// Shortest and longest pause between two attempts (redsync's defaults).
-/// With wake-ups (wake.rs) it is only the fallback poll: a release ends it.
+/// With wake-ups (claim/wake.rs) it is only the fallback poll: a release ends it.
 const RETRY_PAUSE: (Duration, Duration) = (Duration::from_millis(50), Duration::from_millis(250));
 
 /// A test knob, not a setting: the fallback poll in milliseconds instead of
 /// [`RETRY_PAUSE`], so that the tests can tell a wake-up (prompt with a poll
 /// of 30 s) from a poll (tests/lock_cli/wake.rs). Undocumented for users.
 const TEST_POLL_ENV: &str = "YARAUS_TEST_LOCK_POLL_MS";
-
-/// A test knob, not a setting: when set, a waiter does not subscribe and
-/// only polls, as before wake-ups existed, so that the hand-over benchmark
-/// (benches/handover.rs) compares both in one run with one binary.
-const TEST_NO_WAKEUPS_ENV: &str = "YARAUS_TEST_LOCK_NO_WAKEUPS";
 
 /// The pause between two attempts: [`RETRY_PAUSE`], or the test knob's.
 fn retry_pause() -> (Duration, Duration) {
@@ -228,14 +224,11 @@ pub struct Locker {
     heal_pending: bool,
     /// Failed attempts' tokens to give back again (`release.rs`).
     leftovers: release::Leftovers,
-    /// The channel its releases publish on (wake.rs).
-    wake_channel: wake::Channel,
-    /// While it waits: its subscriptions to that channel (wake.rs).
-    subscription: wake::Subscription,
+    /// The channel its releases publish on, and while it waits its
+    /// subscriptions to it (claim/wake.rs).
+    wakeups: Wakeups,
     /// The pause between two attempts (the fallback poll).
     pause: (Duration, Duration),
-    /// Whether a waiter subscribes at all (off only by a test knob).
-    wakeups: bool,
 }
 
 /// The outcome of one attempt at a lock.
@@ -304,7 +297,7 @@ impl Locker {
             &key,
             cluster,
         )?);
-        let wake_channel = wake::Channel::new(&options.namespace, &key, cluster)?;
+        let wake_channel = Channel::new(&options.namespace, &key, cluster)?;
         Ok(Locker {
             quorum,
             name: name.to_string(),
@@ -316,9 +309,7 @@ impl Locker {
             attempt_token: None,
             waiting_mark: None,
             leftovers: Default::default(),
-            wake_channel,
-            subscription: Default::default(),
-            wakeups: std::env::var_os(TEST_NO_WAKEUPS_ENV).is_none(),
+            wakeups: Wakeups::new(wake_channel),
             pause: retry_pause(),
         })
     }
@@ -334,7 +325,7 @@ impl Locker {
 
     /// The channel its releases publish on, which its waiters subscribe to.
     pub fn wake_channel(&self) -> &str {
-        self.wake_channel.name()
+        self.wakeups.channel().name()
     }
 
     /// The key of the fencing counter.

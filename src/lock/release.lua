@@ -2,7 +2,7 @@
 -- byte for byte. Another holder's key, or a key of another type, is never
 -- touched (GET of another type is an error, which pcall turns into a table
 -- that equals no token). When it frees the lock, it wakes the waiters
--- (src/lock/wake.rs): a message on the lock's wake channel, in the same
+-- (src/claim/wake.rs): a message on the lock's wake channel, in the same
 -- script, so that no waiter can see the lock busy after the message.
 -- KEYS[1] the lock; KEYS[2] its fencing counter (a lock, not a semaphore)
 -- ARGV[1] our token; ARGV[2] the wake channel ('' for none); ARGV[3]

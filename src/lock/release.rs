@@ -161,7 +161,7 @@ impl Locker {
         let labels = self.quorum.labels();
         let limit = self.quorum.round_timeout();
         let (key, fence_key, kind) = (self.key.as_str(), self.fencing.key(), self.kind);
-        let wake = &self.wake_channel;
+        let wake = self.wakeups.channel();
         let futures: Vec<_> = self
             .quorum
             .nodes_mut()

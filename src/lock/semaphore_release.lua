@@ -1,6 +1,6 @@
 -- Give our place in a semaphore back (an emptied sorted set disappears),
 -- or a shared holder's place, or a waiting writer's mark; then wake the
--- waiters (src/lock/wake.rs), as release.lua does.
+-- waiters (src/claim/wake.rs), as release.lua does.
 -- KEYS[1] the semaphore; ARGV[1] our token (or mark); ARGV[2] the wake
 -- channel ('' for none); ARGV[3] 'spublish' on a Redis Cluster, else
 -- 'publish'

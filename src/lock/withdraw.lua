@@ -15,7 +15,7 @@
 --         there is always one, and a missing counter is never made 0);
 --         ARGV[4] the wake channel ('' for none), ARGV[5] 'spublish' on a
 --         Redis Cluster, else 'publish': waiters that found our failed
---         attempt's key are woken when it goes (src/lock/wake.rs)
+--         attempt's key are woken when it goes (src/claim/wake.rs)
 -- Returns {freed, lacks}, as release.lua does: freed 1 when the lock was
 -- freed, 0 when it was not ours; lacks 1 when the fencing counter is not a
 -- counter here.

@@ -17,6 +17,7 @@
 //!   just written ([`Connection::wait`]), the durability check to every master.
 
 use super::Target;
+use super::listen::Listener;
 use super::target::Endpoint;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
@@ -36,7 +37,36 @@ pub(super) enum Dialer {
         sentinels: Vec<redis::ConnectionInfo>,
         master: String,
     },
-    Cluster(redis::cluster::ClusterClient),
+    Cluster {
+        client: redis::cluster::ClusterClient,
+        /// What a pub/sub client is built from (listen.rs): it needs RESP3
+        /// and a push sender of its own, so it cannot share `client`.
+        nodes: Vec<redis::ConnectionInfo>,
+        /// Connect and response timeouts.
+        timeouts: (Duration, Duration),
+    },
+}
+
+/// The Cluster client's settings: our timeouts, the URL's credentials.
+fn cluster_builder(
+    nodes: &[redis::ConnectionInfo],
+    connect: Duration,
+    response: Duration,
+) -> redis::cluster::ClusterClientBuilder {
+    let settings = nodes[0].redis_settings();
+    let mut builder = redis::cluster::ClusterClientBuilder::new(nodes.to_vec())
+        .connection_timeout(connect)
+        .response_timeout(response)
+        // A request is bounded by our own timeouts; redis-rs's
+        // default of 16 retries with back-off would outlast them.
+        .retries(2);
+    if let Some(user) = settings.username() {
+        builder = builder.username(user);
+    }
+    if let Some(pass) = settings.password() {
+        builder = builder.password(pass);
+    }
+    builder
 }
 
 /// A live connection: to one server (possibly found through Sentinel), or
@@ -89,22 +119,11 @@ impl Dialer {
                     master: master.clone(),
                 }
             }
-            Endpoint::Cluster { nodes } => {
-                let settings = nodes[0].redis_settings();
-                let mut builder = redis::cluster::ClusterClientBuilder::new(nodes.clone())
-                    .connection_timeout(connect)
-                    .response_timeout(response)
-                    // A request is bounded by our own timeouts; redis-rs's
-                    // default of 16 retries with back-off would outlast them.
-                    .retries(2);
-                if let Some(user) = settings.username() {
-                    builder = builder.username(user);
-                }
-                if let Some(pass) = settings.password() {
-                    builder = builder.password(pass);
-                }
-                Dialer::Cluster(builder.build()?)
-            }
+            Endpoint::Cluster { nodes } => Dialer::Cluster {
+                client: cluster_builder(nodes, connect, response).build()?,
+                nodes: nodes.clone(),
+                timeouts: (connect, response),
+            },
         })
     }
 
@@ -139,7 +158,7 @@ impl Dialer {
                     ))),
                 }
             }
-            Dialer::Cluster(client) => {
+            Dialer::Cluster { client, .. } => {
                 Ok(Connection::Cluster(client.get_async_connection().await?))
             }
         }
@@ -153,17 +172,23 @@ impl Dialer {
         matches!(self, Dialer::Server(_))
     }
 
-    /// A client of the server (the master, through Sentinel) for a pub/sub
-    /// connection; `None` for a Cluster, whose sharded channels redis-rs's
-    /// `aio::PubSub` cannot route. Through Sentinel the master is looked up
-    /// again, as for every dial; after a failover the subscription may sit
-    /// on the old master and hear nothing, which costs the fallback poll.
-    pub(super) async fn pubsub_client(&self) -> Option<redis::RedisResult<redis::Client>> {
-        match self {
-            Dialer::Server(client) => Some(Ok(client.clone())),
-            Dialer::Sentinel { client, .. } => Some(client.lock().await.async_get_client().await),
-            Dialer::Cluster(_) => None,
-        }
+    /// A connection that listens on `channel` (listen.rs): `SUBSCRIBE` on
+    /// the server (the master the sentinels name now, through Sentinel:
+    /// after a failover it may sit on the old master and hear nothing,
+    /// which costs the fallback poll); `SSUBSCRIBE` on a Cluster, where the
+    /// channel carries the key's hash tag and so lives on its shard.
+    pub(super) async fn listen(&self, channel: &str) -> RedisResult<Listener> {
+        let client = match self {
+            Dialer::Server(client) => client.clone(),
+            Dialer::Sentinel { client, .. } => client.lock().await.async_get_client().await?,
+            Dialer::Cluster {
+                nodes, timeouts, ..
+            } => {
+                return Listener::sharded(cluster_builder(nodes, timeouts.0, timeouts.1), channel)
+                    .await;
+            }
+        };
+        Listener::plain(&client, channel).await
     }
 
     /// The master's name, for a Sentinel group.

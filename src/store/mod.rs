@@ -31,6 +31,7 @@
 mod connection;
 mod credentials;
 mod deadline;
+mod listen;
 mod node;
 mod probe;
 pub mod quorum;
@@ -41,6 +42,7 @@ pub use crate::timing::Timeouts;
 pub use connection::Connection;
 pub use credentials::Password;
 pub use deadline::waits_end_by;
+pub use listen::Listener;
 pub use node::Node;
 pub use quorum::{Quorum, Replies, gather, majority};
 pub use target::{ConnectOptions, Target, Tls, split_urls};
@@ -99,29 +101,15 @@ impl Store {
         self.timeouts
     }
 
-    /// A connection of its own for pub/sub (a connection in subscribed mode
-    /// can send nothing else), dialed with the same URL, TLS material and
-    /// credentials as [`connection`](Self::connection), and bounded by the
-    /// connect timeout. `None` for a Cluster, which wake-ups do not serve
-    /// yet (its waiters poll, see `src/lock/wake.rs`); `Some(Err)` when the
-    /// dial or the subscription fails, which the caller takes as "poll".
-    pub async fn subscribe(&self, channel: &str) -> Option<redis::RedisResult<redis::aio::PubSub>> {
-        let subscribe = async {
-            let client = self.dialer.pubsub_client().await?;
-            Some(
-                async {
-                    let mut pubsub = client?.get_async_pubsub().await?;
-                    pubsub.subscribe(channel).await?;
-                    Ok(pubsub)
-                }
-                .await,
-            )
-        };
-        match tokio::time::timeout(self.timeouts.connect(), subscribe).await {
+    /// A connection of its own that listens on `channel` (a connection in
+    /// subscribed mode can send nothing else), dialed with the same URL,
+    /// TLS material and credentials as [`connection`](Self::connection),
+    /// and bounded by the connect timeout. `Err` when the dial or the
+    /// subscription fails, which a waiter takes as "poll" (listen.rs).
+    pub async fn listen(&self, channel: &str) -> redis::RedisResult<Listener> {
+        match tokio::time::timeout(self.timeouts.connect(), self.dialer.listen(channel)).await {
             Ok(result) => result,
-            Err(_) => Some(Err(
-                std::io::Error::from(std::io::ErrorKind::TimedOut).into()
-            )),
+            Err(_) => Err(std::io::Error::from(std::io::ErrorKind::TimedOut).into()),
         }
     }
 

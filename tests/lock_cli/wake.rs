@@ -1,4 +1,4 @@
-//! Wake-ups instead of polls (src/lock/wake.rs): a release wakes a waiter
+//! Wake-ups instead of polls (src/claim/wake.rs): a release wakes a waiter
 //! at once, and a lost wake-up costs only the fallback poll.
 //!
 //! No assertion here is timed. That the wake-up, not the poll, ended the
@@ -146,5 +146,61 @@ fn a_waiter_through_sentinel_is_woken_too() {
     std::fs::write(&go, "").unwrap();
     assert_code(&finish(holding), 0);
     let output = exits_within_event(waiting, "the waiter through Sentinel to be woken");
+    assert_code(&output, 0);
+}
+
+#[test]
+fn a_waiter_on_a_cluster_is_woken_by_the_sharded_publish() {
+    use crate::common::cluster::Cluster;
+    let cluster = Cluster::start(3);
+    let url = cluster.url("cl");
+    let channel = "cl:wake:{sharded}";
+    let node = cluster.node_of(channel);
+    let dir = tempfile::tempdir().unwrap();
+    let (started, go) = (dir.path().join("started"), dir.path().join("go"));
+    let lock = |more: &[&str]| {
+        let mut cmd = crate::common::yaraus();
+        cmd.args(["--redis", &url, "lock", "sharded"]).args(more);
+        cmd
+    };
+    let holding = start(lock(&["--", "sh", "-c"]).arg(format!(
+        "touch {}; while [ ! -e {} ]; do sleep 0.01; done",
+        started.display(),
+        go.display()
+    )));
+    wait_until("the holder's command to start", EVENT, || started.exists());
+    let waiting = start(lock(&["--", "true"]).env(POLL_KNOB, "30000"));
+    wait_until("the waiter to subscribe on the lock's shard", EVENT, || {
+        let (_, n): (String, i64) = node.query(&["PUBSUB", "SHARDNUMSUB", channel]);
+        n >= 1
+    });
+    std::fs::write(&go, "").unwrap();
+    assert_code(&finish(holding), 0);
+    // With a poll of 30 s, only the SPUBLISH can end the wait within EVENT.
+    let output = exits_within_event(waiting, "the waiter on the cluster to be woken");
+    assert_code(&output, 0);
+}
+
+#[test]
+fn a_waiter_whose_subscription_is_cut_subscribes_again() {
+    let servers = masters(1, false);
+    let s = &servers[0];
+    let dir = tempfile::tempdir().unwrap();
+    let holding = holder(&servers, "cut", dir.path());
+    let waiting = start(
+        lock_cmd(&all(&servers))
+            .env(POLL_KNOB, "30000")
+            .args(["cut", "--", "true"]),
+    );
+    wait_for_subscription(&servers, "yaraus:wake:cut");
+    // As a master that restarts or dies in a failover would: its
+    // subscribed connection goes.
+    let killed: i64 = s.query(&["CLIENT", "KILL", "TYPE", "pubsub"]);
+    assert_eq!(killed, 1);
+    // Subscribed again at once, not after its poll of 30 s.
+    wait_for_subscription(&servers, "yaraus:wake:cut");
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    assert_code(&finish(holding), 0);
+    let output = exits_within_event(waiting, "the waiter subscribed again to be woken");
     assert_code(&output, 0);
 }

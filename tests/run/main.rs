@@ -23,6 +23,7 @@ mod metrics;
 mod replication;
 mod signals;
 mod terminal;
+mod waking;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

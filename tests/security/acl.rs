@@ -458,3 +458,64 @@ fn a_waiter_restricted_by_acl_rules_is_woken_by_a_release() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn a_run_restricted_by_acl_rules_is_woken_by_a_release() {
+    use super::common::{EVENT, wait_until};
+    use std::process::Stdio;
+    let (servers, urls, rules) = servers_with_user(1, false, "ns", &["acl-rules", "init", "run"]);
+    assert!(
+        rules.contains("&ns:wake:ns:ids ") && rules.contains("+subscribe"),
+        "the pool's one channel: {rules}"
+    );
+    let one = &servers[0];
+    assert!(
+        denied(&mut as_user(one), &["PUBLISH", "ns:wake:ns:idsX", ""]),
+        "a channel beside the pool's"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (started, go) = (dir.path().join("started"), dir.path().join("go"));
+    let spawn = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = super::common::yaraus();
+        cmd.args(global(&urls, "ns", args))
+            .envs(AS_USER)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd.spawn().unwrap()
+    };
+    let init = spawn(&["init", "--min", "1", "--max", "1"], &[]);
+    assert!(init.wait_with_output().unwrap().status.success());
+    let fast = ["run", "--no-safeguards", "--delay", "0", "--"];
+    let script = format!(
+        "touch {}; while [ ! -e {} ]; do sleep 0.01; done",
+        started.display(),
+        go.display()
+    );
+    let holder = spawn(&[&fast[..], &["sh", "-c", &script]].concat(), &[]);
+    wait_until("the holder's command", EVENT, || started.exists());
+    // A fallback poll of 30 s (the test knob): only a wake-up ends the
+    // wait within EVENT.
+    let mut waiter = spawn(
+        &[&fast[..], &["true"]].concat(),
+        &[("YARAUS_TEST_RUN_POLL_MS", "30000")],
+    );
+    wait_until("the waiting run to subscribe as the user", EVENT, || {
+        let (_, n): (String, i64) = one.query(&["PUBSUB", "NUMSUB", "ns:wake:ns:ids"]);
+        n >= 1
+    });
+    std::fs::write(&go, "").unwrap();
+    assert!(holder.wait_with_output().unwrap().status.success());
+    let mut status = None;
+    let woken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_until("the waiting run, woken, to lease the id", EVENT, || {
+            status = waiter.try_wait().unwrap();
+            status.is_some()
+        })
+    }));
+    if woken.is_err() {
+        let _ = waiter.kill();
+    }
+    assert!(woken.is_ok() && waiter.wait().unwrap().success());
+}

@@ -1,0 +1,91 @@
+//! `yaraus run` waiting for a free id: the [`Claimant`] of a [`Leaser`],
+//! which the one wait loop of [`crate::claim::wait`] drives. Its attempts
+//! are [`Leaser::try_lease`]; between two it pauses from half of
+//! `--interval` to all of it, and that pause is only the fallback poll:
+//! the pool's release script publishes on the pool's wake channel, which a
+//! waiter subscribes to after its first refusal (claim/wake.rs), so a run
+//! that gives its id back wakes a waiter at once. An id freed otherwise (a
+//! lease that expired, an id freed by hand, a pool grown by `init`)
+//! publishes nothing and is found by the poll.
+
+use super::*;
+use crate::claim::{Attempt, Claimant, Refusal};
+
+impl Claimant for Leaser {
+    type Held = Lease;
+
+    fn wanted(&self) -> String {
+        format!("a free id in {}", self.keys.ids)
+    }
+
+    async fn attempt(&mut self) -> Result<Attempt<Lease>> {
+        let attempt = self.try_lease().await;
+        // Said once the pool has answered, so that a pool that is not there
+        // (bad input) gets one line on stderr: the error.
+        // (A server out of reach is said by the wait loop, once.)
+        if !self.announced && attempt.is_ok() {
+            crate::info!("getting new id...");
+            self.announced = true;
+        }
+        match attempt {
+            Ok(Acquired::Leased(lease)) => Ok(Attempt::Acquired(lease)),
+            // The earliest expiry is no forecast: a holder renews its lease
+            // for as long as its command runs, so the figure says only how
+            // soon an id frees if a holder dies.
+            Ok(Acquired::Exhausted { next_free }) => Ok(Attempt::Refused(Refusal::busy(format!(
+                "no id is free: every id of the pool {} is held, and renewed while its \
+                 command runs (were its holder to stop, the earliest would be free in {})",
+                self.keys.ids,
+                crate::base::duration::shown(Duration::from_secs(next_free.as_secs()))
+            )))),
+            Ok(Acquired::NotReplicated { why }) => Ok(Attempt::Refused(Refusal::unreachable(why))),
+            Err(e) if e.is_unavailable() => {
+                Ok(Attempt::Refused(Refusal::unreachable(e.to_string())))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// An attempt is one script and perhaps a `WAIT`, each bounded by the
+    /// store's response timeout: let it finish, and release what it got.
+    fn settle_within(&self) -> Duration {
+        self.store.timeouts().settle()
+    }
+
+    /// Reached only if the store's own timeouts failed to end the attempt:
+    /// an id it may have leased stays leased until `--expire`, as after a
+    /// SIGKILL, and is never handed out twice.
+    async fn abandon(&mut self) {}
+
+    /// Every `--interval` (from half of it, so that waiters spread out):
+    /// with wake-ups only the fallback poll, which a release ends.
+    fn pause(&self) -> (Duration, Duration) {
+        test_poll().unwrap_or((self.interval / 2, self.interval))
+    }
+
+    /// Subscribes to the pool's wake channel (claim/wake.rs).
+    async fn arm_wakeups(&mut self) -> bool {
+        self.wakeups.arm([&self.store]).await
+    }
+
+    fn woken(&mut self) -> impl std::future::Future<Output = ()> {
+        self.wakeups.woken()
+    }
+
+    fn disarm_wakeups(&mut self) {
+        self.wakeups.disarm();
+    }
+}
+
+/// A test knob, not a setting: the fallback poll of a run waiting for a
+/// free id, in milliseconds, instead of `--interval`, so that the tests
+/// can tell a wake-up (prompt with a poll of 30 s) from a poll without a
+/// long `--interval` (which would also stretch `--delay`). Undocumented
+/// for users.
+const TEST_POLL_ENV: &str = "YARAUS_TEST_RUN_POLL_MS";
+
+fn test_poll() -> Option<(Duration, Duration)> {
+    let ms: u64 = std::env::var(TEST_POLL_ENV).ok()?.parse().ok()?;
+    let d = Duration::from_millis(ms);
+    Some((d, d))
+}
