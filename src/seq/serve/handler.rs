@@ -9,8 +9,9 @@
 //! At most [`MAX_PENDING`] requests (and about [`MAX_QUEUED`] bytes of
 //! replies) are outstanding per connection, and the socket is not read
 //! while they are, so the sequencers' queues and this connection's buffers
-//! stay bounded whatever the client sends: about 200 KiB at worst, 512
-//! bytes of buffer for an idle connection.
+//! stay bounded whatever the client sends: about 200 KiB at worst; an idle
+//! connection holds the room of its last read (512 bytes, up to 16 KiB for
+//! one whose last reads were a long pipeline: `conn.rs`).
 //!
 //! The per-request work is kept off the allocator and the timer wheel:
 //! the replies of a turn are encoded straight into the connection's
