@@ -2,8 +2,9 @@
 //! readiness event into the connection's own buffer, every pipelined
 //! request parsed, all the replies of a turn in one write), over real
 //! sockets: a request cut at every byte across two reads, 10,000 requests
-//! in one write, and a client that reads none of its replies while another
-//! one is served.
+//! in one write, a client that reads none of its replies while another
+//! one is served, and the idle timer (one per connection, re-armed when it
+//! is due) against a busy connection and an idle one.
 
 use super::*;
 
@@ -119,4 +120,24 @@ fn a_client_that_reads_no_replies_stalls_no_one_else() {
     assert!(newcomer.send(&["INCR", "orders"]).id().unwrap() > last);
     drop(hog);
     assert_eq!(other.send(&["PING"]), status("PONG"));
+}
+
+#[test]
+fn a_busy_connection_outlives_its_idle_timeout_and_an_idle_one_does_not() {
+    let servers = masters(3, true);
+    let serve = Serve::start(&servers, &["--idle-timeout", "300ms"]);
+    let mut c = serve.client();
+    // Requests without a pause for three times the timeout: the timer armed
+    // when the connection came is due meanwhile; it is re-armed from the
+    // last request, not obeyed.
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(900) {
+        assert_eq!(
+            c.try_send(&["PING"]),
+            Some(status("PONG")),
+            "closed while busy"
+        );
+    }
+    // Then silence: closed.
+    assert!(c.closed());
 }
