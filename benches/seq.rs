@@ -15,16 +15,25 @@
 //!    the rate) growing with the requests outstanding. Ids/s, p50/p99
 //!    latency, and the batch sizes from serve's `INFO`; serve at 50 clients
 //!    is run again in RESP3 (`redis-benchmark -3`) beside it;
-//! 2. `yaraus seq next` as a whole process: p50/p99 wall time;
-//! 3. `MajoritySequence::next` through the library, one caller: calls/s.
+//! 2. the clients sweep (`seq_sweep.rs`): serve, one durable Redis and
+//!    one plain Redis at 1 to 1,000 clients and pipelined, interleaved
+//!    rounds, medians, and the curve's CSV;
+//! 3. `yaraus seq next` as a whole process: p50/p99 wall time;
+//! 4. `MajoritySequence::next` through the library, one caller: calls/s.
 //!
 //! Options: `--requests N` (per redis-benchmark run, default 200000),
 //! `--runs N` (seq next processes, default 200), `--seconds S` (library
-//! loop, default 5).
+//! loop, default 5); for the sweep: `--sweep-rounds N` (default 3, 0 to
+//! skip it), `--sweep-requests N` (most per run, default 50000), `--csv
+//! PATH` (default docs/figures/seq_serve_clients.csv), `--yaraus PATH`
+//! (repeated: one more serve series per binary, for an A/B with the one
+//! built; in the tables only, not in the CSV), `--sweep-only` (nothing
+//! else).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 mod figures;
+mod seq_sweep;
 
 use common::RedisServer;
 use figures::{option, percentile, start_redis};
@@ -44,7 +53,9 @@ struct Serve {
 impl Serve {
     fn start(yaraus: &str, urls: &[String]) -> Serve {
         let mut cmd = Command::new(yaraus);
-        cmd.args(["--quiet", "seq", "serve", "--listen", "127.0.0.1:0"]);
+        // Room for redis-benchmark's 1,000 clients and its own probe.
+        cmd.args(["--quiet", "seq", "serve", "--listen", "127.0.0.1:0"])
+            .args(["--max-clients", "2000"]);
         for u in urls {
             cmd.args(["--redis", u]);
         }
@@ -297,6 +308,71 @@ fn library_calls(urls: &[String], seconds: u64) -> (u64, Duration) {
     })
 }
 
+/// Every value of the repeated option `name`.
+fn options(args: &[String], name: &str) -> Vec<String> {
+    args.windows(2)
+        .filter(|w| w[0] == name)
+        .map(|w| w[1].clone())
+        .collect()
+}
+
+/// The clients sweep: a serve per binary in `bins` (the one built without
+/// any) over `urls`, then the durable and the plain Redis.
+fn sweep(args: &[String], urls: &[String], plain: &RedisServer, durable: &RedisServer) {
+    let rounds: usize = option(args, "--sweep-rounds").unwrap_or(3);
+    if rounds == 0 {
+        return;
+    }
+    let most: usize = option(args, "--sweep-requests").unwrap_or(50_000);
+    let csv: String = option(args, "--csv").unwrap_or_else(|| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/figures/seq_serve_clients.csv"
+        )
+        .into()
+    });
+    // The binary built first (the curve's series, and the ratios), then
+    // any other binary given, for an A/B (in the tables, not the curve).
+    let mut bins: Vec<(String, String)> = vec![(
+        env!("CARGO_BIN_EXE_yaraus").into(),
+        "seq serve (3 durable nodes)".into(),
+    )];
+    for bin in options(args, "--yaraus") {
+        let label = format!("seq serve (3 durable nodes) {bin}");
+        bins.push((bin, label));
+    }
+    let serves: Vec<(String, Serve)> = bins
+        .iter()
+        .map(|(bin, label)| (label.clone(), Serve::start(bin, urls)))
+        .collect();
+    let mut targets: Vec<seq_sweep::Target> = serves
+        .iter()
+        .enumerate()
+        .map(|(i, (label, s))| seq_sweep::Target {
+            label: label.clone(),
+            port: s.port,
+            curve: i == 0,
+        })
+        .collect();
+    for (label, server) in [
+        ("redis appendfsync always", durable),
+        ("redis plain", plain),
+    ] {
+        targets.push(seq_sweep::Target {
+            label: label.into(),
+            port: server.port().unwrap(),
+            curve: true,
+        });
+    }
+    seq_sweep::sweep(
+        &targets,
+        rounds,
+        most,
+        Path::new(&csv),
+        |port, c, p, n, key| redis_benchmark(port, c, p, n, key).rps,
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let requests: usize = option(&args, "--requests").unwrap_or(200_000);
@@ -309,8 +385,14 @@ fn main() {
     let durable = start_redis(true);
     let urls: Vec<String> = masters.iter().map(RedisServer::url).collect();
     let tmp = masters[0].dir().parent().unwrap().to_path_buf();
+    if args.iter().any(|a| a == "--sweep-only") {
+        sweep(&args, &urls, &plain, &durable);
+        return;
+    }
     let serve = Serve::start(yaraus, &urls);
     serve_table(&serve, &plain, &durable, requests, &tmp);
+    drop(serve);
+    sweep(&args, &urls, &plain, &durable);
 
     let times = seq_next_times(yaraus, &urls, runs);
     let (calls, took) = library_calls(&urls, seconds);

@@ -20,6 +20,8 @@
 //! * `nodes.rs`: the Redis nodes behind it: concurrent clients and servers,
 //!   a node killed or frozen, nodes that do not persist every write.
 //! * `robustness.rs`: bad clients, the connection limit, SIGTERM.
+//! * `io.rs`: how a connection reads and writes: requests cut across
+//!   reads, 10,000 in one write, a client that reads none of its replies.
 //! * `real_clients.rs`: redis-cli and redis-benchmark.
 //! * `resp3.rs`: `HELLO 3` and the RESP3 replies, byte for byte.
 //! * `multi.rs`: MULTI / EXEC / DISCARD, no id for what is not executed.
@@ -34,6 +36,7 @@ mod common;
 
 mod client;
 mod health;
+mod io;
 mod libs;
 mod metrics;
 mod multi;

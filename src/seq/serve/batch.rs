@@ -120,14 +120,19 @@ pub const MAX_LINGER: Duration = Duration::from_millis(2);
 /// A sequencer idle this long retires (and forgets its floor and counters).
 pub const RETIRE_AFTER: Duration = Duration::from_secs(300);
 
+/// What a request for ids gets: its id (the connection encodes it straight
+/// into its reply buffer, no allocation per id), or the error reply of its
+/// round, encoded once and shared by every request of the round.
+pub type Answer = std::result::Result<u64, Arc<[u8]>>;
+
 /// One request for ids.
 pub struct Ask {
     /// How many consecutive ids.
     pub count: u64,
     /// Reply with the last id of the block (`INCRBY`), not the first.
     pub last: bool,
-    /// Where the encoded reply goes.
-    pub reply: oneshot::Sender<Vec<u8>>,
+    /// Where the answer goes.
+    pub reply: oneshot::Sender<Answer>,
     pub arrived: Instant,
 }
 
@@ -370,10 +375,11 @@ impl Sequencer {
             if e.is_fatal() || Instant::now() >= deadline {
                 let mut out = Vec::new();
                 resp::error_reply(&mut out, &format!("ERR {e}"));
+                let out: Arc<[u8]> = out.into();
                 self.stats.failed(batch.len() as u64, true);
                 self.settings.metrics.seq_round_failed(&self.name);
                 for ask in batch {
-                    let _ = ask.reply.send(out.clone());
+                    let _ = ask.reply.send(Err(Arc::clone(&out)));
                 }
                 return;
             }
@@ -419,9 +425,7 @@ impl Sequencer {
         let n = batch.len() as u64;
         for ask in batch {
             let last = next + (ask.count - 1);
-            let mut out = Vec::with_capacity(24);
-            resp::id(&mut out, if ask.last { last } else { next });
-            let _ = ask.reply.send(out);
+            let _ = ask.reply.send(Ok(if ask.last { last } else { next }));
             next = last.saturating_add(1);
         }
         self.stats.round(n, total);
@@ -456,7 +460,7 @@ impl Sequencer {
                         ),
                     );
                     self.stats.failed(1, false);
-                    let _ = ask.reply.send(out);
+                    let _ = ask.reply.send(Err(out.into()));
                 }
             }
         }

@@ -22,10 +22,11 @@
 //!
 //! Ids above 2^63 − 1 are bulk strings: a RESP integer is signed.
 
-use super::batch::Ask;
+use super::batch::{Answer, Ask};
 use super::resp::{self, Proto, Request};
 use super::{Client, Server, multi, session};
 use crate::seq::MajoritySequence;
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use tokio::sync::oneshot;
@@ -38,8 +39,10 @@ pub const MAX_NAME: usize = 512;
 pub enum Outcome {
     /// The reply, encoded.
     Now(Vec<u8>),
-    /// The reply, when its round (or read) is done.
+    /// The reply, when its read of the nodes (`GET`) is done.
     Later(oneshot::Receiver<Vec<u8>>),
+    /// The id (or the error) of an `INCR`/`INCRBY`, when its round is done.
+    Ids(oneshot::Receiver<Answer>),
     /// The reply, after which the connection closes.
     Close(Vec<u8>),
     /// `EXEC`'s reply: an array of these, each when it is there.
@@ -84,15 +87,17 @@ const KNOWN: [&str; 19] = [
 /// Runs one request of `client` (or queues it, inside `MULTI`).
 pub fn dispatch(server: &Arc<Server>, client: &mut Client, req: Request) -> Outcome {
     server.stats.commands.fetch_add(1, Relaxed);
-    let name = String::from_utf8_lossy(&req[0]).to_ascii_uppercase();
-    if !client.authenticated && !matches!(name.as_str(), "AUTH" | "HELLO" | "QUIT" | "RESET") {
+    let mut room = [0; NAME_ROOM];
+    let name = capitals(&req[0], &mut room);
+    let name = name.as_ref();
+    if !client.authenticated && !matches!(name, "AUTH" | "HELLO" | "QUIT" | "RESET") {
         return err("NOAUTH Authentication required.");
     }
-    if client.multi.is_some() && !multi::acts_at_once(&name) {
-        return multi::queue(client, &name, req);
+    if client.multi.is_some() && !multi::acts_at_once(name) {
+        return multi::queue(client, name, req);
     }
     let args = &req[1..];
-    match (name.as_str(), args.len()) {
+    match (name, args.len()) {
         ("INCR", 1) => incr(server, &args[0], 1, false),
         ("INCRBY", 2) => match positive(&args[1]) {
             Some(k) => incr(server, &args[0], k, true),
@@ -117,9 +122,28 @@ pub fn dispatch(server: &Arc<Server>, client: &mut Client, req: Request) -> Outc
             config_get(server, &args[1..], client.proto)
         }
         ("INFO", 0 | 1) => info(server, args.first(), client.proto),
-        (known, _) if KNOWN.contains(&known) => arity(&name),
+        (known, _) if KNOWN.contains(&known) => arity(name),
         _ => unknown(&req),
     }
+}
+
+/// Room for a command name in capitals: every name known fits.
+const NAME_ROOM: usize = 16;
+
+/// The command name in capitals, as `dispatch` matches it: made in `room`
+/// when short and ASCII (every name known is), so that no request costs an
+/// allocation for its name; allocated otherwise (an unknown command, whose
+/// error quotes it).
+fn capitals<'a>(raw: &[u8], room: &'a mut [u8; NAME_ROOM]) -> Cow<'a, str> {
+    if raw.len() <= NAME_ROOM && raw.is_ascii() {
+        let room = &mut room[..raw.len()];
+        room.copy_from_slice(raw);
+        room.make_ascii_uppercase();
+        if let Ok(name) = std::str::from_utf8(room) {
+            return Cow::Borrowed(name);
+        }
+    }
+    Cow::Owned(String::from_utf8_lossy(raw).to_ascii_uppercase())
 }
 
 /// Whether a request may be queued inside `MULTI`; its error otherwise.
@@ -213,7 +237,7 @@ fn incr(server: &Arc<Server>, raw: &[u8], count: u64, last: bool) -> Outcome {
         .registry
         .submit(name, || server.keys.counter(name), ask)
     {
-        Ok(()) => Outcome::Later(rx),
+        Ok(()) => Outcome::Ids(rx),
         Err(text) => err(&text),
     }
 }

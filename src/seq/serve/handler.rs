@@ -9,8 +9,16 @@
 //! At most [`MAX_PENDING`] requests (and about [`MAX_QUEUED`] bytes of
 //! replies) are outstanding per connection, and the socket is not read
 //! while they are, so the sequencers' queues and this connection's buffers
-//! stay bounded whatever the client sends: about 200 KiB at worst, 512
-//! bytes of buffer for an idle connection.
+//! stay bounded whatever the client sends: about 200 KiB at worst; an idle
+//! connection holds the room of its last read (512 bytes, up to 16 KiB for
+//! one whose last reads were a long pipeline: `conn.rs`).
+//!
+//! The per-request work is kept off the allocator and the timer wheel:
+//! the replies of a turn are encoded straight into the connection's
+//! buffer (an id is a `u64` until then), the turn's list is reused, and
+//! `--idle-timeout` is one timer per connection that is re-armed only when
+//! it fires (it then checks the time of the last request), not a timer
+//! armed and cancelled around every wait.
 //!
 //! A connection is closed on:
 //! * a protocol error (`-ERR Protocol error: …` first, as Redis does);
@@ -25,11 +33,12 @@ use super::command::{self, Outcome};
 use super::conn::{Connection, ReadNow};
 use super::resp::{self, ProtocolError};
 use super::{Client, Server};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use tokio::net::TcpStream;
 use tokio::sync::watch;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 /// Most requests of one connection in flight at once.
 pub const MAX_PENDING: usize = 256;
@@ -45,12 +54,17 @@ pub async fn serve(
     client: Client,
     shutdown: watch::Receiver<bool>,
 ) {
+    let now = Instant::now();
     let mut handler = Handler {
         server,
         client,
         connection: Connection::new(stream),
         shutdown,
-        last_request: Instant::now(),
+        last_request: now,
+        idle: server
+            .idle_timeout
+            .map(|t| Box::pin(tokio::time::sleep_until(now + t))),
+        turn: Turn::default(),
     };
     handler.run().await;
 }
@@ -63,6 +77,10 @@ struct Handler<'a> {
     shutdown: watch::Receiver<bool>,
     /// When the last complete request came, for `--idle-timeout`.
     last_request: Instant,
+    /// With `--idle-timeout`: due at or before `last_request` + the timeout.
+    idle: Option<Pin<Box<Sleep>>>,
+    /// The current turn (its list is kept from one turn to the next).
+    turn: Turn,
 }
 
 /// The requests dispatched at once, whose replies are written together.
@@ -78,6 +96,14 @@ struct Turn {
 }
 
 impl Turn {
+    /// Ready for the next turn, keeping the list's allocation.
+    fn clear(&mut self) {
+        self.pending.clear();
+        self.queued = 0;
+        self.closing = false;
+        self.ended = false;
+    }
+
     fn push(&mut self, outcome: Outcome) {
         self.closing = matches!(outcome, Outcome::Close(_));
         if let Outcome::Now(reply) | Outcome::Close(reply) = &outcome {
@@ -95,10 +121,10 @@ impl Turn {
 impl Handler<'_> {
     async fn run(&mut self) {
         loop {
-            let turn = self.dispatch();
-            let full = turn.full();
-            let (closing, ended) = (turn.closing, turn.ended);
-            if !self.reply(turn.pending).await {
+            self.dispatch();
+            let full = self.turn.full();
+            let (closing, ended) = (self.turn.closing, self.turn.ended);
+            if !self.reply().await {
                 return;
             }
             if closing {
@@ -118,9 +144,11 @@ impl Handler<'_> {
         }
     }
 
-    /// Dispatches every complete request there is, up to the limits.
-    fn dispatch(&mut self) -> Turn {
-        let mut turn = Turn::default();
+    /// Dispatches every complete request there is, up to the limits, into
+    /// the turn.
+    fn dispatch(&mut self) {
+        let turn = &mut self.turn;
+        turn.clear();
         while !turn.full() && !turn.closing {
             match self.connection.request() {
                 Ok(Some(req)) => {
@@ -146,47 +174,52 @@ impl Handler<'_> {
                 }
             }
         }
-        turn
     }
 
-    /// Writes the replies of `pending` in request order, waiting for those
-    /// of rounds; `false` when the write failed or timed out.
-    async fn reply(&mut self, pending: Vec<Outcome>) -> bool {
-        for outcome in pending {
+    /// Writes the replies of the turn in request order, waiting for those
+    /// of rounds, with one write; `false` when the write failed or timed
+    /// out.
+    async fn reply(&mut self) -> bool {
+        let mut pending = std::mem::take(&mut self.turn.pending);
+        for outcome in pending.drain(..) {
+            let out = self.connection.out();
             match outcome {
                 Outcome::Exec(replies) => {
-                    let mut header = Vec::new();
-                    resp::array(&mut header, replies.len());
-                    self.connection.queue(&header);
+                    resp::array(out, replies.len());
                     for outcome in replies {
                         let outcome = match outcome {
                             Outcome::Deferred(run) => run(),
                             outcome => outcome,
                         };
-                        let reply = settle(outcome).await;
-                        self.connection.queue(&reply);
+                        settle(outcome, out).await;
                     }
                 }
-                outcome => {
-                    let reply = settle(outcome).await;
-                    self.connection.queue(&reply);
-                }
+                outcome => settle(outcome, out).await,
             }
         }
+        self.turn.pending = pending;
         self.connection.flush(self.server.idle_timeout).await
     }
 
     /// Nothing complete is left: waits for more bytes. `false` when the
     /// connection is to close (end of stream, idle, the server stopping).
     async fn wait_for_more(&mut self) -> bool {
-        let idle = self.server.idle_timeout.map(|t| self.last_request + t);
-        tokio::select! {
-            more = self.connection.read() => more,
-            () = sleep_until(idle) => {
-                self.server.stats.idle_closed.fetch_add(1, Relaxed);
-                false
+        loop {
+            tokio::select! {
+                more = self.connection.read() => return more,
+                () = fired(&mut self.idle) => {
+                    let due = self.server.idle_timeout.map(|t| self.last_request + t);
+                    match (due, &mut self.idle) {
+                        // Requests came since it was armed: due later.
+                        (Some(due), Some(idle)) if due > Instant::now() => idle.as_mut().reset(due),
+                        _ => {
+                            self.server.stats.idle_closed.fetch_add(1, Relaxed);
+                            return false;
+                        }
+                    }
+                }
+                _ = self.shutdown.changed() => return false,
             }
-            _ = self.shutdown.changed() => false,
         }
     }
 }
@@ -198,22 +231,31 @@ fn error(text: &str) -> Vec<u8> {
     reply
 }
 
-/// The reply of one request, once it is there (`EXEC` inside `EXEC`
-/// cannot be: it is never queued).
-async fn settle(outcome: Outcome) -> Vec<u8> {
+/// Adds the reply of one request to `out`, once it is there (`EXEC`
+/// inside `EXEC` cannot be: it is never queued).
+async fn settle(outcome: Outcome, out: &mut Vec<u8>) {
     match outcome {
-        Outcome::Now(reply) | Outcome::Close(reply) => reply,
-        Outcome::Later(rx) => rx
-            .await
-            .unwrap_or_else(|_| error("ERR the server is shutting down")),
-        Outcome::Exec(_) | Outcome::Deferred(_) => error("ERR EXEC inside EXEC"),
+        Outcome::Now(reply) | Outcome::Close(reply) => out.extend_from_slice(&reply),
+        Outcome::Ids(rx) => match rx.await {
+            Ok(Ok(id)) => resp::id(out, id),
+            Ok(Err(refusal)) => out.extend_from_slice(&refusal),
+            Err(_) => resp::error_reply(out, SHUTTING_DOWN),
+        },
+        Outcome::Later(rx) => match rx.await {
+            Ok(reply) => out.extend_from_slice(&reply),
+            Err(_) => resp::error_reply(out, SHUTTING_DOWN),
+        },
+        Outcome::Exec(_) | Outcome::Deferred(_) => resp::error_reply(out, "ERR EXEC inside EXEC"),
     }
 }
 
-/// Sleeps until `at`, or forever without it.
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
+/// The reply to a request whose round or read was dropped unanswered.
+const SHUTTING_DOWN: &str = "ERR the server is shutting down";
+
+/// Resolves when the idle timer is due; never without one.
+async fn fired(idle: &mut Option<Pin<Box<Sleep>>>) {
+    match idle {
+        Some(sleep) => sleep.as_mut().await,
         None => std::future::pending().await,
     }
 }

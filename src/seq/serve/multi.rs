@@ -145,7 +145,7 @@ pub fn exec(
             continue;
         }
         let outcome = command::dispatch(server, client, req);
-        waiting |= matches!(outcome, Outcome::Later(_));
+        waiting |= matches!(outcome, Outcome::Later(_) | Outcome::Ids(_));
         outcomes.push(outcome);
     }
     Outcome::Exec(outcomes)

@@ -114,7 +114,7 @@ impl Parser {
         if first != b'*' {
             return self.inline(buf);
         }
-        let Some(header) = line(
+        let Some((len, taken)) = line(
             buf,
             &mut self.scanned,
             MAX_HEADER,
@@ -123,7 +123,8 @@ impl Parser {
         else {
             return Ok(Step::More);
         };
-        let n = number(&header[1..]).ok_or_else(|| error("invalid multibulk length"))?;
+        let n = number(&buf[1..len]).ok_or_else(|| error("invalid multibulk length"))?;
+        buf.advance(taken);
         if n > MAX_ARGS as i64 {
             return Err(error("invalid multibulk length"));
         }
@@ -141,7 +142,7 @@ impl Parser {
 
     /// A line of words; an empty one is skipped.
     fn inline(&mut self, buf: &mut BytesMut) -> Result<Step, ProtocolError> {
-        let Some(line) = line(
+        let Some((len, taken)) = line(
             buf,
             &mut self.scanned,
             MAX_REQUEST,
@@ -150,11 +151,12 @@ impl Parser {
         else {
             return Ok(Step::More);
         };
-        let args: Request = line
+        let args: Request = buf[..len]
             .split(|b| b.is_ascii_whitespace())
             .filter(|w| !w.is_empty())
             .map(<[u8]>::to_vec)
             .collect();
+        buf.advance(taken);
         if args.is_empty() {
             return Ok(Step::Again);
         }
@@ -168,10 +170,12 @@ impl Array {
     fn element(&mut self, buf: &mut BytesMut, scanned: &mut usize) -> Result<Step, ProtocolError> {
         match self.bulk {
             None => {
-                let Some(header) = line(buf, scanned, MAX_HEADER, "too big bulk count string")?
+                let Some((end, taken)) =
+                    line(buf, scanned, MAX_HEADER, "too big bulk count string")?
                 else {
                     return Ok(Step::More);
                 };
+                let header = &buf[..end];
                 if header.first() != Some(&b'$') {
                     let got = header.first().map_or(' ', |&b| b as char);
                     return Err(ProtocolError(format!(
@@ -183,6 +187,7 @@ impl Array {
                     .filter(|&n| (0..=MAX_BULK as i64).contains(&n))
                     .ok_or_else(|| error("invalid bulk length"))?
                     as usize;
+                buf.advance(taken);
                 if self.size + len > MAX_REQUEST {
                     return Err(error("request too big"));
                 }
@@ -195,8 +200,10 @@ impl Array {
                 if &buf[len..len + 2] != b"\r\n" {
                     return Err(error("expected CRLF after a bulk string"));
                 }
-                self.args.push(buf.split_to(len).to_vec());
-                buf.advance(2);
+                // Copied out and skipped, never split off: the buffer stays
+                // one allocation, reused for the next read.
+                self.args.push(buf[..len].to_vec());
+                buf.advance(len + 2);
                 self.size += len;
                 self.remaining -= 1;
                 self.bulk = None;
@@ -213,15 +220,17 @@ fn error(what: &str) -> ProtocolError {
     ProtocolError(what.to_string())
 }
 
-/// The line at the start of `buf` without its `\r\n` (or `\n`), taken out;
+/// The line at the start of `buf`: its length without its `\r\n` (or
+/// `\n`), and the bytes it takes with its end; the caller reads it in place
+/// and then advances past it (no copy: a header is parsed where it lies).
 /// `None` when its end is not there yet (`scanned`: how much of `buf` was
 /// already searched). Longer than `max` without an end: `too_long`.
 fn line(
-    buf: &mut BytesMut,
+    buf: &[u8],
     scanned: &mut usize,
     max: usize,
     too_long: &str,
-) -> Result<Option<Vec<u8>>, ProtocolError> {
+) -> Result<Option<(usize, usize)>, ProtocolError> {
     match buf[*scanned..].iter().position(|&b| b == b'\n') {
         Some(i) => {
             let end = *scanned + i;
@@ -229,12 +238,12 @@ fn line(
             if end > max {
                 return Err(error(too_long));
             }
-            let mut line = buf.split_to(end + 1);
-            line.truncate(end);
-            if line.last() == Some(&b'\r') {
-                line.truncate(end - 1);
-            }
-            Ok(Some(line.to_vec()))
+            let len = if end > 0 && buf[end - 1] == b'\r' {
+                end - 1
+            } else {
+                end
+            };
+            Ok(Some((len, end + 1)))
         }
         None if buf.len() > max => Err(error(too_long)),
         None => {
@@ -289,8 +298,32 @@ pub fn error_reply(out: &mut Vec<u8>, text: &str) {
 
 pub fn integer(out: &mut Vec<u8>, n: i64) {
     out.push(b':');
-    out.extend_from_slice(n.to_string().as_bytes());
+    if n < 0 {
+        out.push(b'-');
+    }
+    digits(out, n.unsigned_abs());
     out.extend_from_slice(b"\r\n");
+}
+
+/// The decimal digits of `n`, written straight into `out`: every id goes
+/// out through here, and `to_string` would allocate a `String` for each.
+fn digits(out: &mut Vec<u8>, n: u64) {
+    let (room, at) = decimal(n);
+    out.extend_from_slice(&room[at..]);
+}
+
+/// `n` in decimal: the digits are `room[at..]`.
+fn decimal(mut n: u64) -> ([u8; 20], usize) {
+    let mut room = [0u8; 20];
+    let mut at = room.len();
+    loop {
+        at -= 1;
+        room[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return (room, at);
+        }
+    }
 }
 
 /// A sequence value: an integer reply while it fits RESP's signed 64 bits,
@@ -299,13 +332,16 @@ pub fn integer(out: &mut Vec<u8>, n: i64) {
 pub fn id(out: &mut Vec<u8>, value: u64) {
     match i64::try_from(value) {
         Ok(n) => integer(out, n),
-        Err(_) => bulk(out, value.to_string().as_bytes()),
+        Err(_) => {
+            let (room, at) = decimal(value);
+            bulk(out, &room[at..]);
+        }
     }
 }
 
 pub fn bulk(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'$');
-    out.extend_from_slice(bytes.len().to_string().as_bytes());
+    digits(out, bytes.len() as u64);
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(bytes);
     out.extend_from_slice(b"\r\n");
@@ -349,7 +385,7 @@ pub fn text(out: &mut Vec<u8>, text: &[u8], proto: Proto) {
 
 pub fn array(out: &mut Vec<u8>, len: usize) {
     out.push(b'*');
-    out.extend_from_slice(len.to_string().as_bytes());
+    digits(out, len as u64);
     out.extend_from_slice(b"\r\n");
 }
 

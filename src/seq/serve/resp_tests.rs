@@ -164,10 +164,20 @@ fn empty_arrays_are_skipped_and_ids_above_i64_are_bulk() {
     assert_eq!(got, vec![vec![b"PING".to_vec()]]);
     let mut out = Vec::new();
     id(&mut out, i64::MAX as u64);
+    id(&mut out, 1 << 63);
     id(&mut out, u64::MAX);
     assert_eq!(
         out,
-        b":9223372036854775807\r\n$20\r\n18446744073709551615\r\n"
+        b":9223372036854775807\r\n$19\r\n9223372036854775808\r\n\
+          $20\r\n18446744073709551615\r\n"
+    );
+    let mut out = Vec::new();
+    for n in [0, 7, 10, -1, -42, i64::MIN] {
+        integer(&mut out, n);
+    }
+    assert_eq!(
+        out,
+        b":0\r\n:7\r\n:10\r\n:-1\r\n:-42\r\n:-9223372036854775808\r\n"
     );
     let mut out = Vec::new();
     error_reply(&mut out, "ERR two\r\nlines");
