@@ -25,3 +25,4 @@ cargo bench --quiet --bench yaraus -- "${extra[@]}" "$@"
 cargo bench --quiet --bench seq
 cargo bench --quiet --bench hilo
 cargo bench --quiet --bench handover
+cargo bench --quiet --bench reports
