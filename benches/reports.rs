@@ -4,7 +4,7 @@
 //! bench makes), timed from spawn to exit, for pools of 2^10, 2^12, …, 2^22
 //! ids made by `yaraus init --max`.
 //!
-//! One pool at a time (2^22 ids take some 400 MB of the server), and within
+//! One pool at a time (the server holds one, then FLUSHALL), and within
 //! it the four commands take turns run after run, so that a machine whose
 //! load drifts slows them alike. Output goes to /dev/null: the figure is
 //! what yaraus and Redis spend, not what a terminal does. Each pool's
