@@ -25,6 +25,7 @@ cargo bench --quiet --bench yaraus -- "${extra[@]}" "$@"
 cargo bench --quiet --bench seq
 cargo bench --quiet --bench hilo
 cargo bench --quiet --bench handover
+cargo bench --quiet --bench reports
 cargo bench --quiet --bench renewals
 # Last: the SVG curves of docs/benchmarks.md from the CSV figures above.
 cargo bench --quiet --bench plots

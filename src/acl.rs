@@ -85,6 +85,7 @@ const INIT_SCRIPTS: &[&str] = &[
     include_str!("lease/shrink.lua"),
 ];
 const STATS_SCRIPTS: &[&str] = &[include_str!("lease/stats.lua")];
+const LIST_SCRIPTS: &[&str] = &[include_str!("lease/leased.lua")];
 const LOCK_SCRIPTS: &[&str] = &[
     include_str!("base/counter.lua"),
     include_str!("lock/acquire.lua"),
@@ -165,7 +166,7 @@ impl Part {
             Part::Init => INIT_SCRIPTS.to_vec(),
             Part::Run => POOL_SCRIPTS.to_vec(),
             Part::Stats => STATS_SCRIPTS.to_vec(),
-            Part::List => Vec::new(),
+            Part::List => LIST_SCRIPTS.to_vec(),
             Part::Lock => LOCK_SCRIPTS.to_vec(),
             Part::Seq => SEQ_SCRIPTS.to_vec(),
             Part::Index => INDEX_SCRIPTS.to_vec(),
@@ -184,7 +185,8 @@ impl Part {
             // (src/claim/wake.rs).
             Part::Run => &["hincrby", "subscribe"],
             Part::Stats => &["hmget"],
-            Part::List => &["type", "time", "zmscore", "hmget"],
+            // `--using`: how much of the pool is leased (list.rs).
+            Part::List => &["type", "time", "zmscore", "hmget", "zcard", "zcount"],
             // A waiter's wake-up subscription (src/claim/wake.rs).
             Part::Lock | Part::Hilo => &["subscribe"],
             Part::Seq => &[],

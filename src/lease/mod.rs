@@ -23,6 +23,7 @@
 
 pub mod clock;
 mod init;
+mod list;
 mod recovery;
 mod report;
 mod waiting;
@@ -30,7 +31,8 @@ mod worker_id;
 
 pub use crate::timing::lease::{Adjustment, Requested, Timing};
 pub use init::{InitOutcome, MAX_POOL_SIZE, create_missing, init, recorded_range, validate_range};
-pub use report::{HolderClock, ListEntry, Stats, list, stats};
+pub use list::{ListEntry, Listing, list};
+pub use report::{HolderClock, Stats, stats};
 pub use worker_id::WorkerId;
 
 use crate::base::BootInstant;

@@ -1,28 +1,24 @@
-//! `stats` and `list`: what a pool looks like, by the server's clock.
+//! `stats`: what a pool looks like, by the server's clock, in one read-only
+//! script, so that every figure is of the same instant.
 //!
-//! `stats` is one read-only script, so every figure is of the same instant.
-//! `list` walks the pool's range in chunks of ids, asking for their scores
-//! and owners with `ZMSCORE` and `HMGET`; many chunk requests are in flight
-//! at once on the one connection, and entries are handed to the caller as
-//! they arrive, so listing millions of ids costs neither one round trip per
-//! id (as the Go tool did) nor one reply of hundreds of megabytes.
+//! It costs what is leased, not what the pool holds: the leased ids are the
+//! top of the sorted set (their scores are after `TIME`), so their number is
+//! a `ZCOUNT` and the remaining leases' shortest, median and longest are
+//! reads by rank, each O(log n); only the holders' clock records are read
+//! one per leased id. Those stay in the same script (and its one reply)
+//! rather than in pages: a picture whose clock offsets were read later than
+//! its counts would not be one picture, and a pool's leased ids are its
+//! running workers, which one reply carries (about 40 bytes each).
 
 use super::clock::ClockRecord;
 use super::{PoolKeys, WorkerId, pool_error};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::Store;
 use serde::Serialize;
 use std::sync::LazyLock;
-use std::time::{Duration, UNIX_EPOCH};
-use tokio::task::JoinHandle;
 
 static STATS: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("stats.lua")));
-
-/// Ids per list request.
-const LIST_CHUNK: u64 = 5_000;
-/// List requests in flight at once.
-const LIST_DEPTH: usize = 8;
 
 /// The figures of `yaraus stats`; the first thirteen are the Go tool's.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -64,7 +60,7 @@ pub struct HolderClock {
 }
 
 impl HolderClock {
-    fn of(id: u64, record: &ClockRecord) -> HolderClock {
+    pub(super) fn of(id: u64, record: &ClockRecord) -> HolderClock {
         let measured = record.offset.error_ms >= 0;
         HolderClock {
             id,
@@ -166,211 +162,4 @@ pub async fn stats(store: &mut Store, keys: &PoolKeys) -> Result<Stats> {
             })
             .collect(),
     })
-}
-
-/// Scores, owners and clock records of one chunk of ids.
-type Chunk = (Vec<Option<f64>>, Vec<Option<String>>, Vec<Option<String>>);
-
-/// One id of `yaraus list`.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ListEntry {
-    /// Who holds it, or held it last; `null` if nobody ever did.
-    pub client_id: Option<String>,
-    pub id: u64,
-    /// When its lease ends (or ended), RFC 3339, from the server's clock;
-    /// `null` if it was never leased (its score is still init's 0, which
-    /// as a date would read 1970 and look like a lease long expired).
-    pub expire_at: Option<String>,
-    /// Whether it is leased now.
-    pub using: bool,
-    /// Seconds left on the lease; 0 when free.
-    pub ttl: f64,
-    /// Its (last) holder's clock minus the server's, milliseconds, as last
-    /// measured; `null` if never.
-    pub clock_offset_ms: Option<i64>,
-    /// That measurement's error bound, milliseconds.
-    pub clock_error_ms: Option<i64>,
-}
-
-impl ListEntry {
-    /// The id `id`, whose score is `score`, at the server's time `now`.
-    fn at(
-        id: u64,
-        score: f64,
-        owner: Option<String>,
-        clock: Option<String>,
-        now: f64,
-    ) -> ListEntry {
-        let using = score > now;
-        let clock = clock
-            .as_deref()
-            .and_then(ClockRecord::parse)
-            .map(|r| HolderClock::of(id, &r));
-        ListEntry {
-            clock_offset_ms: clock.as_ref().and_then(|c| c.offset_ms),
-            clock_error_ms: clock.as_ref().and_then(|c| c.error_ms),
-            client_id: owner,
-            id,
-            expire_at: (score > 0.0).then(|| rfc3339(score)),
-            using,
-            ttl: if using {
-                ((score - now) * 1000.0).round() / 1000.0
-            } else {
-                0.0
-            },
-        }
-    }
-}
-
-/// Streams every id of the pool, in id order, to `emit`.
-pub async fn list(
-    store: &mut Store,
-    keys: &PoolKeys,
-    mut emit: impl FnMut(ListEntry) -> std::io::Result<()>,
-) -> Result<()> {
-    let (now, clocks) = check_pool(store, keys).await?;
-    let bounds: (Option<u64>, Option<u64>) = store
-        .query(redis::cmd("HMGET").arg(&keys.stats).arg("min").arg("max"))
-        .await?;
-    let (min, max) = match bounds {
-        (Some(min), Some(max)) => (min, max),
-        _ => super::init::measure(store, keys).await?,
-    };
-    let mut chunks = Chunks::request(store, keys, min, max, clocks).await?;
-    while let Some((lo, (scores, owners, clocks))) = chunks.next(store).await? {
-        let rows = scores.into_iter().zip(owners).zip(clocks);
-        for (i, ((score, owner), clock)) in rows.enumerate() {
-            let Some(score) = score else { continue };
-            if let Err(e) = emit(ListEntry::at(lo + i as u64, score, owner, clock, now)) {
-                chunks.producer.abort();
-                if e.kind() == std::io::ErrorKind::BrokenPipe {
-                    return Ok(());
-                }
-                return Err(Error::Redis(format!("cannot write the list: {e}")));
-            }
-        }
-    }
-    let _ = chunks.producer.await;
-    Ok(())
-}
-
-/// Checks that the pool's keys are what a pool holds; returns the server's
-/// time, in Unix seconds, and whether the pool has clock records.
-async fn check_pool(store: &mut Store, keys: &PoolKeys) -> Result<(f64, bool)> {
-    type Head = (String, String, String, String, (u64, u64));
-    let (ids_type, clients_type, stats_type, clock_type, time): Head = store
-        .pipeline(
-            redis::pipe()
-                .cmd("TYPE")
-                .arg(&keys.ids)
-                .cmd("TYPE")
-                .arg(&keys.clients)
-                .cmd("TYPE")
-                .arg(&keys.stats)
-                .cmd("TYPE")
-                .arg(&keys.clock)
-                .cmd("TIME"),
-        )
-        .await?;
-    match ids_type.as_str() {
-        "zset" => {}
-        "none" => {
-            return Err(Error::State(format!(
-                "the pool {} does not exist; create it with `yaraus init`",
-                keys.ids
-            )));
-        }
-        t => {
-            return Err(Error::State(format!(
-                "{} is a {t}, not the sorted set of a pool",
-                keys.ids
-            )));
-        }
-    }
-    for (key, t) in [
-        (&keys.clients, &clients_type),
-        (&keys.stats, &stats_type),
-        (&keys.clock, &clock_type),
-    ] {
-        if t != "none" && t != "hash" {
-            return Err(Error::State(format!("{key} is a {t}, not a hash")));
-        }
-    }
-    Ok((time.0 as f64 + time.1 as f64 / 1e6, clock_type == "hash"))
-}
-
-/// The chunk requests of a listing: a task sends them, [`LIST_DEPTH`] at
-/// once on the store's one connection, and the listing takes their replies
-/// in id order.
-struct Chunks {
-    rx: tokio::sync::mpsc::Receiver<JoinHandle<(u64, redis::RedisResult<Chunk>)>>,
-    producer: JoinHandle<()>,
-}
-
-impl Chunks {
-    /// Starts requesting the ids `min..=max`, and their clock records when
-    /// the pool has any (`clocks`: a pool without is not asked for them).
-    async fn request(
-        store: &mut Store,
-        keys: &PoolKeys,
-        min: u64,
-        max: u64,
-        clocks: bool,
-    ) -> Result<Chunks> {
-        let (tx, rx) = tokio::sync::mpsc::channel(LIST_DEPTH);
-        let conn = store.connection().await?;
-        let ids_key = keys.ids.clone();
-        let clients_key = keys.clients.clone();
-        let clock_key = keys.clock.clone();
-        let producer = tokio::spawn(async move {
-            let mut lo = min;
-            loop {
-                let hi = lo.saturating_add(LIST_CHUNK - 1).min(max);
-                let members: Vec<String> = (lo..=hi).map(|n| WorkerId(n).encode()).collect();
-                let mut conn = conn.clone();
-                let mut pipe = redis::pipe();
-                pipe.cmd("ZMSCORE")
-                    .arg(&ids_key)
-                    .arg(&members)
-                    .cmd("HMGET")
-                    .arg(&clients_key)
-                    .arg(&members);
-                if clocks {
-                    pipe.cmd("HMGET").arg(&clock_key).arg(&members);
-                }
-                let request = tokio::spawn(async move {
-                    let reply: redis::RedisResult<Chunk> = if clocks {
-                        pipe.query_async(&mut conn).await
-                    } else {
-                        let n = members.len();
-                        pipe.query_async(&mut conn)
-                            .await
-                            .map(|(scores, owners)| (scores, owners, vec![None; n]))
-                    };
-                    (lo, reply)
-                });
-                if tx.send(request).await.is_err() || hi == max {
-                    break;
-                }
-                lo = hi + 1;
-            }
-        });
-        Ok(Chunks { rx, producer })
-    }
-
-    /// The next chunk, with its first id; `None` after the last.
-    async fn next(&mut self, store: &mut Store) -> Result<Option<(u64, Chunk)>> {
-        let Some(request) = self.rx.recv().await else {
-            return Ok(None);
-        };
-        let (lo, reply) = request
-            .await
-            .map_err(|e| Error::Redis(format!("list request failed: {e}")))?;
-        Ok(Some((lo, reply.map_err(|e| store.fail(e))?)))
-    }
-}
-
-fn rfc3339(unix_secs: f64) -> String {
-    let d = Duration::from_secs_f64(unix_secs.max(0.0));
-    humantime::format_rfc3339_millis(UNIX_EPOCH + d).to_string()
 }

@@ -30,6 +30,15 @@ fn every_subcommand_runs_on_a_cluster_with_its_keys_in_one_slot() {
     );
     let list = ok(&["list", "--redis", &url]);
     assert_eq!(list.stdout.matches("\"id\":").count(), 3, "{}", list.stdout);
+    // --using: the range query on the score, on the pool's slot.
+    let using = ok(&["list", "--using", "--redis", &url]);
+    let leased = list.stdout.matches("\"using\":true").count();
+    assert_eq!(
+        using.stdout.matches("\"id\":").count(),
+        leased,
+        "{}",
+        using.stdout
+    );
     let keys = cluster.keys();
     for key in ["{app}:ids", "{app}:clients", "{app}:stats"] {
         assert!(

@@ -7,7 +7,7 @@ use super::*;
 /// The fields of one `list` entry, checked to be exactly the documented
 /// seven; the clock offset (never measured here: the leases are written by
 /// hand) is `null`.
-fn entry_fields(e: &Json) -> (Option<String>, u64, Option<String>, bool, f64) {
+pub(super) fn entry_fields(e: &Json) -> (Option<String>, u64, Option<String>, bool, f64) {
     let obj = e
         .as_object()
         .unwrap_or_else(|| panic!("not an object: {e}"));

@@ -20,6 +20,8 @@
 //!   the JSON.
 //! * `list.rs`: every id in order, as JSON and as a table, 2^22 of them,
 //!   a Go-layout pool with gaps, and a reader that closes the pipe.
+//! * `using.rs`: `list --using` and `stats` by a range query on the score,
+//!   against the walk of the whole pool.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -28,6 +30,7 @@ mod init;
 mod list;
 mod prometheus;
 mod stats;
+mod using;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read};

@@ -189,6 +189,24 @@ fn the_rules_of_stats_and_list_let_them_read_and_a_run_is_refused_changing_nothi
     assert_eq!(s.snapshot(), before, "a refused run changed the pool");
 }
 
+/// `list --using` finds the leased ids by a script and counts of its own:
+/// the rules of `list` alone must allow them.
+#[test]
+fn the_rules_of_list_alone_let_it_list_the_leased_ids() {
+    let (servers, urls, _) = servers_with_user(1, false, "pool", &["acl-rules", "list"]);
+    let s = &servers[0];
+    ok(
+        &["--redis", &urls[0], "-N", "pool", "init", "--max", "4"],
+        &[("REDISCLI_AUTH", ADMIN_PASSWORD)],
+    );
+    let (secs, _): (u64, u64) = s.query(&["TIME"]);
+    let _: i64 = s.query(&["ZADD", "pool:ids", "XX", &(secs + 600).to_string(), "A3"]);
+    let using = ok(&global(&urls, "pool", &["list", "--using"]), &AS_USER);
+    let rows: serde_json::Value = serde_json::from_str(&using.stdout).expect("list JSON");
+    assert_eq!(rows[0]["id"], 3, "{rows}");
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows}");
+}
+
 #[test]
 fn lock_works_as_the_acl_user_on_one_master_and_on_three() {
     let (servers, urls, rules) = servers_with_user(

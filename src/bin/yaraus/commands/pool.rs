@@ -5,7 +5,7 @@ use crate::cli::{InitArgs, ListArgs, ListFormat, StatsArgs, StatsFormat};
 use std::io::Write;
 use yaraus::context::PoolContext;
 use yaraus::error::{Error, Result};
-use yaraus::lease::{self, HolderClock, InitOutcome, ListEntry, Stats};
+use yaraus::lease::{self, HolderClock, InitOutcome, ListEntry, Listing, Stats};
 
 pub async fn init(ctx: &PoolContext, args: InitArgs) -> Result<i32> {
     lease::validate_range(args.min, args.max)?;
@@ -165,7 +165,11 @@ pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {
             "ID", "USING", "TTL", "EXPIRE_AT", "CLIENT_ID", "CLOCK_OFFSET"
         ),
     };
-    let only_using = args.using;
+    let which = if args.using {
+        Listing::Using
+    } else {
+        Listing::All
+    };
     // Tried again only while nothing has been printed: a listing that
     // fails half-way ends with its error, not with a second copy.
     let listed = ctx
@@ -174,10 +178,7 @@ pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {
             &server(ctx),
             async |_| ctx.connect().await,
             async |mut store| {
-                let result = lease::list(&mut store, &ctx.keys, |entry: ListEntry| {
-                    if only_using && !entry.using {
-                        return Ok(());
-                    }
+                let result = lease::list(&mut store, &ctx.keys, which, |entry: ListEntry| {
                     if first {
                         writeln!(out, "{header}")?;
                     }
