@@ -72,6 +72,16 @@ const CURVES: &[Curve] = &[
     },
 ];
 
+/// Four colours that stay apart on white and for the common colour-vision
+/// deficiencies (the first four of matplotlib's tab10); plotters' own
+/// palette puts a pale yellow third.
+const COLOURS: [RGBColor; 4] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+];
+
 /// One series: its label and its points, in the file's order.
 type Series = BTreeMap<String, Vec<(f64, f64)>>;
 
@@ -200,7 +210,7 @@ where
         .draw()
         .map_err(said)?;
     for (i, (label, points)) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let color = COLOURS[i % COLOURS.len()].to_rgba();
         chart
             .draw_series(LineSeries::new(
                 points.iter().copied(),

@@ -138,12 +138,20 @@ fn a_stopped_child_is_continued_so_that_it_can_handle_sigterm_on_loss() {
     );
     let pid = read_pid(&scratch, "pid");
     let (_, id) = run.wait_lease();
-    // Sent again at each look: a run of the whole crate once saw the child
-    // never stopped within 20 s (something continued it; not reproduced
-    // alone), and what this test needs is a stopped child at the loss.
+    // What this test needs is a stopped child at the loss. The shell spawns each `sleep` with vfork: a SIGSTOP that lands
+    // between the fork and the exec stops the child before its exec, and
+    // the shell, waiting for that exec, sleeps uninterruptibly ('D') and
+    // never stops (seen under nohup). So the group is continued and stopped
+    // again until the shell itself is stopped.
+    let group = Pid::from_raw(pid);
     wait_until("the child to stop", EVENT, || {
-        nix::sys::signal::killpg(Pid::from_raw(pid), Signal::SIGSTOP).unwrap();
-        proc_stat(pid).is_some_and(|(s, _)| s == 'T')
+        nix::sys::signal::killpg(group, Signal::SIGSTOP).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let stopped = proc_stat(pid).is_some_and(|(s, _)| s == 'T');
+        if !stopped {
+            nix::sys::signal::killpg(group, Signal::SIGCONT).unwrap();
+        }
+        stopped
     });
 
     steal(&server, id);
