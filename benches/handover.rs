@@ -73,6 +73,12 @@ fn lock(yaraus: &str, urls: &[String], wakeups: bool, script: String) -> Child {
         c.args(["--redis", u]);
     }
     c.args(["lock", "bench-handover", "--", "sh", "-c", &script]);
+    spawn_quiet(c, wakeups, "lock")
+}
+
+/// Starts `c` with no standard streams; without wake-ups (the same binary,
+/// the test knob), its waiters only poll. For every setting of this bench.
+fn spawn_quiet(mut c: Command, wakeups: bool, what: &str) -> Child {
     if !wakeups {
         c.env("YARAUS_TEST_NO_WAKEUPS", "1");
     }
@@ -80,7 +86,7 @@ fn lock(yaraus: &str, urls: &[String], wakeups: bool, script: String) -> Child {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("spawn yaraus lock")
+        .unwrap_or_else(|e| panic!("spawn yaraus {what}: {e}"))
 }
 
 fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {

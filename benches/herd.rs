@@ -29,7 +29,7 @@ use crate::common::RedisServer;
 use crate::figures::percentile;
 use crate::{exits, nanos, wait_for};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 const NAME: &str = "bench-herd";
@@ -40,14 +40,7 @@ fn lock(yaraus: &str, url: &str, wakeups: bool, extra: &[&str], script: &str) ->
     c.args(["--quiet", "--redis", url, "lock", "--ttl", "60s", NAME])
         .args(extra)
         .args(["--", "sh", "-c", script]);
-    if !wakeups {
-        c.env("YARAUS_TEST_NO_WAKEUPS", "1");
-    }
-    c.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn yaraus lock")
+    crate::spawn_quiet(c, wakeups, "lock")
 }
 
 /// Scripts the server has run (`EVALSHA` calls that did not fail).

@@ -19,7 +19,7 @@ use crate::common::cluster::Cluster;
 use crate::figures::percentile;
 use crate::{exits, nanos, wait_for};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::Duration;
 
 const NS: &str = "benchpool";
@@ -29,14 +29,7 @@ fn run(yaraus: &str, url: &str, wakeups: bool, script: &str) -> Child {
     c.args(["--quiet", "run", "--redis", url])
         .args(["--interval", "1s", "--no-safeguards", "--delay", "0"])
         .args(["--", "sh", "-c", script]);
-    if !wakeups {
-        c.env("YARAUS_TEST_NO_WAKEUPS", "1");
-    }
-    c.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn yaraus run")
+    crate::spawn_quiet(c, wakeups, "run")
 }
 
 /// Where the pool lives: its URL, the node of its keys, and their names.
