@@ -78,6 +78,7 @@ const POOL_SCRIPTS: &[&str] = &[
     include_str!("lease/acquire.lua"),
     include_str!("lease/renew.lua"),
     include_str!("lease/release.lua"),
+    include_str!("claim/wake.lua"),
 ];
 const INIT_SCRIPTS: &[&str] = &[
     include_str!("lease/finalize_init.lua"),
@@ -96,6 +97,7 @@ const LOCK_SCRIPTS: &[&str] = &[
     include_str!("lock/semaphore_acquire.lua"),
     include_str!("lock/semaphore_extend.lua"),
     include_str!("lock/semaphore_release.lua"),
+    include_str!("claim/wake.lua"),
     include_str!("lock/shared.lua"),
     include_str!("lock/shared_acquire.lua"),
     // A lock over several masters heals its fencing counter as a sequence does.

@@ -67,6 +67,10 @@ use futures_util::StreamExt;
 use futures_util::stream::SelectAll;
 use std::time::Duration;
 
+/// The Lua prelude of every script that frees what waiters wait for: its
+/// `wake(channel, mode)` publishes the wake-up (wake.lua).
+pub const WAKE_LUA: &str = include_str!("wake.lua");
+
 /// The most a woken waiter waits before its attempt, so that a crowd of
 /// waiters woken by one release does not try in the same millisecond.
 pub const WAKE_SPREAD: Duration = Duration::from_millis(5);

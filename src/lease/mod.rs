@@ -49,8 +49,9 @@ static ACQUIRE: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("acquire.lua")));
 static RENEW: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("renew.lua")));
-static RELEASE: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("release.lua")));
+static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&[crate::claim::WAKE_LUA, include_str!("release.lua")].concat())
+});
 
 /// The four keys of one pool.
 #[derive(Clone, Debug)]

@@ -47,13 +47,6 @@ if clock and redis.call('TYPE', clock)['ok'] == 'hash' then
     end
   end
 end
--- pcall: a user whose ACL denies the channel still releases (its waiters
--- then find the id by polling).
-if ARGV[6] ~= nil and ARGV[6] ~= '' then
-  if ARGV[7] == 'spublish' then
-    redis.pcall('SPUBLISH', ARGV[6], '')
-  else
-    redis.pcall('PUBLISH', ARGV[6], '')
-  end
-end
+-- wake: the prelude src/claim/wake.lua.
+wake(ARGV[6], ARGV[7])
 return 1

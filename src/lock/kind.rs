@@ -14,7 +14,7 @@
 
 use super::{Busy, Token, describe_holder};
 use crate::base::COUNTER_LUA;
-use crate::claim::Channel;
+use crate::claim::{Channel, WAKE_LUA};
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -22,12 +22,14 @@ const SHARED_LUA: &str = include_str!("shared.lua");
 static ACQUIRE_CODE: LazyLock<String> =
     LazyLock::new(|| [COUNTER_LUA, SHARED_LUA, include_str!("acquire.lua")].concat());
 const EXTEND_CODE: &str = include_str!("extend.lua");
-const RELEASE_CODE: &str = include_str!("release.lua");
-const WITHDRAW_CODE: &str = include_str!("withdraw.lua");
+static RELEASE_CODE: LazyLock<String> =
+    LazyLock::new(|| [WAKE_LUA, include_str!("release.lua")].concat());
+static WITHDRAW_CODE: LazyLock<String> =
+    LazyLock::new(|| [WAKE_LUA, include_str!("withdraw.lua")].concat());
 static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&ACQUIRE_CODE));
 static EXTEND: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(EXTEND_CODE));
-static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(RELEASE_CODE));
-static WITHDRAW: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(WITHDRAW_CODE));
+static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&RELEASE_CODE));
+static WITHDRAW: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&WITHDRAW_CODE));
 static SEMAPHORE_ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&[COUNTER_LUA, include_str!("semaphore_acquire.lua")].concat())
 });
@@ -36,8 +38,9 @@ static SHARED_ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
 });
 static SEMAPHORE_EXTEND: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("semaphore_extend.lua")));
-static SEMAPHORE_RELEASE: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("semaphore_release.lua")));
+static SEMAPHORE_RELEASE: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&[WAKE_LUA, include_str!("semaphore_release.lua")].concat())
+});
 
 /// The scripts a node of several masters loads before its first request
 /// (see [`crate::store::Quorum::preload`]); a semaphore has one master.
@@ -45,8 +48,8 @@ pub(super) fn quorum_scripts() -> [&'static str; 4] {
     [
         ACQUIRE_CODE.as_str(),
         EXTEND_CODE,
-        RELEASE_CODE,
-        WITHDRAW_CODE,
+        RELEASE_CODE.as_str(),
+        WITHDRAW_CODE.as_str(),
     ]
 }
 

@@ -12,21 +12,10 @@
 --         lacks 1 when the fencing counter is not a counter here (a master
 --         restarted empty: with several masters, the fencing sequence then
 --         heals it, src/seq/heal.rs), else 0. Nothing else is written.
-local function wake()
-  -- pcall: a user whose ACL denies the channel still frees the lock (its
-  -- waiters then find out by polling).
-  if ARGV[2] == nil or ARGV[2] == '' then
-    return
-  elseif ARGV[3] == 'spublish' then
-    redis.pcall('SPUBLISH', ARGV[2], '')
-  else
-    redis.pcall('PUBLISH', ARGV[2], '')
-  end
-end
 local freed = 0
 if redis.pcall('GET', KEYS[1]) == ARGV[1] then
   freed = redis.call('DEL', KEYS[1])
-  wake()
+  wake(ARGV[2], ARGV[3])
 end
 local counter = redis.pcall('GET', KEYS[2])
 local lacks = 0

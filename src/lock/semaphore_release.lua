@@ -14,14 +14,8 @@ if not score then
   return 0
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
--- pcall: a user whose ACL denies the channel still gives the place back.
-if ARGV[2] == nil or ARGV[2] == '' then
-  -- nobody to wake
-elseif ARGV[3] == 'spublish' then
-  redis.pcall('SPUBLISH', ARGV[2], '')
-else
-  redis.pcall('PUBLISH', ARGV[2], '')
-end
+-- wake: the prelude src/claim/wake.lua.
+wake(ARGV[2], ARGV[3])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if tonumber(score) > now then

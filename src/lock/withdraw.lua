@@ -30,14 +30,8 @@ if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
   return {0, lacks()}
 end
 redis.call('DEL', KEYS[1])
--- pcall: a user whose ACL denies the channel still gives the attempt back.
-if ARGV[4] == nil or ARGV[4] == '' then
-  -- nobody to wake
-elseif ARGV[5] == 'spublish' then
-  redis.pcall('SPUBLISH', ARGV[4], '')
-else
-  redis.pcall('PUBLISH', ARGV[4], '')
-end
+-- wake: the prelude src/claim/wake.lua.
+wake(ARGV[4], ARGV[5])
 if redis.pcall('GET', KEYS[2]) == ARGV[2] then
   redis.call('SET', KEYS[2], ARGV[3])
 end
