@@ -125,9 +125,8 @@ fn one_round(yaraus: &str, s: &Setting, servers: &[&RedisServer], dir: &Path) ->
         &s.urls,
         true,
         format!(
-            "touch {}; while [ ! -e {} ]; do sleep 0.01; done; date +%s%N > {}",
-            started.display(),
-            go.display(),
+            "{}; date +%s%N > {}",
+            common::process::holds_until_go(&started, &go),
             ended.display()
         ),
     );

@@ -75,11 +75,7 @@ fn calibrate(yaraus: &str, server: &RedisServer, dir: &Path) -> (u64, u64) {
         &server.url(),
         true,
         &[],
-        &format!(
-            "touch {}; while [ ! -e {} ]; do sleep 0.01; done",
-            started.display(),
-            go.display()
-        ),
+        &crate::common::process::holds_until_go(&started, &go),
     );
     wait_for("the holder's command", || started.exists());
     let before = scripts_run(server);
@@ -113,9 +109,8 @@ fn round(
         true,
         &[],
         &format!(
-            "touch {}; while [ ! -e {} ]; do sleep 0.01; done; date +%s%N > {}",
-            started.display(),
-            go.display(),
+            "{}; date +%s%N > {}",
+            crate::common::process::holds_until_go(&started, &go),
             ended.display()
         ),
     );

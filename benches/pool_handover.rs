@@ -81,9 +81,8 @@ fn round(yaraus: &str, pool: &Pool, wakeups: bool, dir: &Path) -> Duration {
         &pool.url,
         true,
         &format!(
-            "touch {}; while [ ! -e {} ]; do sleep 0.01; done; date +%s%N > {}",
-            started.display(),
-            go.display(),
+            "{}; date +%s%N > {}",
+            crate::common::process::holds_until_go(&started, &go),
             ended.display()
         ),
     );

@@ -234,6 +234,17 @@ pub fn waiting_child(prologue: &str) -> String {
     format!("{prologue}\necho $$ > \"$D/pid\"\nwhile :; do sleep 0.05; done\n")
 }
 
+/// The body of a holder's command (`sh -c`): it touches `started`, then
+/// holds on until `go` exists, so that a test or a bench decides when it
+/// lets go.
+pub fn holds_until_go(started: &Path, go: &Path) -> String {
+    format!(
+        "touch {}; while [ ! -e {} ]; do sleep 0.01; done",
+        started.display(),
+        go.display()
+    )
+}
+
 /// Runs `yaraus run` to completion; returns the exit code and the finished run.
 pub fn run_to_end(url: &str, scratch: &Scratch, opts: &[&str], command: &[&str]) -> (i32, Run) {
     let mut run = Run::start(url, scratch, opts, command);

@@ -54,11 +54,7 @@ fn holder(servers: &[RedisServer], name: &str, dir: &Path) -> std::process::Chil
     let child = start(
         lock_cmd(&all(servers))
             .args([name, "--", "sh", "-c"])
-            .arg(format!(
-                "touch {}; while [ ! -e {} ]; do sleep 0.01; done",
-                started.display(),
-                go.display()
-            )),
+            .arg(crate::common::process::holds_until_go(&started, &go)),
     );
     wait_until("the holder's command to start", EVENT, || started.exists());
     child
@@ -135,11 +131,8 @@ fn a_waiter_through_sentinel_is_woken_too() {
         cmd.args(["--redis", &url, "lock", "watched"]).args(more);
         cmd
     };
-    let holding = start(lock(&["--", "sh", "-c"]).arg(format!(
-        "touch {}; while [ ! -e {} ]; do sleep 0.01; done",
-        started.display(),
-        go.display()
-    )));
+    let holding =
+        start(lock(&["--", "sh", "-c"]).arg(crate::common::process::holds_until_go(&started, &go)));
     wait_until("the holder's command to start", EVENT, || started.exists());
     let waiting = start(lock(&["--", "true"]).env(POLL_KNOB, "30000"));
     wait_for_subscription(std::slice::from_ref(&master), "sn:wake:watched");
@@ -163,11 +156,8 @@ fn a_waiter_on_a_cluster_is_woken_by_the_sharded_publish() {
         cmd.args(["--redis", &url, "lock", "sharded"]).args(more);
         cmd
     };
-    let holding = start(lock(&["--", "sh", "-c"]).arg(format!(
-        "touch {}; while [ ! -e {} ]; do sleep 0.01; done",
-        started.display(),
-        go.display()
-    )));
+    let holding =
+        start(lock(&["--", "sh", "-c"]).arg(crate::common::process::holds_until_go(&started, &go)));
     wait_until("the holder's command to start", EVENT, || started.exists());
     let waiting = start(lock(&["--", "true"]).env(POLL_KNOB, "30000"));
     wait_until("the waiter to subscribe on the lock's shard", EVENT, || {

@@ -437,11 +437,7 @@ fn a_waiter_restricted_by_acl_rules_is_woken_by_a_release() {
             .stderr(Stdio::piped());
         cmd.spawn().unwrap()
     };
-    let holder_script = format!(
-        "touch {}; while [ ! -e {} ]; do sleep 0.01; done",
-        started.display(),
-        go.display()
-    );
+    let holder_script = super::common::process::holds_until_go(&started, &go);
     let mut holder = spawn(
         &["lock", "--prefix", "locks:", "job", "-c", &holder_script],
         &[],
@@ -506,11 +502,7 @@ fn a_run_restricted_by_acl_rules_is_woken_by_a_release() {
     let init = spawn(&["init", "--min", "1", "--max", "1"], &[]);
     assert!(init.wait_with_output().unwrap().status.success());
     let fast = ["run", "--no-safeguards", "--delay", "0", "--"];
-    let script = format!(
-        "touch {}; while [ ! -e {} ]; do sleep 0.01; done",
-        started.display(),
-        go.display()
-    );
+    let script = super::common::process::holds_until_go(&started, &go);
     let holder = spawn(&[&fast[..], &["sh", "-c", &script]].concat(), &[]);
     wait_until("the holder's command", EVENT, || started.exists());
     // A fallback poll of 30 s (the test knob): only a wake-up ends the
