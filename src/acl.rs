@@ -11,10 +11,10 @@
 //!   subcommands run ([`script_commands`]), so that a script that starts to
 //!   call a new command gets it into the rules without anyone remembering;
 //! * **channels**: the wake-up channel of each lock (`&NS:wake:PREFIX*`)
-//!   and of the pool (`&NS:wake:NS:ids`, that one channel; src/claim/wake.rs),
-//!   published on by the release scripts and subscribed to by waiters
-//!   (`SSUBSCRIBE` on a Cluster); a user without it still locks and runs,
-//!   and its waiters poll;
+//!   and of the pool (`&NS:wake:NS:ids`, and its waiters' own
+//!   `&NS:wake:NS:ids:*`; src/claim/wake.rs), published on by the release
+//!   scripts and subscribed to by waiters (`SSUBSCRIBE` on a Cluster); a
+//!   user without them still locks and runs, and its waiters poll;
 //! * **commands sent directly**: a table per subcommand (`Part::direct`),
 //!   checked by the tests that run every subcommand as a user made from
 //!   these rules. What the deployment adds: `ROLE` (Sentinel),
@@ -220,9 +220,16 @@ impl Part {
                 channels
             }
             (Part::Hilo, _) => vec![(format!("{ns}:wake:{ns}:hilo:"), true)],
-            // The pool's one channel, as PoolKeys names it.
-            (Part::Run, _) if cluster => vec![(format!("{ns}:wake:{{{ns}}}:ids"), false)],
-            (Part::Run, _) => vec![(format!("{ns}:wake:{ns}:ids"), false)],
+            // The pool's channel, as PoolKeys names it, and its waiters'
+            // own channels (`CHANNEL:MEMBER`).
+            (Part::Run, _) => {
+                let channel = if cluster {
+                    format!("{ns}:wake:{{{ns}}}:ids")
+                } else {
+                    format!("{ns}:wake:{ns}:ids")
+                };
+                vec![(format!("{channel}:"), true), (channel, false)]
+            }
             _ => Vec::new(),
         }
     }
@@ -251,7 +258,13 @@ impl Part {
                 keys.push((format!("{pool}:ids:building:"), true));
                 keys
             }
-            Part::Run | Part::Stats | Part::List => pool_keys(),
+            Part::Run => {
+                // The queue of runs waiting for an id (claim/wake.rs).
+                let mut keys = pool_keys();
+                keys.push((format!("{ns}:queue:{pool}:ids"), false));
+                keys
+            }
+            Part::Stats | Part::List => pool_keys(),
             Part::Lock => {
                 let prefix = lock_prefix.ok_or_else(|| {
                     Error::Usage(format!(
@@ -267,12 +280,13 @@ impl Part {
                         Setting::LockPrefix
                     )));
                 }
-                let mut keys = vec![
-                    (prefix.to_string(), true),
-                    (format!("{ns}:fencing:{prefix}"), true),
-                ];
-                if cluster {
-                    keys.push((format!("{ns}:fencing:{{{prefix}"), true));
+                // The lock, its fencing counter and its queue of waiters.
+                let mut keys = vec![(prefix.to_string(), true)];
+                for companion in ["fencing", "queue"] {
+                    keys.push((format!("{ns}:{companion}:{prefix}"), true));
+                    if cluster {
+                        keys.push((format!("{ns}:{companion}:{{{prefix}"), true));
+                    }
                 }
                 keys
             }
@@ -281,6 +295,7 @@ impl Part {
             Part::Hilo => vec![
                 (format!("{ns}:hilo:"), true),
                 (format!("{ns}:fencing:{ns}:hilo:"), true),
+                (format!("{ns}:queue:{ns}:hilo:"), true),
             ],
         })
     }

@@ -31,9 +31,10 @@ fn the_pool_rules_are_exact() {
     let rules = Rules::new(&[Part::Run], "pool", None, &Deployment::default()).unwrap();
     assert_eq!(
         rules.to_rules(),
-        "reset on ~pool:clients ~pool:clock ~pool:ids ~pool:stats &pool:wake:pool:ids -@all +evalsha \
-         +hdel +hget +hincrby +hset +info|replication +ping +publish +script|load +spublish \
-         +subscribe +time +type +wait +zadd +zrange +zscore"
+        "reset on ~pool:clients ~pool:clock ~pool:ids ~pool:queue:pool:ids ~pool:stats \
+         &pool:wake:pool:ids &pool:wake:pool:ids:* -@all +evalsha +hdel +hget +hincrby +hset \
+         +info|replication +pexpire +ping +pttl +publish +script|load +spublish +subscribe +time \
+         +type +wait +zadd +zrange +zrem +zscore"
     );
     let d = Deployment {
         min_replicas: 1,
@@ -67,7 +68,9 @@ fn lock_needs_a_prefix_and_globs_are_escaped() {
         .unwrap()
         .to_rules();
     assert!(
-        r.contains(r"~l\?\[*") && r.contains(r"~a\*b:fencing:l\?\[*"),
+        r.contains(r"~l\?\[*")
+            && r.contains(r"~a\*b:fencing:l\?\[*")
+            && r.contains(r"~a\*b:queue:l\?\[*"),
         "{r}"
     );
     assert!(
@@ -97,7 +100,7 @@ fn lock_needs_a_prefix_and_globs_are_escaped() {
 }
 
 #[test]
-fn run_may_listen_on_its_pool_channel_only() {
+fn run_may_listen_on_its_pool_channel_and_its_waiters_channels_only() {
     let rules = |cluster| {
         let d = Deployment {
             cluster,
@@ -107,12 +110,18 @@ fn run_may_listen_on_its_pool_channel_only() {
     };
     let r = rules(false);
     assert!(
-        r.contains("&ns:wake:ns:ids ") && r.contains("+subscribe"),
+        r.contains("&ns:wake:ns:ids ")
+            && r.contains("&ns:wake:ns:ids:* ")
+            && r.contains("~ns:queue:ns:ids ")
+            && r.contains("+subscribe"),
         "{r}"
     );
     let r = rules(true);
     assert!(
-        r.contains("&ns:wake:{ns}:ids ") && r.contains("+ssubscribe"),
+        r.contains("&ns:wake:{ns}:ids ")
+            && r.contains("&ns:wake:{ns}:ids:* ")
+            && r.contains("~ns:queue:{ns}:ids ")
+            && r.contains("+ssubscribe"),
         "{r}"
     );
     assert!(!r.contains("+subscribe") && !r.contains(":ids*"), "{r}");

@@ -48,21 +48,45 @@
 //! replica without closing its clients still hears the new master's
 //! messages, which replication carries.
 //!
-//! # Thundering herd
+//! # One waiter, not the crowd
 //!
-//! Every waiter is woken (Redis delivers a message to every subscriber); each
-//! then waits a random 0–[`WAKE_SPREAD`] before its attempt so that they do
-//! not all hit the server in the same millisecond. One of them gets the
-//! claim; the others are refused and wait again. That costs one refused
-//! script per waiter and release, which is what polling cost every pause
-//! anyway (docs/benchmarks.md, "Wake-ups: the herd", measures it); a queue
-//! that wakes only the next waiter would need a list of waiters on the
-//! server, and would stall for a poll whenever the woken one had died.
+//! Where a release frees room for one (a lock, a place of a semaphore, an
+//! id of the pool), it wakes one waiter: the first of the claim's queue
+//! ([`Channel::queue`], a sorted set beside the key, same hash tag). A
+//! waiter picks its place once per wait ([`Place`]: a random member, scored
+//! by its arrival on its own wall clock, so that every master orders the
+//! same waiters alike: microseconds, exact in a sorted set's score), listens on its own channel `CHANNEL:MEMBER` as well
+//! as on `CHANNEL`, and its attempts carry the place: a refused one joins
+//! the queue (`NX`: a waiter woken and refused again takes its old place
+//! back), a successful one leaves it, in the attempt's own script
+//! (wake.lua). The release pops the first place and publishes on its
+//! channel; `PUBLISH` says how many heard, so a place whose waiter is gone
+//! (it died, or holds and stopped listening) is dropped and the next is
+//! tried, and only an empty queue falls back to `CHANNEL`, which wakes every
+//! listener. Liveness needs no bookkeeping of ours: Redis's own subscriber
+//! table says who is still waiting. The queue expires a few pauses after
+//! its last join ([`Wakeups::waking_one`]'s `keep`), so places of waiters
+//! that died go with it; a queue that vanished early (a restart, a
+//! failover) only means the next release wakes everyone.
+//!
+//! Woken alone, a waiter tries at once. What can still strand a free
+//! claim until the fallback poll: the woken waiter dying, or being stopped
+//! (SIGSTOP), between the message and its attempt, exactly like a lost
+//! message. `tests/wake_model` checks exhaustively that nothing else can.
+//!
+//! Where a release frees room for many (a shared lock: a writer's release
+//! admits every reader), waiters do not queue and everyone is woken on
+//! `CHANNEL`; each then waits a random 0–[`WAKE_SPREAD`] before its attempt
+//! so that they do not all hit the server in the same millisecond, and all
+//! but one may be refused again (docs/benchmarks.md, "Wake-ups: the herd",
+//! measures both policies). A message on `CHANNEL` carries the waker's place,
+//! so that a waiter that gives back its own failed attempt (a minority of
+//! several masters) does not wake itself into a busy loop.
 
 use crate::base::keys::companion_key;
-use crate::base::random::random_below;
+use crate::base::random::{random_below, random_hex};
 use crate::error::Result;
-use crate::store::{Listener, Store};
+use crate::store::{Heard, Listener, Store};
 use futures_util::StreamExt;
 use futures_util::stream::SelectAll;
 use std::time::Duration;
@@ -80,32 +104,50 @@ pub const WAKE_SPREAD: Duration = Duration::from_millis(5);
 /// (benches/handover.rs) compares both in one run with one binary.
 pub const TEST_NO_WAKEUPS_ENV: &str = "YARAUS_TEST_NO_WAKEUPS";
 
-/// The wake channel of one claim, and how to publish on it.
+/// A test knob, not a setting: when set, waiters do not queue, and every
+/// release wakes them all, so that the herd benchmark (benches/herd.rs)
+/// compares wake-one with wake-all in one run with one binary.
+pub const TEST_WAKE_ALL_ENV: &str = "YARAUS_TEST_WAKE_ALL";
+
+/// The wake channel of one claim, how to publish on it, and its queue of
+/// waiters.
 #[derive(Clone, Debug)]
 pub struct Channel {
     name: String,
+    /// The key of the queue of waiters (a sorted set).
+    queue: String,
     /// Redis Cluster: sharded pub/sub (`SPUBLISH`).
     sharded: bool,
 }
 
 impl Channel {
-    /// The channel of the claim at `key` (a lock's key, a pool's ids), in
-    /// `namespace`.
+    /// The channel and queue of the claim at `key` (a lock's key, a pool's
+    /// ids), in `namespace`: `NS:wake:KEY` and `NS:queue:KEY`.
     pub fn new(namespace: &str, key: &str, cluster: bool) -> Result<Channel> {
         Ok(Channel {
             name: companion_key(&format!("{namespace}:wake"), key, cluster)?,
+            queue: companion_key(&format!("{namespace}:queue"), key, cluster)?,
             sharded: cluster,
         })
     }
 
-    /// A channel named `name` as it is (its hash tag, on a Cluster,
-    /// already that of the key it wakes for).
-    pub fn named(name: String, sharded: bool) -> Channel {
-        Channel { name, sharded }
+    /// A channel and a queue named as they are (their hash tag, on a
+    /// Cluster, already that of the key they wake for).
+    pub fn named(name: String, queue: String, sharded: bool) -> Channel {
+        Channel {
+            name,
+            queue,
+            sharded,
+        }
     }
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The queue's key: the release scripts pop it, the attempts join it.
+    pub fn queue(&self) -> &str {
+        &self.queue
     }
 
     /// What the freeing scripts publish with (their ARGV).
@@ -114,9 +156,25 @@ impl Channel {
     }
 }
 
+/// A waiter's place in a claim's queue, kept for one whole wait.
+#[derive(Clone, Debug)]
+struct Place {
+    /// Random: its channel is `CHANNEL:MEMBER`.
+    member: String,
+    /// The waiter's wall clock (Unix µs: two waiters started one after the
+    /// other never tie) when it started to wait: its score, the same on
+    /// every master.
+    arrival_us: u64,
+}
+
 /// A waiter's wake-ups: the channel, and while it waits its subscriptions.
 pub struct Wakeups {
     channel: Channel,
+    /// Wake-one: a waiter queues, for this long after its last attempt
+    /// (`None`: it does not queue, and is woken with everyone).
+    keep: Option<Duration>,
+    /// Its place while it waits (wake-one only).
+    place: Option<Place>,
     state: State,
     /// Whether a waiter subscribes at all (off only by the test knob).
     enabled: bool,
@@ -149,6 +207,8 @@ impl Clone for Wakeups {
     fn clone(&self) -> Self {
         Wakeups {
             channel: self.channel.clone(),
+            keep: self.keep,
+            place: None,
             state: State::None,
             enabled: self.enabled,
             resubscribes: RESUBSCRIBES,
@@ -157,14 +217,47 @@ impl Clone for Wakeups {
 }
 
 impl Wakeups {
-    /// Wake-ups on `channel`, not subscribed yet.
+    /// Wake-ups on `channel`, not subscribed yet, woken with every other
+    /// waiter (a claim that a release may free for many).
     pub fn new(channel: Channel) -> Wakeups {
         Wakeups {
             channel,
+            keep: None,
+            place: None,
             state: State::None,
             enabled: std::env::var_os(TEST_NO_WAKEUPS_ENV).is_none(),
             resubscribes: RESUBSCRIBES,
         }
+    }
+
+    /// Woken alone, from the claim's queue: for a claim a release frees for
+    /// one. `keep` is how long the queue outlives a waiter's last attempt:
+    /// a few of its pauses, so that a live waiter keeps it alive.
+    pub fn waking_one(mut self, keep: Duration) -> Wakeups {
+        if std::env::var_os(TEST_WAKE_ALL_ENV).is_none() {
+            self.keep = Some(keep);
+        }
+        self
+    }
+
+    /// The place an attempt carries (wake.lua: `ARRIVAL:KEEP:MEMBER`), or
+    /// `''`: only while listening, since a place is woken on its channel.
+    pub fn place_arg(&self) -> String {
+        match (&self.place, self.keep, &self.state) {
+            (Some(place), Some(keep), State::Listening(_)) => format!(
+                "{}:{}:{}",
+                place.arrival_us,
+                keep.as_millis().max(1),
+                place.member
+            ),
+            _ => String::new(),
+        }
+    }
+
+    /// The waiter's own place, which its give-backs must not wake (`''`
+    /// for none).
+    pub fn waker_arg(&self) -> &str {
+        self.place.as_ref().map_or("", |p| p.member.as_str())
     }
 
     pub fn channel(&self) -> &Channel {
@@ -182,8 +275,27 @@ impl Wakeups {
         if !self.enabled || !matches!(self.state, State::None) {
             return false;
         }
-        let name = self.channel.name();
-        let tries = stores.into_iter().map(|store| store.listen(name));
+        if self.keep.is_some() && self.place.is_none() {
+            // Without randomness it cannot queue: it is woken with everyone.
+            self.place = random_hex::<8>("a waiter's place")
+                .ok()
+                .map(|member| Place {
+                    member,
+                    // Only an order among waiters: a clock before 1970
+                    // puts this one first, no more.
+                    arrival_us: std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_micros() as u64),
+                });
+        }
+        let own = self
+            .place
+            .as_ref()
+            .map(|p| format!("{}:{}", self.channel.name(), p.member));
+        let mut names = vec![self.channel.name()];
+        names.extend(own.as_deref());
+        let names = &names;
+        let tries = stores.into_iter().map(|store| store.listen(names));
         let listening: SelectAll<Listener> = futures_util::future::join_all(tries)
             .await
             .into_iter()
@@ -197,33 +309,136 @@ impl Wakeups {
         matches!(self.state, State::Listening(_))
     }
 
-    /// Closes the subscriptions (the claim is held, or the wait is over).
+    /// Closes the subscriptions (the claim is held, or the wait is over)
+    /// and forgets the place: its waiter no longer listens, so a release
+    /// that pops it drops it.
     pub fn disarm(&mut self) {
         self.state = State::None;
+        self.place = None;
         self.resubscribes = RESUBSCRIBES;
     }
 
-    /// Resolves when a message says the claim may have freed, after the
-    /// random spread; never when not listening (the caller's poll pause
-    /// ends the wait then).
+    /// Resolves when a message says the claim may have freed: at once for
+    /// a message on its own channel, after the random spread for one to
+    /// everyone; never when not listening (the caller's poll pause ends the
+    /// wait then). A message to everyone that this waiter sent itself
+    /// (giving back its own failed attempt) is not a wake-up.
     pub async fn woken(&mut self) {
+        let own = self.waker_arg().as_bytes().to_vec();
         let State::Listening(messages) = &mut self.state else {
             return std::future::pending().await;
         };
-        if messages.next().await.is_none() {
-            // Every connection closed (a restart, a failover, a killed
-            // client): a message may have been lost with them. Wake now,
-            // so that the caller tries again and, refused, subscribes again
-            // (through Sentinel, on the master named now) and tries once
-            // more; a server that keeps closing them is polled instead.
-            if self.resubscribes > 0 {
-                self.resubscribes -= 1;
-                self.state = State::None;
-                return;
+        loop {
+            match messages.next().await {
+                Some(heard) => match woken_by(&heard, self.channel.name(), &own) {
+                    Wake::Alone => return,
+                    Wake::WithEveryone => break,
+                    Wake::No => continue,
+                },
+                None => return self.closed().await,
             }
-            self.state = State::Polling;
-            return std::future::pending().await;
         }
         tokio::time::sleep(random_below(WAKE_SPREAD)).await;
+    }
+
+    /// Every connection closed (a restart, a failover, a killed client): a
+    /// message may have been lost with them. Wake now, so that the caller
+    /// tries again and, refused, subscribes again (through Sentinel, on the
+    /// master named now) and tries once more; a server that keeps closing
+    /// them is polled instead.
+    async fn closed(&mut self) {
+        if self.resubscribes > 0 {
+            self.resubscribes -= 1;
+            self.state = State::None;
+            return;
+        }
+        self.state = State::Polling;
+        std::future::pending().await
+    }
+}
+
+/// What a message means to a waiter.
+#[derive(Debug, PartialEq, Eq)]
+enum Wake {
+    /// Its own channel: it was chosen.
+    Alone,
+    /// The claim's channel, from someone else: everyone was woken.
+    WithEveryone,
+    /// Its own give-back, heard on the claim's channel.
+    No,
+}
+
+fn woken_by(heard: &Heard, channel: &str, own: &[u8]) -> Wake {
+    if heard.channel != channel.as_bytes() {
+        Wake::Alone
+    } else if !own.is_empty() && heard.payload == own {
+        Wake::No
+    } else {
+        Wake::WithEveryone
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn heard(channel: &str, payload: &str) -> Heard {
+        Heard {
+            channel: channel.as_bytes().to_vec(),
+            payload: payload.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_waiter_is_woken_alone_on_its_channel_and_never_by_its_own_give_back() {
+        let (channel, own) = ("ns:wake:l", b"f00d".as_slice());
+        assert_eq!(
+            woken_by(&heard("ns:wake:l:f00d", ""), channel, own),
+            Wake::Alone
+        );
+        assert_eq!(
+            woken_by(&heard(channel, ""), channel, own),
+            Wake::WithEveryone
+        );
+        assert_eq!(
+            woken_by(&heard(channel, "beef"), channel, own),
+            Wake::WithEveryone
+        );
+        assert_eq!(woken_by(&heard(channel, "f00d"), channel, own), Wake::No);
+        // A waiter without a place (wake-all) hears every message.
+        assert_eq!(
+            woken_by(&heard(channel, ""), channel, b""),
+            Wake::WithEveryone
+        );
+    }
+
+    #[test]
+    fn only_a_listening_waiter_that_wakes_one_carries_a_place() {
+        let channel = Channel::new("ns", "l", false).unwrap();
+        assert_eq!(channel.queue(), "ns:queue:l");
+        let mut wakeups = Wakeups::new(channel.clone());
+        wakeups.place = Some(Place {
+            member: "f00d".into(),
+            arrival_us: 7,
+        });
+        assert_eq!(wakeups.place_arg(), "", "wake-all: no queue");
+        let mut wakeups = Wakeups::new(channel).waking_one(Duration::from_millis(1500));
+        wakeups.place = Some(Place {
+            member: "f00d".into(),
+            arrival_us: 7,
+        });
+        assert_eq!(
+            wakeups.place_arg(),
+            "",
+            "not listening: not woken on its channel"
+        );
+        wakeups.state = State::Listening(SelectAll::new());
+        assert_eq!(wakeups.place_arg(), "7:1500:f00d");
+        assert_eq!(wakeups.waker_arg(), "f00d");
+        wakeups.disarm();
+        assert_eq!(
+            (wakeups.place_arg(), wakeups.waker_arg()),
+            (String::new(), "")
+        );
     }
 }

@@ -1,14 +1,18 @@
 -- Lease the id that has been free the longest (smallest id on ties).
+-- (src/claim/wake.lua is put in front of this script.)
 -- KEYS[1] ns:ids (zset: encoded id -> expiry, Unix seconds)
 -- KEYS[2] ns:clients (hash: encoded id -> owner client id)
 -- KEYS[3] ns:stats (hash: counters)
 -- KEYS[4] ns:clock (hash: encoded id -> '<horizon> <offset> <error> <at>',
 --         milliseconds: the clock guard's record, src/lease/clock.rs)
+-- KEYS[5] (optional) the queue of runs waiting for an id (wake.lua): joined
+--         when every id is leased, left when one is leased
 -- ARGV[1] our client id, or '' to be given a new one
 -- ARGV[2] hostname, for a new client id
 -- ARGV[3] lease length in milliseconds
 -- ARGV[4] our horizon: the lease's deadline on our wall clock (Unix ms)
 -- ARGV[5] our offset from this server's clock, ARGV[6] its error (ms)
+-- ARGV[7] (optional) our place in the queue, 'ARRIVAL:KEEP:MEMBER', '' for none
 -- Returns {1, client, id, expiry_ms, now_ms, record} on success, record
 --           being the id's clock record before this lease ('' if none);
 --           the record's horizon becomes the greater of the two;
@@ -51,6 +55,7 @@ local head = redis.call('ZRANGE', ids, 0, 0, 'WITHSCORES')
 local score = tonumber(head[2])
 if score * 1000 > now_ms then
   redis.call('HINCRBY', stats, 'get_id_no_available_id', 1)
+  queue_join(KEYS[5], ARGV[7])
   return {0, client, '', math.floor(score * 1000), now_ms, ''}
 end
 
@@ -63,4 +68,5 @@ local horizon = tonumber(ARGV[4])
 local before = tonumber(string.match(record, '^(%-?%d+) '))
 if before ~= nil and before > horizon then horizon = before end
 redis.call('HSET', clock, head[1], string.format('%d %d %d %d', horizon, ARGV[5], ARGV[6], now_ms))
+queue_leave(KEYS[5], ARGV[7])
 return {1, client, head[1], expiry_ms, now_ms, record}

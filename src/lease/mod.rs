@@ -45,8 +45,9 @@ use clock::{ClockRecord, Offset, WallWatch, wall_ms};
 use std::sync::LazyLock;
 use std::time::Duration;
 
-static ACQUIRE: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("acquire.lua")));
+static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&[crate::claim::WAKE_LUA, include_str!("acquire.lua")].concat())
+});
 static RENEW: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("renew.lua")));
 static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| {
@@ -62,7 +63,8 @@ pub struct PoolKeys {
     /// The clock guard's records (not the Go tool's: it ignores them).
     pub clock: String,
     /// The channel a release publishes on, which the runs waiting for a
-    /// free id listen to (`ns:wake:ns:ids`, claim/wake.rs).
+    /// free id listen to (`ns:wake:ns:ids`, claim/wake.rs), and their
+    /// queue (`ns:queue:ns:ids`).
     pub wake: Channel,
 }
 
@@ -83,7 +85,11 @@ impl PoolKeys {
     fn with_tag(namespace: &str, tagged: &str, cluster: bool) -> PoolKeys {
         let ids = format!("{tagged}:ids");
         PoolKeys {
-            wake: Channel::named(format!("{namespace}:wake:{ids}"), cluster),
+            wake: Channel::named(
+                format!("{namespace}:wake:{ids}"),
+                format!("{namespace}:queue:{ids}"),
+                cluster,
+            ),
             ids,
             clients: format!("{tagged}:clients"),
             stats: format!("{tagged}:stats"),
@@ -167,8 +173,12 @@ impl Leaser {
     /// A leaser for the pool `keys` on `store`, with the lease length and
     /// retry interval of `timing` (which has been through the safeguards).
     pub fn new(store: Store, keys: PoolKeys, timing: &Timing) -> Leaser {
+        // A released id admits one run: waiters queue, and their queue
+        // outlives a waiter's last attempt by two of its pauses and
+        // attempts (claim/wake.rs).
+        let keep = 2 * (waiting::poll_pause(timing.interval()).1 + store.timeouts().settle());
         Leaser {
-            wakeups: Wakeups::new(keys.wake.clone()),
+            wakeups: Wakeups::new(keys.wake.clone()).waking_one(keep),
             store,
             keys,
             clock: ClockPolicy::default(),
@@ -231,6 +241,10 @@ impl Leaser {
             .arg(watch.wall_at(deadline))
             .arg(known.ms)
             .arg(known.error_ms);
+        let place = self.wakeups.place_arg();
+        if !place.is_empty() {
+            invocation.key(self.keys.wake.queue()).arg(place);
+        }
         let (ok, client, member, expiry_ms, now_ms, record) = self.acquire(&invocation).await?;
         let offset = Offset::measure(sent_wall, sent.elapsed(), now_ms);
         self.offset = Some(offset);
@@ -402,6 +416,7 @@ impl Claim for Lease {
             .key(&self.keys.ids)
             .key(&self.keys.clients)
             .key(&self.keys.clock)
+            .key(self.keys.wake.queue())
             .arg(&self.client_id)
             .arg(self.id.encode())
             .arg("");

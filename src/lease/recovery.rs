@@ -82,13 +82,15 @@ impl Leaser {
                 .key(&self.keys.ids)
                 .key(&self.keys.clients)
                 .key(&self.keys.clock)
+                .key(self.keys.wake.queue())
                 .arg(&self.client_id)
                 .arg(kept.id.encode())
                 .arg("1")
                 .arg("unused")
                 .arg(&kept.found)
                 .arg(self.keys.wake.name())
-                .arg(self.keys.wake.command());
+                .arg(self.keys.wake.command())
+                .arg(self.wakeups.waker_arg());
             if self.store.script::<i64>(&invocation).await.is_err() {
                 return;
             }

@@ -1,6 +1,7 @@
 -- Give an id back: it becomes free now, so it is leased again only after
 -- every id that has been free longer.
--- KEYS[1] ns:ids, KEYS[2] ns:clients, KEYS[3] (optional) ns:clock
+-- KEYS[1] ns:ids, KEYS[2] ns:clients, KEYS[3] (optional) ns:clock,
+-- KEYS[4] (optional, with KEYS[3]) the queue of runs waiting for an id
 -- ARGV[1] our client id, ARGV[2] encoded id
 -- ARGV[3] (optional) '1': only if its lease still runs (a failed attempt's
 --         id released again: one that is free already keeps its place)
@@ -15,9 +16,12 @@
 --         '' (or none): the record is left as it is
 -- ARGV[6] (optional) the pool's wake channel ('' for none), ARGV[7]
 --         'spublish' on a Redis Cluster (sharded: the channel carries the
---         pool's hash tag), else 'publish': a released id wakes the runs
---         waiting for one (src/claim/wake.rs), in this script, so that no
---         waiter can find the pool full after the message
+--         pool's hash tag), else 'publish': a released id wakes the first
+--         run of the queue waiting for one, or all of them
+--         (src/claim/wake.rs), in this script, so that no waiter can find
+--         the pool full after the message; ARGV[8] (optional) the
+--         releaser's own place in the queue, which it must not wake ('' or
+--         none: a run giving back its own leftover while it waits)
 -- Returns 1 when released, 0 when it was not ours (left alone).
 local ids, clients = KEYS[1], KEYS[2]
 if redis.call('TYPE', ids)['ok'] ~= 'zset' or redis.call('TYPE', clients)['ok'] ~= 'hash' then
@@ -48,5 +52,5 @@ if clock and redis.call('TYPE', clock)['ok'] == 'hash' then
   end
 end
 -- wake: the prelude src/claim/wake.lua.
-wake(ARGV[6], ARGV[7])
+wake(ARGV[6], ARGV[7], KEYS[4], ARGV[8])
 return 1

@@ -60,7 +60,7 @@ impl Claimant for Leaser {
     /// Every `--interval` (from half of it, so that waiters spread out):
     /// with wake-ups only the fallback poll, which a release ends.
     fn pause(&self) -> (Duration, Duration) {
-        test_poll().unwrap_or((self.interval / 2, self.interval))
+        poll_pause(self.interval)
     }
 
     /// Subscribes to the pool's wake channel (claim/wake.rs).
@@ -83,6 +83,11 @@ impl Claimant for Leaser {
 /// long `--interval` (which would also stretch `--delay`). Undocumented
 /// for users.
 const TEST_POLL_ENV: &str = "YARAUS_TEST_RUN_POLL_MS";
+
+/// The pause between two attempts of a run waiting for an id.
+pub(super) fn poll_pause(interval: Duration) -> (Duration, Duration) {
+    test_poll().unwrap_or((interval / 2, interval))
+}
 
 fn test_poll() -> Option<(Duration, Duration)> {
     let ms: u64 = std::env::var(TEST_POLL_ENV).ok()?.parse().ok()?;

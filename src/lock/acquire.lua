@@ -9,12 +9,16 @@
 --                  'propose' several masters: our vote in the majority
 --                            sequence, set-if-less-than ARGV[4]
 -- ARGV[4] the proposed fencing token, for 'propose'
+-- KEYS[3] (optional) the queue of waiters (wake.lua, put in front of this
+--         script): joined when refused, left when taken
 -- ARGV[5] '' or, for a writer that will wait, 'MS:MARK': its
 --         'writer-waiting:' member MARK is added (MS ms from now) where shared
 --         holders have the lock, so that no new shared holder is admitted
 --         before it (shared.lua). One argument, not two: a server that wants
 --         a password refuses a command of more than 10 words from a client
 --         that has not given one with a protocol error, not NOAUTH.
+-- ARGV[6] (optional) our place in the queue, 'ARRIVAL:KEEP:MEMBER' (wake.lua),
+--         '' for none
 -- Returns {1, voted, counter[, before]} taken (or already ours); voted = 1 when
 --                                      the increment or the proposal stands;
 --                                      before: for an accepted proposal, the
@@ -32,13 +36,14 @@
 --         {2, type}                    the key holds another type
 -- Nothing is written unless the lock is taken on this node (a fencing vote
 -- counts only where we hold the lock: the argument is in src/lock/mod.rs),
--- but for a waiting writer's mark among shared holders, which holds no vote.
+-- but for a waiting writer's mark among shared holders and a waiter's place
+-- in the queue, which hold no vote.
 --
 -- The free lock comes first and costs two calls (SET NX, then the vote): this
 -- script runs on every acquisition, and its calls are most of what the
 -- server spends on one.
-local key, fence = KEYS[1], KEYS[2]
-local token, ttl, mode = ARGV[1], ARGV[2], ARGV[3]
+local key, fence, queue = KEYS[1], KEYS[2], KEYS[3]
+local token, ttl, mode, place = ARGV[1], ARGV[2], ARGV[3], ARGV[6]
 
 if mode == 'propose' and not is_counter(ARGV[4]) then
   return redis.error_reply('YARAUS_BADARG proposed fencing token ' .. tostring(ARGV[4]) .. ' is not a 64-bit counter')
@@ -83,6 +88,7 @@ local function vote_or_undo()
     redis.call('DEL', key)
     return redis.error_reply('YARAUS_WRONGTYPE fencing ' .. counter)
   end
+  queue_leave(queue, place)
   return {1, voted, counter, before}
 end
 
@@ -112,6 +118,7 @@ if t == 'zset' then
     redis.call('ZADD', key, now + tonumber(mark_ms), mark)
     shared_expire(key)
   end
+  queue_join(queue, place)
   return {0, '', first - now, counter or '0', holders}
 end
 if t ~= 'string' then
@@ -123,6 +130,7 @@ if holder ~= token then
   if counter == nil then
     return redis.error_reply('YARAUS_WRONGTYPE fencing ' .. err)
   end
+  queue_join(queue, place)
   return {0, holder, redis.call('PTTL', key), counter or '0'}
 end
 local voted, counter, before = vote()
@@ -130,4 +138,5 @@ if not voted then
   return redis.error_reply('YARAUS_WRONGTYPE fencing ' .. counter)
 end
 redis.call('SET', key, token, 'PX', ttl)
+queue_leave(queue, place)
 return {1, voted, counter, before}

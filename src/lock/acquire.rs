@@ -185,7 +185,12 @@ impl Locker {
         let (key, fence_key, kind) = (self.key.as_str(), self.fencing.key(), self.kind);
         let ttl_ms = millis_arg(self.ttl);
         let mark_ms = millis_arg(kind::writer_mark_ttl(limit));
-        let waiting = self.waiting_mark.as_deref().map(|mark| (mark, mark_ms));
+        let place = self.wakeups.place_arg();
+        let waiting = kind::Waiting {
+            mark: self.waiting_mark.as_deref().map(|mark| (mark, mark_ms)),
+            place: Some((self.wakeups.channel().queue(), place.as_str()))
+                .filter(|_| !place.is_empty()),
+        };
         let futures: Vec<_> = self
             .quorum
             .nodes_mut()

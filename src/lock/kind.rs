@@ -19,8 +19,15 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 const SHARED_LUA: &str = include_str!("shared.lua");
-static ACQUIRE_CODE: LazyLock<String> =
-    LazyLock::new(|| [COUNTER_LUA, SHARED_LUA, include_str!("acquire.lua")].concat());
+static ACQUIRE_CODE: LazyLock<String> = LazyLock::new(|| {
+    [
+        COUNTER_LUA,
+        SHARED_LUA,
+        WAKE_LUA,
+        include_str!("acquire.lua"),
+    ]
+    .concat()
+});
 const EXTEND_CODE: &str = include_str!("extend.lua");
 static RELEASE_CODE: LazyLock<String> =
     LazyLock::new(|| [WAKE_LUA, include_str!("release.lua")].concat());
@@ -31,7 +38,7 @@ static EXTEND: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(EXT
 static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&RELEASE_CODE));
 static WITHDRAW: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&WITHDRAW_CODE));
 static SEMAPHORE_ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&[COUNTER_LUA, include_str!("semaphore_acquire.lua")].concat())
+    redis::Script::new(&[COUNTER_LUA, WAKE_LUA, include_str!("semaphore_acquire.lua")].concat())
 });
 static SHARED_ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&[COUNTER_LUA, SHARED_LUA, include_str!("shared_acquire.lua")].concat())
@@ -80,7 +87,8 @@ pub(super) fn writer_mark(token: &Token) -> String {
 }
 
 /// Takes a waiting writer's mark back (semaphore_release.lua, which leaves
-/// anything but a sorted set alone), waking the shared holders it held back.
+/// anything but a sorted set alone), waking the next writer in the queue,
+/// or else the shared holders it held back.
 pub(super) fn withdraw_mark(
     key: &str,
     mark: &str,
@@ -89,13 +97,27 @@ pub(super) fn withdraw_mark(
     let mut invocation = SEMAPHORE_RELEASE.prepare_invoke();
     invocation
         .key(key)
+        .key(wake.queue())
         .arg(mark)
         .arg(wake.name())
-        .arg(wake.command());
+        .arg(wake.command())
+        .arg("");
     invocation
 }
 
 pub(super) const WRITER_WAITING: &str = "writer-waiting:";
+
+/// What a waiting attempt leaves behind when it is refused.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Waiting<'a> {
+    /// A waiting writer's mark among shared holders, and how long it
+    /// lasts in ms (shared.lua).
+    pub mark: Option<(&'a str, u64)>,
+    /// Its place in the queue of waiters: the queue's key and the place
+    /// (claim/wake.rs); in the queue, a refused attempt also leaves the
+    /// queue when it succeeds.
+    pub place: Option<(&'a str, &'a str)>,
+}
 
 /// How the acquire script counts the fencing token.
 #[derive(Clone, Copy, Debug)]
@@ -146,9 +168,8 @@ impl Kind {
     }
 
     /// The acquire script for one node: KEYS key, fencing key; ARGV token,
-    /// ttl in ms, then the limit (semaphore) or how to fence (lock) and
-    /// the mark a waiting writer leaves among shared holders (`waiting`:
-    /// the mark and how long it lasts, in ms).
+    /// ttl in ms, then the limit (semaphore) or how to fence (lock), and
+    /// what a waiting attempt leaves behind ([`Waiting`]).
     pub(super) fn acquire(
         self,
         key: &str,
@@ -156,7 +177,7 @@ impl Kind {
         token: &Token,
         ttl_ms: u64,
         mode: FenceMode,
-        waiting: Option<(&str, u64)>,
+        waiting: Waiting<'_>,
     ) -> redis::ScriptInvocation<'static> {
         let script: &'static redis::Script = match self {
             Kind::Lock => &ACQUIRE,
@@ -176,7 +197,12 @@ impl Kind {
             (Kind::Lock, FenceMode::Propose(v)) => invocation.arg("propose").arg(v.to_string()),
         };
         if self == Kind::Lock {
-            invocation.arg(waiting.map_or(String::new(), |(mark, ms)| format!("{ms}:{mark}")));
+            let mark = waiting.mark;
+            invocation.arg(mark.map_or(String::new(), |(mark, ms)| format!("{ms}:{mark}")));
+        }
+        // A shared place is freed for many: its waiters do not queue.
+        if let Some((queue, place)) = waiting.place.filter(|_| self != Kind::Shared) {
+            invocation.key(queue).arg(place);
         }
         invocation
     }
@@ -208,8 +234,9 @@ impl Kind {
 
     /// The release script for one node; with `withdraw` (our vote, and the
     /// counter it replaced on this node), a lock also takes back its
-    /// fencing vote (withdraw.lua). Each script publishes on `wake` when it
-    /// frees something.
+    /// fencing vote (withdraw.lua). Each script wakes the first waiter of
+    /// `wake`'s queue, or everyone, when it frees something, but never the
+    /// `waker` itself (a waiter's place, `''` for none: claim/wake.rs).
     pub(super) fn release(
         self,
         key: &str,
@@ -217,6 +244,7 @@ impl Kind {
         token: &Token,
         withdraw: Option<(u64, u64)>,
         wake: &Channel,
+        waker: &str,
     ) -> redis::ScriptInvocation<'static> {
         let mut invocation = match (self, withdraw) {
             (Kind::Semaphore { .. } | Kind::Shared, _) => SEMAPHORE_RELEASE.prepare_invoke(),
@@ -228,18 +256,22 @@ impl Kind {
             (Kind::Lock, Some((ours, before))) => {
                 invocation
                     .key(fence_key)
+                    .key(wake.queue())
                     .arg(token.as_str())
                     .arg(ours.to_string())
                     .arg(before.to_string());
             }
             (Kind::Lock, None) => {
-                invocation.key(fence_key).arg(token.as_str());
+                invocation
+                    .key(fence_key)
+                    .key(wake.queue())
+                    .arg(token.as_str());
             }
             (Kind::Semaphore { .. } | Kind::Shared, _) => {
-                invocation.arg(token.as_str());
+                invocation.key(wake.queue()).arg(token.as_str());
             }
         }
-        invocation.arg(wake.name()).arg(wake.command());
+        invocation.arg(wake.name()).arg(wake.command()).arg(waker);
         invocation
     }
 

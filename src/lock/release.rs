@@ -162,6 +162,7 @@ impl Locker {
         let limit = self.quorum.round_timeout();
         let (key, fence_key, kind) = (self.key.as_str(), self.fencing.key(), self.kind);
         let wake = self.wakeups.channel();
+        let waker = self.wakeups.waker_arg();
         let futures: Vec<_> = self
             .quorum
             .nodes_mut()
@@ -175,11 +176,11 @@ impl Locker {
                         .flatten()
                         .map(|before| (ours, before))
                 });
-                let invocation = kind.release(key, fence_key, token, withdraw, wake);
+                let invocation = kind.release(key, fence_key, token, withdraw, wake, waker);
                 let reply: redis::Value = node.script(&invocation).await?;
                 // What they free does not change what this round says.
                 for leftover in leftovers {
-                    let invocation = kind.release(key, fence_key, leftover, None, wake);
+                    let invocation = kind.release(key, fence_key, leftover, None, wake, waker);
                     if node.script::<redis::Value>(&invocation).await.is_err() {
                         break;
                     }

@@ -9,13 +9,16 @@
 -- our number says the same. Our number was never handed out, so no holder
 -- relies on it; every number handed out before it is still at most the value
 -- put back.
--- KEYS[1] the lock, KEYS[2] the fencing counter
+-- KEYS[1] the lock, KEYS[2] the fencing counter, KEYS[3] (optional) the
+-- queue of waiters, of which it wakes the first
 -- ARGV[1] our token, ARGV[2] our vote, ARGV[3] the counter before it (put
 --         back exactly: a node whose counter was missing never voted, so
 --         there is always one, and a missing counter is never made 0);
 --         ARGV[4] the wake channel ('' for none), ARGV[5] 'spublish' on a
 --         Redis Cluster, else 'publish': waiters that found our failed
---         attempt's key are woken when it goes (src/claim/wake.rs)
+--         attempt's key are woken when it goes (src/claim/wake.rs);
+--         ARGV[6] (optional) our own place in the queue ('' for none): the
+--         failed attempt must not wake its own waiter
 -- Returns {freed, lacks}, as release.lua does: freed 1 when the lock was
 -- freed, 0 when it was not ours; lacks 1 when the fencing counter is not a
 -- counter here.
@@ -31,7 +34,7 @@ if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
 end
 redis.call('DEL', KEYS[1])
 -- wake: the prelude src/claim/wake.lua.
-wake(ARGV[4], ARGV[5])
+wake(ARGV[4], ARGV[5], KEYS[3], ARGV[6])
 if redis.pcall('GET', KEYS[2]) == ARGV[2] then
   redis.call('SET', KEYS[2], ARGV[3])
 end

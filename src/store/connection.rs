@@ -177,18 +177,18 @@ impl Dialer {
     /// after a failover it may sit on the old master and hear nothing,
     /// which costs the fallback poll); `SSUBSCRIBE` on a Cluster, where the
     /// channel carries the key's hash tag and so lives on its shard.
-    pub(super) async fn listen(&self, channel: &str) -> RedisResult<Listener> {
+    pub(super) async fn listen(&self, channels: &[&str]) -> RedisResult<Listener> {
         let client = match self {
             Dialer::Server(client) => client.clone(),
             Dialer::Sentinel { client, .. } => client.lock().await.async_get_client().await?,
             Dialer::Cluster {
                 nodes, timeouts, ..
             } => {
-                return Listener::sharded(cluster_builder(nodes, timeouts.0, timeouts.1), channel)
+                return Listener::sharded(cluster_builder(nodes, timeouts.0, timeouts.1), channels)
                     .await;
             }
         };
-        Listener::plain(&client, channel).await
+        Listener::plain(&client, channels).await
     }
 
     /// The master's name, for a Sentinel group.

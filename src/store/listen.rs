@@ -1,6 +1,6 @@
-//! Listening on one pub/sub channel, for the wake-ups of waiters
-//! (src/claim/wake.rs): a [`Listener`] yields once per message and ends
-//! when its connection is gone.
+//! Listening on pub/sub channels, for the wake-ups of waiters
+//! (src/claim/wake.rs): a [`Listener`] yields each message ([`Heard`]: its
+//! channel and payload) and ends when its connection is gone.
 //!
 //! Two kinds of connection sit behind it, because Redis has two kinds of
 //! channel:
@@ -24,30 +24,42 @@ use redis::RedisResult;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// A live subscription to one channel: yields `()` for every message.
+/// A live subscription to some channels: yields every message.
 pub struct Listener {
-    messages: Pin<Box<dyn Stream<Item = ()> + Send>>,
+    messages: Pin<Box<dyn Stream<Item = Heard> + Send>>,
+}
+
+/// One message: the channel it came on, and what it said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Heard {
+    pub channel: Vec<u8>,
+    pub payload: Vec<u8>,
 }
 
 impl Listener {
-    /// `SUBSCRIBE channel` on a connection of its own to `client`.
-    pub(super) async fn plain(client: &redis::Client, channel: &str) -> RedisResult<Listener> {
+    /// `SUBSCRIBE channels…` on a connection of its own to `client`.
+    pub(super) async fn plain(client: &redis::Client, channels: &[&str]) -> RedisResult<Listener> {
         let mut pubsub = client.get_async_pubsub().await?;
-        pubsub.subscribe(channel).await?;
+        pubsub.subscribe(channels).await?;
         let (sink, stream) = pubsub.split();
         Ok(Listener {
             // The sink is kept with the stream: dropping it would close
             // the connection.
-            messages: Box::pin(stream.map(move |_| {
+            messages: Box::pin(stream.map(move |msg| {
                 let _keep = &sink;
+                Heard {
+                    channel: msg.get_channel_name().as_bytes().to_vec(),
+                    payload: msg.get_payload_bytes().to_vec(),
+                }
             })),
         })
     }
 
-    /// `SSUBSCRIBE channel` on a Cluster connection of its own.
+    /// `SSUBSCRIBE channels…` on a Cluster connection of its own (the
+    /// channels share a hash tag, hence a slot).
     pub(super) async fn sharded(
         builder: redis::cluster::ClusterClientBuilder,
-        channel: &str,
+        channels: &[&str],
     ) -> RedisResult<Listener> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let client = builder
@@ -55,14 +67,20 @@ impl Listener {
             .push_sender(tx)
             .build()?;
         let mut conn = client.get_async_connection().await?;
-        conn.ssubscribe(channel).await?;
+        conn.ssubscribe(channels).await?;
         let messages = futures_util::stream::unfold((rx, conn), |(mut rx, conn)| async move {
             loop {
                 // Only the messages: the confirmations of (re)subscribing
                 // and the disconnections redis-rs reports are not wake-ups.
                 let push: redis::PushInfo = rx.recv().await?;
                 if push.kind == redis::PushKind::SMessage {
-                    return Some(((), (rx, conn)));
+                    let mut data = push.data.into_iter().map(|v| match v {
+                        redis::Value::BulkString(bytes) => bytes,
+                        _ => Vec::new(),
+                    });
+                    let channel = data.next().unwrap_or_default();
+                    let payload = data.next().unwrap_or_default();
+                    return Some((Heard { channel, payload }, (rx, conn)));
                 }
             }
         });
@@ -73,9 +91,9 @@ impl Listener {
 }
 
 impl Stream for Listener {
-    type Item = ();
+    type Item = Heard;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<()>> {
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Heard>> {
         self.messages.as_mut().poll_next(cx)
     }
 }

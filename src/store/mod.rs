@@ -42,7 +42,7 @@ pub use crate::timing::Timeouts;
 pub use connection::Connection;
 pub use credentials::Password;
 pub use deadline::waits_end_by;
-pub use listen::Listener;
+pub use listen::{Heard, Listener};
 pub use node::Node;
 pub use quorum::{Quorum, Replies, gather, majority};
 pub use target::{ConnectOptions, Target, Tls, split_urls};
@@ -101,13 +101,13 @@ impl Store {
         self.timeouts
     }
 
-    /// A connection of its own that listens on `channel` (a connection in
+    /// A connection of its own that listens on `channels` (a connection in
     /// subscribed mode can send nothing else), dialed with the same URL,
     /// TLS material and credentials as [`connection`](Self::connection),
     /// and bounded by the connect timeout. `Err` when the dial or the
     /// subscription fails, which a waiter takes as "poll" (listen.rs).
-    pub async fn listen(&self, channel: &str) -> redis::RedisResult<Listener> {
-        match tokio::time::timeout(self.timeouts.connect(), self.dialer.listen(channel)).await {
+    pub async fn listen(&self, channels: &[&str]) -> redis::RedisResult<Listener> {
+        match tokio::time::timeout(self.timeouts.connect(), self.dialer.listen(channels)).await {
             Ok(result) => result,
             Err(_) => Err(std::io::Error::from(std::io::ErrorKind::TimedOut).into()),
         }

@@ -15,6 +15,7 @@
 //!   while waiting for the lock.
 //! * `bad_input.rs`: bad input, and a release that reaches a late master.
 //! * `wake.rs`: a release wakes a waiter; a lost wake-up costs the poll.
+//! * `wake_one.rs`: a release wakes the first waiter of the queue only.
 //!
 //! The helpers of every lock test are in `tests/common/lock.rs`; the few
 //! here are this suite's own.
@@ -28,6 +29,7 @@ mod forms;
 mod holding;
 mod shared;
 mod wake;
+mod wake_one;
 
 use common::lock::*;
 use common::{RedisServer, wait_until};

@@ -12,10 +12,10 @@ use crate::common::EVENT;
 use std::path::Path;
 
 /// The test knob: the waiter's fallback poll, in ms.
-const POLL_KNOB: &str = "YARAUS_TEST_LOCK_POLL_MS";
+pub(super) const POLL_KNOB: &str = "YARAUS_TEST_LOCK_POLL_MS";
 
 /// Subscribers to `channel` on `server` (`PUBSUB NUMSUB`).
-fn subscribers(server: &RedisServer, channel: &str) -> i64 {
+pub(super) fn subscribers(server: &RedisServer, channel: &str) -> i64 {
     let reply: (String, i64) = server.query(&["PUBSUB", "NUMSUB", channel]);
     reply.1
 }
@@ -28,7 +28,10 @@ fn wait_for_subscription(servers: &[RedisServer], channel: &str) {
 }
 
 /// Waits for `child` to exit within [`EVENT`], killing it otherwise.
-fn exits_within_event(mut child: std::process::Child, what: &str) -> std::process::Output {
+pub(super) fn exits_within_event(
+    mut child: std::process::Child,
+    what: &str,
+) -> std::process::Output {
     let mut exited = false;
     let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         wait_until(what, EVENT, || {
@@ -49,7 +52,7 @@ fn exits_within_event(mut child: std::process::Child, what: &str) -> std::proces
 }
 
 /// A holder whose command runs until `go` exists, once it wrote `started`.
-fn holder(servers: &[RedisServer], name: &str, dir: &Path) -> std::process::Child {
+pub(super) fn holder(servers: &[RedisServer], name: &str, dir: &Path) -> std::process::Child {
     let (started, go) = (dir.join("started"), dir.join("go"));
     let child = start(
         lock_cmd(&all(servers))
