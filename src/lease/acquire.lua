@@ -53,7 +53,9 @@ redis.call('HINCRBY', stats, 'get_id_count', 1)
 
 local head = redis.call('ZRANGE', ids, 0, 0, 'WITHSCORES')
 local score = tonumber(head[2])
-if score * 1000 > now_ms then
+-- Compared to the microsecond, as release.lua scores a freed id: a waiter
+-- woken by a release in the same millisecond must find the id free.
+if score > secs + micros / 1000000 then
   redis.call('HINCRBY', stats, 'get_id_no_available_id', 1)
   queue_join(KEYS[5], ARGV[7])
   return {0, client, '', math.floor(score * 1000), now_ms, ''}
