@@ -1,6 +1,10 @@
 //! The herd (issue 27 items 1 and 5): N waiters (1–64) queued on one
-//! exclusive lock on one master, polling vs wake-all, and what each
-//! hand-over costs the server. Part of the `handover` bench.
+//! exclusive lock on one master, polling vs wake-all vs wake-one (the
+//! default: a release wakes the first waiter of the queue), and what each
+//! hand-over costs the server. Part of the `handover` bench. The three
+//! policies are one binary: the test knobs `YARAUS_TEST_NO_WAKEUPS`
+//! (polling) and `YARAUS_TEST_WAKE_ALL` (no queue: every release wakes
+//! every waiter, each after a random 0–5 ms).
 //!
 //! One round: a holder whose command waits for a file `go`; N waiters
 //! `yaraus --ttl 60s lock NAME -- sh -c 'date > begun-i; date > ended-i'`
@@ -22,8 +26,9 @@
 //! ms) count too: they are part of what waiting costs.
 //!
 //! Writes `docs/figures/handover_waiters.csv` (`series,x,y`: series
-//! `polling` or `wake-all`, x the waiters, y the median hand-over in ms)
-//! and prints a Markdown table with the failed attempts.
+//! `polling`, `wake-all` or `wake-one`, x the waiters, y the median
+//! hand-over in ms) and `docs/figures/herd_refusals.csv` (y the failed
+//! attempts per hand-over), and prints a Markdown table of both.
 
 use crate::common::RedisServer;
 use crate::figures::percentile;
@@ -35,12 +40,35 @@ use std::time::{Duration, Instant};
 const NAME: &str = "bench-herd";
 const WAITERS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 
-fn lock(yaraus: &str, url: &str, wakeups: bool, extra: &[&str], script: &str) -> Child {
+/// How the waiters of a round are woken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Policy {
+    Polling,
+    WakeAll,
+    WakeOne,
+}
+
+impl Policy {
+    const ALL: [Policy; 3] = [Policy::Polling, Policy::WakeAll, Policy::WakeOne];
+
+    fn name(self) -> &'static str {
+        match self {
+            Policy::Polling => "polling",
+            Policy::WakeAll => "wake-all",
+            Policy::WakeOne => "wake-one",
+        }
+    }
+}
+
+fn lock(yaraus: &str, url: &str, policy: Policy, extra: &[&str], script: &str) -> Child {
     let mut c = Command::new(yaraus);
     c.args(["--quiet", "--redis", url, "lock", "--ttl", "60s", NAME])
         .args(extra)
         .args(["--", "sh", "-c", script]);
-    crate::spawn_quiet(c, wakeups, "lock")
+    if policy == Policy::WakeAll {
+        c.env("YARAUS_TEST_WAKE_ALL", "1");
+    }
+    crate::spawn_quiet(c, policy != Policy::Polling, "lock")
 }
 
 /// Scripts the server has run (`EVALSHA` calls that did not fail).
@@ -65,22 +93,28 @@ fn finished(mut child: Child) -> i32 {
 /// `(c, r)`: scripts of an uncontended lock, and of one refused attempt.
 fn calibrate(yaraus: &str, server: &RedisServer, dir: &Path) -> (u64, u64) {
     // Once first, so that the scripts are loaded.
-    finished(lock(yaraus, &server.url(), true, &[], "true"));
+    finished(lock(yaraus, &server.url(), Policy::WakeOne, &[], "true"));
     let before = scripts_run(server);
-    finished(lock(yaraus, &server.url(), true, &[], "true"));
+    finished(lock(yaraus, &server.url(), Policy::WakeOne, &[], "true"));
     let c = scripts_run(server) - before;
     let (started, go) = (dir.join("started"), dir.join("go"));
     let holder = lock(
         yaraus,
         &server.url(),
-        true,
+        Policy::WakeOne,
         &[],
         &crate::common::process::holds_until_go(&started, &go),
     );
     wait_for("the holder's command", || started.exists());
     let before = scripts_run(server);
     assert_eq!(
-        finished(lock(yaraus, &server.url(), true, &["--wait", "0"], "true")),
+        finished(lock(
+            yaraus,
+            &server.url(),
+            Policy::WakeOne,
+            &["--wait", "0"],
+            "true"
+        )),
         75
     );
     let r = scripts_run(server) - before;
@@ -94,7 +128,7 @@ fn round(
     yaraus: &str,
     server: &RedisServer,
     n: usize,
-    wakeups: bool,
+    policy: Policy,
     (_, r): (u64, u64),
     dir: &Path,
 ) -> (Vec<Duration>, u64) {
@@ -106,7 +140,7 @@ fn round(
     let holder = lock(
         yaraus,
         &url,
-        true,
+        policy,
         &[],
         &format!(
             "{}; date +%s%N > {}",
@@ -122,7 +156,7 @@ fn round(
         .iter()
         .map(|(b, e)| {
             let script = format!("date +%s%N > {}; date +%s%N > {}", b.display(), e.display());
-            lock(yaraus, &url, wakeups, &[], &script)
+            lock(yaraus, &url, policy, &[], &script)
         })
         .collect();
     // Every waiter refused once (the holder's acquire is one script).
@@ -158,16 +192,16 @@ pub fn sweep(yaraus: &str, rounds: usize) {
     let dir = std::env::temp_dir().join(format!("yaraus-herd-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cr = calibrate(yaraus, &server, &dir);
-    let settings: Vec<(usize, bool)> = WAITERS
+    let settings: Vec<(usize, Policy)> = WAITERS
         .iter()
-        .flat_map(|&n| [(n, false), (n, true)])
+        .flat_map(|&n| Policy::ALL.map(|p| (n, p)))
         .collect();
     let mut gaps: Vec<Vec<Duration>> = settings.iter().map(|_| Vec::new()).collect();
     let mut calls = vec![0u64; settings.len()];
     let started = Instant::now();
     for _ in 0..rounds {
-        for (i, &(n, wakeups)) in settings.iter().enumerate() {
-            let (g, c) = round(yaraus, &server, n, wakeups, cr, &dir);
+        for (i, &(n, policy)) in settings.iter().enumerate() {
+            let (g, c) = round(yaraus, &server, n, policy, cr, &dir);
             gaps[i].extend(g);
             calls[i] += c;
         }
@@ -179,16 +213,24 @@ pub fn sweep(yaraus: &str, rounds: usize) {
          uncontended lock ran {c} scripts, a refused attempt {r})\n",
         started.elapsed().as_secs_f64()
     );
-    println!(
-        "| waiters | polling: median | p90 | failed attempts per hand-over | wake-all: median | p90 | failed attempts per hand-over |"
-    );
-    println!("| --- | --- | --- | --- | --- | --- | --- |");
-    let mut csv = [String::new(), String::new()];
-    for (pair, chunk) in settings.chunks(2).enumerate() {
+    let header: String = Policy::ALL
+        .iter()
+        .map(|p| {
+            format!(
+                " {0}: median | p90 | failed attempts per hand-over |",
+                p.name()
+            )
+        })
+        .collect();
+    println!("| waiters |{header}");
+    println!("| --- |{}", " --- | --- | --- |".repeat(Policy::ALL.len()));
+    let mut medians = vec![String::new(); Policy::ALL.len()];
+    let mut refusals = medians.clone();
+    for (row_i, chunk) in settings.chunks(Policy::ALL.len()).enumerate() {
         let n = chunk[0].0;
         let mut row = format!("| {n} |");
-        for (k, &(_, wakeups)) in chunk.iter().enumerate() {
-            let i = pair * 2 + k;
+        for (k, &(_, policy)) in chunk.iter().enumerate() {
+            let i = row_i * Policy::ALL.len() + k;
             let mut g = gaps[i].clone();
             g.sort();
             let median = percentile(&g, 0.5).as_secs_f64() * 1e3;
@@ -200,13 +242,20 @@ pub fn sweep(yaraus: &str, rounds: usize) {
                 " {median:.1} ms | {:.1} ms | {failed:.1} |",
                 percentile(&g, 0.9).as_secs_f64() * 1e3
             );
-            let series = if wakeups { "wake-all" } else { "polling" };
-            csv[k] += &format!("{series},{n},{median:.2}\n");
+            let series = policy.name();
+            medians[k] += &format!("{series},{n},{median:.2}\n");
+            refusals[k] += &format!("{series},{n},{failed:.2}\n");
         }
         println!("{row}");
     }
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/figures/handover_waiters.csv");
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, format!("series,x,y\n{}{}", csv[0], csv[1])).unwrap();
-    println!("\n(written to {})", path.display());
+    let figures = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/figures");
+    std::fs::create_dir_all(&figures).unwrap();
+    for (file, rows) in [
+        ("handover_waiters.csv", medians),
+        ("herd_refusals.csv", refusals),
+    ] {
+        let path = figures.join(file);
+        std::fs::write(&path, format!("series,x,y\n{}", rows.concat())).unwrap();
+        println!("\n(written to {})", path.display());
+    }
 }

@@ -39,6 +39,14 @@ const CURVES: &[Curve] = &[
         log_y: true,
     },
     Curve {
+        name: "herd_refusals",
+        title: "refused attempts per lock hand-over against waiters queued",
+        x: "waiters",
+        y: "refused attempts per hand-over",
+        log_x: true,
+        log_y: false,
+    },
+    Curve {
         name: "reports_pool_size",
         title: "list and stats against pool size (3 ids leased)",
         x: "pool size, ids",

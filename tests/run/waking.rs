@@ -1,7 +1,8 @@
 //! Wake-ups for `run` on a full pool (src/claim/wake.rs): a released id
 //! wakes a run waiting for one at once, on one server and on a Cluster of
-//! three masters (sharded pub/sub), and a release that publishes nothing
-//! costs only the fallback poll.
+//! three masters (sharded pub/sub), a release that publishes nothing
+//! costs only the fallback poll, and the waiting runs are woken one at a
+//! time, first come first served (wake-one).
 //!
 //! No assertion here is timed. That the wake-up, not the poll, ended the
 //! wait is shown by the test knob `YARAUS_TEST_RUN_POLL_MS`, which sets the
@@ -105,4 +106,57 @@ fn a_release_that_publishes_nothing_costs_only_the_poll() {
     assert_eq!(waiter.wait(), 0, "{}", waiter.log());
     assert!(scratch.path("ran").exists());
     holder.signal(Signal::SIGKILL);
+}
+
+/// Runs in the queue of the pool `t` on `server`, first first.
+fn queued(server: &RedisServer) -> Vec<String> {
+    server.query(&["ZRANGE", "t:queue:t:ids", "0", "-1"])
+}
+
+#[test]
+fn runs_waiting_for_an_id_are_woken_one_at_a_time_in_the_order_they_came() {
+    let server = RedisServer::start();
+    init_pool(&server, 1, 1);
+    let url = server.url_ns(NS);
+    let scratch = Scratch::new();
+    let holder = Run::start(
+        &url,
+        &scratch,
+        FAST,
+        &[
+            "sh",
+            "-c",
+            "touch \"$D/started\"; while [ ! -e \"$D/go\" ]; do sleep 0.01; done",
+        ],
+    );
+    wait_until("the holder's command to start", EVENT, || {
+        scratch.path("started").exists()
+    });
+    let labels = ["a", "b", "c"];
+    let mut waiters: Vec<Run> = labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| {
+            let script = format!("echo {label} >> '{}'", scratch.arg("order"));
+            let mut cmd = run_cmd(&url, &scratch, FAST, &["sh", "-c", &script]);
+            cmd.env(POLL_KNOB, "30000");
+            let waiter = Run::spawn(cmd, &scratch);
+            wait_until("the run to take its place in the queue", EVENT, || {
+                queued(&server).len() == i + 1
+            });
+            waiter
+        })
+        .collect();
+    fs::write(scratch.path("go"), "").unwrap();
+    let mut holder = holder;
+    assert_eq!(holder.wait(), 0, "{}", holder.log());
+    // Each release woke the next run only, long before its poll of 30 s.
+    for waiter in &mut waiters {
+        assert_eq!(waiter.wait(), 0, "{}", waiter.log());
+    }
+    assert_eq!(
+        fs::read_to_string(scratch.path("order")).unwrap(),
+        "a\nb\nc\n"
+    );
+    assert_eq!(queued(&server), Vec::<String>::new());
 }
