@@ -89,6 +89,8 @@ use crate::error::Result;
 use crate::store::{Heard, Listener, Store};
 use futures_util::StreamExt;
 use futures_util::stream::SelectAll;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The Lua prelude of every script that frees what waiters wait for: its
@@ -116,6 +118,11 @@ pub struct Channel {
     name: String,
     /// The key of the queue of waiters (a sorted set).
     queue: String,
+    /// Whether the queue may be named: false once the server's ACL refused
+    /// a script that named it (a user made from the rules of a yaraus
+    /// without queues). Shared by every clone (a locker, the locks it
+    /// holds), so that it is found out once.
+    queue_allowed: Arc<AtomicBool>,
     /// Redis Cluster: sharded pub/sub (`SPUBLISH`).
     sharded: bool,
 }
@@ -127,6 +134,7 @@ impl Channel {
         Ok(Channel {
             name: companion_key(&format!("{namespace}:wake"), key, cluster)?,
             queue: companion_key(&format!("{namespace}:queue"), key, cluster)?,
+            queue_allowed: Arc::new(AtomicBool::new(true)),
             sharded: cluster,
         })
     }
@@ -137,6 +145,7 @@ impl Channel {
         Channel {
             name,
             queue,
+            queue_allowed: Arc::new(AtomicBool::new(true)),
             sharded,
         }
     }
@@ -146,8 +155,31 @@ impl Channel {
     }
 
     /// The queue's key: the release scripts pop it, the attempts join it.
-    pub fn queue(&self) -> &str {
-        &self.queue
+    /// `None` once the server's ACL refused it ([`Channel::without_queue`]).
+    pub fn queue(&self) -> Option<&str> {
+        self.queue_allowed
+            .load(Ordering::Relaxed)
+            .then_some(self.queue.as_str())
+    }
+
+    /// The fallback of a script that named the queue (`named`) and that the
+    /// server's ACL refused: the queue is not named again, which is said
+    /// once, and `rebuilt` makes the same script without it (for
+    /// [`crate::store::Store::script_or`]). A script that did not name it
+    /// was refused for something else: no fallback.
+    pub fn without_queue<T>(&self, named: bool, rebuilt: impl FnOnce() -> T) -> Option<T> {
+        if !named {
+            return None;
+        }
+        if self.queue_allowed.swap(false, Ordering::Relaxed) {
+            crate::warn!(
+                "Redis denies this user the queue of waiters {}: a release now wakes every \
+                 waiter, not the first one; give the user the rules that `yaraus acl-rules` \
+                 prints for this command line",
+                self.queue
+            );
+        }
+        Some(rebuilt())
     }
 
     /// What the freeing scripts publish with (their ARGV).
@@ -292,15 +324,17 @@ impl Wakeups {
             .place
             .as_ref()
             .map(|p| format!("{}:{}", self.channel.name(), p.member));
+        let stores: Vec<&Store> = stores.into_iter().collect();
         let mut names = vec![self.channel.name()];
         names.extend(own.as_deref());
-        let names = &names;
-        let tries = stores.into_iter().map(|store| store.listen(names));
-        let listening: SelectAll<Listener> = futures_util::future::join_all(tries)
-            .await
-            .into_iter()
-            .filter_map(|r| r.ok())
-            .collect();
+        let mut listening = listen_all(&stores, &names).await;
+        if listening.is_empty() && own.is_some() {
+            // A user made from the rules of a yaraus without queues may
+            // listen on the claim's channel only: it does not queue then,
+            // and is woken with everyone.
+            listening = listen_all(&stores, &names[..1]).await;
+            self.place = None;
+        }
         self.state = if listening.is_empty() {
             State::Polling
         } else {
@@ -355,6 +389,17 @@ impl Wakeups {
         self.state = State::Polling;
         std::future::pending().await
     }
+}
+
+/// Subscribes to `channels` on every store at once; the stores that could
+/// not are left out.
+async fn listen_all(stores: &[&Store], channels: &[&str]) -> SelectAll<Listener> {
+    let tries = stores.iter().map(|store| store.listen(channels));
+    futures_util::future::join_all(tries)
+        .await
+        .into_iter()
+        .filter_map(|r| r.ok())
+        .collect()
 }
 
 /// What a message means to a waiter.
@@ -415,7 +460,7 @@ mod tests {
     #[test]
     fn only_a_listening_waiter_that_wakes_one_carries_a_place() {
         let channel = Channel::new("ns", "l", false).unwrap();
-        assert_eq!(channel.queue(), "ns:queue:l");
+        assert_eq!(channel.queue(), Some("ns:queue:l"));
         let mut wakeups = Wakeups::new(channel.clone());
         wakeups.place = Some(Place {
             member: "f00d".into(),

@@ -221,15 +221,6 @@ impl Leaser {
         // a user the ACL denies INFO is refused with nothing leased.
         self.store.majority_wanted(&self.keys.ids).await?;
         self.release_leftovers().await;
-        let mut invocation = ACQUIRE.prepare_invoke();
-        invocation
-            .key(&self.keys.ids)
-            .key(&self.keys.clients)
-            .key(&self.keys.stats)
-            .key(&self.keys.clock)
-            .arg(self.client_id.as_str())
-            .arg(host_name())
-            .arg(self.expire.as_millis() as u64);
         self.check_range().await?;
         // Taken before a re-creation too: the deadline only comes earlier.
         let watch = WallWatch::new();
@@ -237,15 +228,35 @@ impl Leaser {
         let sent_wall = wall_ms();
         let deadline = sent + validity(self.expire);
         let known = self.offset.unwrap_or(Offset::UNKNOWN);
-        invocation
-            .arg(watch.wall_at(deadline))
-            .arg(known.ms)
-            .arg(known.error_ms);
         let place = self.wakeups.place_arg();
-        if !place.is_empty() {
-            invocation.key(self.keys.wake.queue()).arg(place);
-        }
-        let (ok, client, member, expiry_ms, now_ms, record) = self.acquire(&invocation).await?;
+        let queued = (self.keys.wake.queue())
+            .filter(|_| !place.is_empty())
+            .map(str::to_string);
+        let script = |queued: Option<&str>| {
+            let mut invocation = ACQUIRE.prepare_invoke();
+            invocation
+                .key(&self.keys.ids)
+                .key(&self.keys.clients)
+                .key(&self.keys.stats)
+                .key(&self.keys.clock)
+                .arg(self.client_id.as_str())
+                .arg(host_name())
+                .arg(self.expire.as_millis() as u64)
+                .arg(watch.wall_at(deadline))
+                .arg(known.ms)
+                .arg(known.error_ms);
+            if let Some(queue) = queued {
+                invocation.key(queue).arg(&place);
+            }
+            invocation
+        };
+        let invocation = script(queued.as_deref());
+        // Refused by a user's ACL without the queue: the same attempt
+        // without its place (claim/wake.rs).
+        let (unqueued, wake) = (script(None), self.keys.wake.clone());
+        let fallback = move || wake.without_queue(queued.is_some(), || unqueued);
+        let (ok, client, member, expiry_ms, now_ms, record) =
+            self.acquire(invocation, fallback).await?;
         let offset = Offset::measure(sent_wall, sent.elapsed(), now_ms);
         self.offset = Some(offset);
         self.client_id = client;
@@ -411,27 +422,13 @@ impl Claim for Lease {
     }
 
     async fn release(&mut self) -> Result<()> {
-        let mut invocation = RELEASE.prepare_invoke();
-        invocation
-            .key(&self.keys.ids)
-            .key(&self.keys.clients)
-            .key(&self.keys.clock)
-            .key(self.keys.wake.queue())
-            .arg(&self.client_id)
-            .arg(self.id.encode())
-            .arg("");
-        match self.ran {
-            Some(true) => invocation.arg("ended").arg(self.release_horizon()),
-            Some(false) => {
-                let found = self.found.as_ref().map_or("", |(_, text)| text.as_str());
-                invocation.arg("unused").arg(found)
-            }
-            None => invocation.arg("").arg(""),
-        };
-        invocation
-            .arg(self.keys.wake.name())
-            .arg(self.keys.wake.command());
-        match self.store.script::<i64>(&invocation).await? {
+        let queue = self.keys.wake.queue();
+        let invocation = release_script(self, queue);
+        // Refused by a user's ACL without the queue: the same release
+        // without it (claim/wake.rs).
+        let (unqueued, wake) = (release_script(self, None), self.keys.wake.clone());
+        let fallback = move || wake.without_queue(queue.is_some(), || unqueued);
+        match self.store.script_or::<i64>(&invocation, fallback).await? {
             Ok(_) => Ok(()),
             Err(e) => Err(pool_error(&self.store, &e)),
         }
@@ -464,4 +461,33 @@ pub(crate) fn pool_error(store: &Store, e: &redis::RedisError) -> Error {
         Some((_, msg)) => Error::State(msg.to_string()),
         None => crate::store::classify(store.target(), e.clone()),
     }
+}
+
+/// The release script of `lease`, naming `queue` (the pool's queue of
+/// waiters, which it wakes the first of) if any.
+fn release_script(lease: &Lease, queue: Option<&str>) -> redis::ScriptInvocation<'static> {
+    let mut invocation = RELEASE.prepare_invoke();
+    invocation
+        .key(&lease.keys.ids)
+        .key(&lease.keys.clients)
+        .key(&lease.keys.clock);
+    if let Some(queue) = queue {
+        invocation.key(queue);
+    }
+    invocation
+        .arg(&lease.client_id)
+        .arg(lease.id.encode())
+        .arg("");
+    match lease.ran {
+        Some(true) => invocation.arg("ended").arg(lease.release_horizon()),
+        Some(false) => {
+            let found = lease.found.as_ref().map_or("", |(_, text)| text.as_str());
+            invocation.arg("unused").arg(found)
+        }
+        None => invocation.arg("").arg(""),
+    };
+    invocation
+        .arg(lease.keys.wake.name())
+        .arg(lease.keys.wake.command());
+    invocation
 }

@@ -26,12 +26,23 @@ pub(super) struct Leftover {
 
 impl Leaser {
     /// Runs the acquire script, re-creating a vanished pool first when told
-    /// to ([`recreating`](Self::recreating)).
+    /// to ([`recreating`](Self::recreating)); `unqueued` is the same script
+    /// without the queue of waiters, for a user whose ACL refuses the queue
+    /// (claim/wake.rs: the refused script did nothing).
     pub(super) async fn acquire(
         &mut self,
-        invocation: &redis::ScriptInvocation<'_>,
+        mut invocation: redis::ScriptInvocation<'static>,
+        unqueued: impl FnOnce() -> Option<redis::ScriptInvocation<'static>>,
     ) -> Result<(i64, String, String, i64, i64, String)> {
-        let e = match self.store.script(invocation).await? {
+        let mut reply = self.store.script(&invocation).await?;
+        if let Err(e) = &reply
+            && crate::store::is_denied(e)
+            && let Some(other) = unqueued()
+        {
+            invocation = other;
+            reply = self.store.script(&invocation).await?;
+        }
+        let e = match reply {
             Ok(reply) => return Ok(reply),
             Err(e) => e,
         };
@@ -49,7 +60,7 @@ impl Leaser {
             InitOutcome::Already { min: a, max: b } => self.warn_of_range((a, b)),
             InitOutcome::Resized { .. } => unreachable!("create_missing never resizes"),
         }
-        match self.store.script(invocation).await? {
+        match self.store.script(&invocation).await? {
             Ok(reply) => Ok(reply),
             Err(e) => Err(pool_error(&self.store, &e)),
         }
@@ -77,21 +88,36 @@ impl Leaser {
             // Its command never ran: the clock record goes back as the
             // lease found it, wherever the lease is still ours (a promoted
             // replica may still hold the lease's projected horizon).
-            let mut invocation = RELEASE.prepare_invoke();
-            invocation
-                .key(&self.keys.ids)
-                .key(&self.keys.clients)
-                .key(&self.keys.clock)
-                .key(self.keys.wake.queue())
-                .arg(&self.client_id)
-                .arg(kept.id.encode())
-                .arg("1")
-                .arg("unused")
-                .arg(&kept.found)
-                .arg(self.keys.wake.name())
-                .arg(self.keys.wake.command())
-                .arg(self.wakeups.waker_arg());
-            if self.store.script::<i64>(&invocation).await.is_err() {
+            let wake = &self.keys.wake;
+            let release = || {
+                let mut invocation = RELEASE.prepare_invoke();
+                invocation
+                    .key(&self.keys.ids)
+                    .key(&self.keys.clients)
+                    .key(&self.keys.clock);
+                if let Some(queue) = wake.queue() {
+                    invocation.key(queue);
+                }
+                invocation
+                    .arg(&self.client_id)
+                    .arg(kept.id.encode())
+                    .arg("1")
+                    .arg("unused")
+                    .arg(&kept.found)
+                    .arg(wake.name())
+                    .arg(wake.command())
+                    .arg(self.wakeups.waker_arg());
+                invocation
+            };
+            let named = wake.queue().is_some();
+            let invocation = release();
+            let fallback = || wake.without_queue(named, release);
+            if self
+                .store
+                .script_or::<i64>(&invocation, fallback)
+                .await
+                .is_err()
+            {
                 return;
             }
         }

@@ -105,7 +105,10 @@ impl Locker {
             .iter_mut()
             .map(|node| async move {
                 node.prepare().await?;
-                node.script::<redis::Value>(&kind::withdraw_mark(key, mark, wake))
+                let named = wake.queue().is_some();
+                let fallback =
+                    || wake.without_queue(named, || kind::withdraw_mark(key, mark, wake));
+                node.script_or::<redis::Value>(&kind::withdraw_mark(key, mark, wake), fallback)
                     .await
             })
             .collect();
@@ -186,11 +189,15 @@ impl Locker {
         let ttl_ms = millis_arg(self.ttl);
         let mark_ms = millis_arg(kind::writer_mark_ttl(limit));
         let place = self.wakeups.place_arg();
+        let wake = self.wakeups.channel();
         let waiting = kind::Waiting {
             mark: self.waiting_mark.as_deref().map(|mark| (mark, mark_ms)),
-            place: Some((self.wakeups.channel().queue(), place.as_str()))
+            place: wake
+                .queue()
+                .zip(Some(place.as_str()))
                 .filter(|_| !place.is_empty()),
         };
+        let named = waiting.place.is_some();
         let futures: Vec<_> = self
             .quorum
             .nodes_mut()
@@ -198,7 +205,17 @@ impl Locker {
             .map(|node| async move {
                 node.prepare().await?;
                 let invocation = kind.acquire(key, fence_key, token, ttl_ms, mode, waiting);
-                let reply: redis::Value = node.script(&invocation).await?;
+                // Refused by a user's ACL without the queue: the same attempt
+                // without its place.
+                let unqueued = || {
+                    let waiting = kind::Waiting {
+                        place: None,
+                        ..waiting
+                    };
+                    kind.acquire(key, fence_key, token, ttl_ms, mode, waiting)
+                };
+                let fallback = || wake.without_queue(named, unqueued);
+                let reply: redis::Value = node.script_or(&invocation, fallback).await?;
                 let acquired = parse_acquire(node.label(), reply)?;
                 if matches!(acquired, NodeAcquire::Taken { .. }) {
                     node.confirm(key).await?;

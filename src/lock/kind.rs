@@ -95,9 +95,11 @@ pub(super) fn withdraw_mark(
     wake: &Channel,
 ) -> redis::ScriptInvocation<'static> {
     let mut invocation = SEMAPHORE_RELEASE.prepare_invoke();
+    invocation.key(key);
+    if let Some(queue) = wake.queue() {
+        invocation.key(queue);
+    }
     invocation
-        .key(key)
-        .key(wake.queue())
         .arg(mark)
         .arg(wake.name())
         .arg(wake.command())
@@ -252,24 +254,15 @@ impl Kind {
             (Kind::Lock, Some(_)) => WITHDRAW.prepare_invoke(),
         };
         invocation.key(key);
-        match (self, withdraw) {
-            (Kind::Lock, Some((ours, before))) => {
-                invocation
-                    .key(fence_key)
-                    .key(wake.queue())
-                    .arg(token.as_str())
-                    .arg(ours.to_string())
-                    .arg(before.to_string());
-            }
-            (Kind::Lock, None) => {
-                invocation
-                    .key(fence_key)
-                    .key(wake.queue())
-                    .arg(token.as_str());
-            }
-            (Kind::Semaphore { .. } | Kind::Shared, _) => {
-                invocation.key(wake.queue()).arg(token.as_str());
-            }
+        if self == Kind::Lock {
+            invocation.key(fence_key);
+        }
+        if let Some(queue) = wake.queue() {
+            invocation.key(queue);
+        }
+        invocation.arg(token.as_str());
+        if let (Kind::Lock, Some((ours, before))) = (self, withdraw) {
+            invocation.arg(ours.to_string()).arg(before.to_string());
         }
         invocation.arg(wake.name()).arg(wake.command()).arg(waker);
         invocation

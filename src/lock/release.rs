@@ -176,12 +176,28 @@ impl Locker {
                         .flatten()
                         .map(|before| (ours, before))
                 });
-                let invocation = kind.release(key, fence_key, token, withdraw, wake, waker);
-                let reply: redis::Value = node.script(&invocation).await?;
+                // Refused by a user's ACL without the queue: the same
+                // release without it (claim/wake.rs).
+                let release = |token, withdraw| {
+                    let named = wake.queue().is_some();
+                    let invocation = kind.release(key, fence_key, token, withdraw, wake, waker);
+                    let fallback = move || {
+                        wake.without_queue(named, || {
+                            kind.release(key, fence_key, token, withdraw, wake, waker)
+                        })
+                    };
+                    (invocation, fallback)
+                };
+                let (invocation, fallback) = release(token, withdraw);
+                let reply: redis::Value = node.script_or(&invocation, fallback).await?;
                 // What they free does not change what this round says.
                 for leftover in leftovers {
-                    let invocation = kind.release(key, fence_key, leftover, None, wake, waker);
-                    if node.script::<redis::Value>(&invocation).await.is_err() {
+                    let (invocation, fallback) = release(leftover, None);
+                    if node
+                        .script_or::<redis::Value>(&invocation, fallback)
+                        .await
+                        .is_err()
+                    {
                         break;
                     }
                 }

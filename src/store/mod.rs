@@ -190,6 +190,25 @@ impl Store {
         }
     }
 
+    /// [`script`](Self::script), and when the server's ACL refuses it and
+    /// `without` gives the same script without a key it may do without (a
+    /// queue of waiters, for a user made from older rules: claim/wake.rs),
+    /// that one instead. The ACL checks a script's keys before it runs, so
+    /// the refused one did nothing.
+    pub async fn script_or<T: redis::FromRedisValue>(
+        &mut self,
+        invocation: &redis::ScriptInvocation<'_>,
+        without: impl FnOnce() -> Option<redis::ScriptInvocation<'static>>,
+    ) -> Result<std::result::Result<T, redis::RedisError>> {
+        match self.script(invocation).await? {
+            Err(e) if is_denied(&e) => match without() {
+                Some(other) => self.script(&other).await,
+                None => Ok(Err(e)),
+            },
+            reply => Ok(reply),
+        }
+    }
+
     /// Waits until the replicas have every write made so far through this
     /// connection, `key` being one of the keys written (in a Cluster, the
     /// `WAIT` goes to its slot's master).

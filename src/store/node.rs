@@ -246,7 +246,17 @@ impl Node {
         &mut self,
         invocation: &redis::ScriptInvocation<'_>,
     ) -> Result<T> {
-        match self.store.script(invocation).await? {
+        self.script_or(invocation, || None).await
+    }
+
+    /// [`script`](Self::script), or the script `without` gives when the ACL
+    /// refuses this one ([`Store::script_or`]).
+    pub async fn script_or<T: redis::FromRedisValue>(
+        &mut self,
+        invocation: &redis::ScriptInvocation<'_>,
+        without: impl FnOnce() -> Option<redis::ScriptInvocation<'static>>,
+    ) -> Result<T> {
+        match self.store.script_or(invocation, without).await? {
             Ok(v) => Ok(v),
             Err(e) => Err(match script_error(&e) {
                 Some((_, msg)) => Error::State(format!("Redis at {}: {msg}", self.label)),

@@ -529,3 +529,115 @@ fn a_run_restricted_by_acl_rules_is_woken_by_a_release() {
     }
     assert!(woken.is_ok() && waiter.wait().unwrap().success());
 }
+
+/// Makes the user on `servers` again from `rules` as a yaraus without
+/// queues of waiters printed them: no queue keys, no waiters' own channels
+/// beside the pool's (`&NS:wake:NS:ids:*`).
+fn as_before_queues(servers: &[RedisServer], rules: &str) -> String {
+    let old: Vec<&str> = rules
+        .split_whitespace()
+        .filter(|t| !t.contains(":queue:") && !t.ends_with(":ids:*"))
+        .collect();
+    let password = format!(">{USER_PASSWORD}");
+    for s in servers {
+        let mut args = old.clone();
+        args.push(&password);
+        assert_eq!(s.query::<String>(&args), "OK");
+    }
+    old.join(" ")
+}
+
+#[test]
+fn a_user_made_from_the_rules_before_queues_still_waits_is_woken_and_releases() {
+    use super::common::{EVENT, wait_until};
+    use std::process::Stdio;
+    let (servers, urls, rules) = servers_with_user(
+        1,
+        false,
+        "ns",
+        &[
+            "acl-rules",
+            "--lock-prefix",
+            "locks:",
+            "init",
+            "run",
+            "lock",
+        ],
+    );
+    let old = as_before_queues(&servers, &rules);
+    assert!(
+        !old.contains("queue") && old.contains("&ns:wake:ns:ids"),
+        "{old}"
+    );
+    let one = &servers[0];
+    assert!(denied(&mut as_user(one), &["ZCARD", "ns:queue:locks:job"]));
+    let dir = tempfile::tempdir().unwrap();
+    let (started, go) = (dir.path().join("started"), dir.path().join("go"));
+    let spawn = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = super::common::yaraus();
+        cmd.args(global(&urls, "ns", args))
+            .envs(AS_USER)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        cmd.spawn().unwrap()
+    };
+    let init = spawn(&["init", "--min", "1", "--max", "1"], &[]);
+    assert!(init.wait_with_output().unwrap().status.success());
+    let holds = super::common::process::holds_until_go(&started, &go);
+    let fast = ["run", "--no-safeguards", "--delay", "0", "--"];
+    // A lock and a run, each held while another waits with a fallback poll
+    // of 30 s (the test knobs): only a wake-up ends the wait within EVENT.
+    let cases: [(Vec<&str>, Vec<&str>, (&str, &str), &str); 2] = [
+        (
+            vec!["lock", "--prefix", "locks:", "job", "-c", &holds],
+            vec!["lock", "--prefix", "locks:", "job", "--", "true"],
+            ("YARAUS_TEST_LOCK_POLL_MS", "30000"),
+            "ns:wake:locks:job",
+        ),
+        (
+            [&fast[..], &["sh", "-c", &holds]].concat(),
+            [&fast[..], &["true"]].concat(),
+            ("YARAUS_TEST_RUN_POLL_MS", "30000"),
+            "ns:wake:ns:ids",
+        ),
+    ];
+    for (holding, waiting, knob, channel) in cases {
+        let _ = std::fs::remove_file(&go);
+        let _ = std::fs::remove_file(&started);
+        let holder = spawn(&holding, &[]);
+        wait_until("the holder's command", EVENT, || started.exists());
+        let mut waiter = spawn(&waiting, &[knob]);
+        wait_until("the waiter to subscribe as the user", EVENT, || {
+            let (_, n): (String, i64) = one.query(&["PUBSUB", "NUMSUB", channel]);
+            n >= 1
+        });
+        std::fs::write(&go, "").unwrap();
+        // The release named the queue, was refused by the ACL, and freed
+        // without it, saying so once.
+        let released = holder.wait_with_output().unwrap();
+        let said = String::from_utf8_lossy(&released.stderr).into_owned();
+        assert!(released.status.success(), "{said}");
+        assert!(
+            said.contains("denies this user the queue of waiters"),
+            "{said}"
+        );
+        let mut status = None;
+        let woken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wait_until("the waiter, woken, to take its claim", EVENT, || {
+                status = waiter.try_wait().unwrap();
+                status.is_some()
+            })
+        }));
+        if woken.is_err() {
+            let _ = waiter.kill();
+        }
+        let output = waiter.wait_with_output().unwrap();
+        assert!(
+            woken.is_ok() && output.status.success(),
+            "{channel}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
