@@ -589,7 +589,9 @@ fn a_user_made_from_the_rules_before_queues_still_waits_is_woken_and_releases() 
     let fast = ["run", "--no-safeguards", "--delay", "0", "--"];
     // A lock and a run, each held while another waits with a fallback poll
     // of 30 s (the test knobs): only a wake-up ends the wait within EVENT.
-    let cases: [(Vec<&str>, Vec<&str>, (&str, &str), &str); 2] = [
+    // (holder, waiter, its poll knob, the channel it listens on)
+    type Case<'a> = (Vec<&'a str>, Vec<&'a str>, (&'a str, &'a str), &'a str);
+    let cases: [Case; 2] = [
         (
             vec!["lock", "--prefix", "locks:", "job", "-c", &holds],
             vec!["lock", "--prefix", "locks:", "job", "--", "true"],
