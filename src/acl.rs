@@ -188,7 +188,11 @@ impl Part {
             Part::Run => &["hincrby", "subscribe"],
             Part::Stats => &["hmget"],
             // `--using`: how much of the pool is leased (list.rs).
-            Part::List => &["type", "time", "zmscore", "hmget", "zcard", "zcount"],
+            // ZSCAN: the walk measures a pool that records no range (the
+            // Go tool's).
+            Part::List => &[
+                "type", "time", "zmscore", "hmget", "zcard", "zcount", "zscan",
+            ],
             // A waiter's wake-up subscription (src/claim/wake.rs).
             Part::Lock | Part::Hilo => &["subscribe"],
             Part::Seq => &[],
