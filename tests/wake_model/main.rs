@@ -145,8 +145,9 @@
 //!
 //! # Layout
 //!
-//! * `model.rs`: the phases, the scripts, the faults, the checks, the
-//!   narration.
+//! * `model.rs`: the phases, the scripts, the faults.
+//! * `system.rs`: the model as the explorer sees it: the events, the
+//!   checks, the narration.
 //! * `survey.rs`: a pass over every reachable step: the progress measure,
 //!   the messages per release.
 //! * `tests.rs`: the protocol at the default bounds, each broken variant
@@ -162,5 +163,6 @@ mod explorer;
 mod deeper;
 mod model;
 mod survey;
+mod system;
 #[cfg(test)]
 mod tests;
