@@ -228,32 +228,16 @@ impl Leaser {
         let sent_wall = wall_ms();
         let deadline = sent + validity(self.expire);
         let known = self.offset.unwrap_or(Offset::UNKNOWN);
-        let place = self.wakeups.place_arg();
+        let (place, horizon) = (self.wakeups.place_arg(), watch.wall_at(deadline));
         let queued = (self.keys.wake.queue())
             .filter(|_| !place.is_empty())
-            .map(str::to_string);
-        let script = |queued: Option<&str>| {
-            let mut invocation = ACQUIRE.prepare_invoke();
-            invocation
-                .key(&self.keys.ids)
-                .key(&self.keys.clients)
-                .key(&self.keys.stats)
-                .key(&self.keys.clock)
-                .arg(self.client_id.as_str())
-                .arg(host_name())
-                .arg(self.expire.as_millis() as u64)
-                .arg(watch.wall_at(deadline))
-                .arg(known.ms)
-                .arg(known.error_ms);
-            if let Some(queue) = queued {
-                invocation.key(queue).arg(&place);
-            }
-            invocation
-        };
-        let invocation = script(queued.as_deref());
+            .map(|queue| (queue.to_string(), place));
+        let queue = queued.as_ref().map(|(q, p)| (q.as_str(), p.as_str()));
+        let invocation = self.acquire_script(horizon, known, queue);
         // Refused by a user's ACL without the queue: the same attempt
         // without its place (claim/wake.rs).
-        let (unqueued, wake) = (script(None), self.keys.wake.clone());
+        let unqueued = self.acquire_script(horizon, known, None);
+        let wake = self.keys.wake.clone();
         let fallback = move || wake.without_queue(queued.is_some(), || unqueued);
         let (ok, client, member, expiry_ms, now_ms, record) =
             self.acquire(invocation, fallback).await?;
@@ -310,6 +294,35 @@ impl Leaser {
         Ok(Acquired::NotReplicated {
             why: format!("leased id {id} but {why}; released it"),
         })
+    }
+}
+
+impl Leaser {
+    /// The acquire script: `horizon` is the lease's deadline on our wall
+    /// clock, `known` our offset from the server, `queue` the queue of
+    /// waiters and our place in it, if we queue.
+    fn acquire_script(
+        &self,
+        horizon: i64,
+        known: Offset,
+        queue: Option<(&str, &str)>,
+    ) -> redis::ScriptInvocation<'static> {
+        let mut invocation = ACQUIRE.prepare_invoke();
+        invocation
+            .key(&self.keys.ids)
+            .key(&self.keys.clients)
+            .key(&self.keys.stats)
+            .key(&self.keys.clock)
+            .arg(self.client_id.as_str())
+            .arg(host_name())
+            .arg(self.expire.as_millis() as u64)
+            .arg(horizon)
+            .arg(known.ms)
+            .arg(known.error_ms);
+        if let Some((queue, place)) = queue {
+            invocation.key(queue).arg(place);
+        }
+        invocation
     }
 }
 

@@ -14,7 +14,7 @@
 
 use super::{Busy, Token, describe_holder};
 use crate::base::COUNTER_LUA;
-use crate::claim::{Channel, WAKE_LUA};
+use crate::claim::{Channel, WAKE_LUA, Wakeups};
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -138,6 +138,18 @@ impl Kind {
             Kind::Semaphore { limit }
         } else {
             Kind::Lock
+        }
+    }
+
+    /// How its waiters are woken (claim/wake.rs), for one that attempts
+    /// every `cycle` at the latest (a pause and a round).
+    pub(super) fn wakeups(self, channel: Channel, cycle: Duration) -> Wakeups {
+        match self {
+            // A writer's release admits every reader: they are all woken.
+            Kind::Shared => Wakeups::new(channel),
+            // Its queue outlives a waiter's last attempt by two cycles, as
+            // a waiting writer's mark does.
+            Kind::Lock | Kind::Semaphore { .. } => Wakeups::new(channel).waking_one(2 * cycle),
         }
     }
 

@@ -300,15 +300,7 @@ impl Locker {
         let wake_channel = Channel::new(&options.namespace, &key, cluster)?;
         let kind = Kind::new(options.limit, options.shared);
         let pause = retry_pause();
-        let wakeups = match kind {
-            // A writer's release admits every reader: they are all woken.
-            Kind::Shared => Wakeups::new(wake_channel),
-            // Its queue outlives a waiter's last attempt by two of its
-            // pauses and rounds, as a waiting writer's mark does.
-            Kind::Lock | Kind::Semaphore { .. } => {
-                Wakeups::new(wake_channel).waking_one(2 * (pause.1 + quorum.round_timeout()))
-            }
-        };
+        let wakeups = kind.wakeups(wake_channel, pause.1 + quorum.round_timeout());
         Ok(Locker {
             quorum,
             name: name.to_string(),

@@ -24,15 +24,8 @@ fn subscribers(server: &RedisServer, channel: &str, sharded: bool) -> i64 {
 }
 
 /// A run holding the pool's only id until `$D/go` exists, once its command
-/// started; then a run waiting for an id, with a fallback poll of
-/// `poll_ms`, once it listens on `channel` at `node`.
-fn held_and_waiting(
-    url: &str,
-    scratch: &Scratch,
-    node: &RedisServer,
-    (channel, sharded): (&str, bool),
-    poll_ms: &str,
-) -> (Run, Run) {
+/// started.
+fn holder(url: &str, scratch: &Scratch) -> Run {
     let holder = Run::start(
         url,
         scratch,
@@ -46,6 +39,19 @@ fn held_and_waiting(
     wait_until("the holder's command to start", EVENT, || {
         scratch.path("started").exists()
     });
+    holder
+}
+
+/// A [`holder`]; then a run waiting for an id, with a fallback poll of
+/// `poll_ms`, once it listens on `channel` at `node`.
+fn held_and_waiting(
+    url: &str,
+    scratch: &Scratch,
+    node: &RedisServer,
+    (channel, sharded): (&str, bool),
+    poll_ms: &str,
+) -> (Run, Run) {
+    let holder = holder(url, scratch);
     let mut cmd = run_cmd(url, scratch, FAST, &["touch", &scratch.arg("ran")]);
     cmd.env(POLL_KNOB, poll_ms);
     let waiter = Run::spawn(cmd, scratch);
@@ -119,19 +125,7 @@ fn runs_waiting_for_an_id_are_woken_one_at_a_time_in_the_order_they_came() {
     init_pool(&server, 1, 1);
     let url = server.url_ns(NS);
     let scratch = Scratch::new();
-    let holder = Run::start(
-        &url,
-        &scratch,
-        FAST,
-        &[
-            "sh",
-            "-c",
-            "touch \"$D/started\"; while [ ! -e \"$D/go\" ]; do sleep 0.01; done",
-        ],
-    );
-    wait_until("the holder's command to start", EVENT, || {
-        scratch.path("started").exists()
-    });
+    let mut holder = holder(&url, &scratch);
     let labels = ["a", "b", "c"];
     let mut waiters: Vec<Run> = labels
         .iter()
@@ -148,7 +142,6 @@ fn runs_waiting_for_an_id_are_woken_one_at_a_time_in_the_order_they_came() {
         })
         .collect();
     fs::write(scratch.path("go"), "").unwrap();
-    let mut holder = holder;
     assert_eq!(holder.wait(), 0, "{}", holder.log());
     // Each release woke the next run only, long before its poll of 30 s.
     for waiter in &mut waiters {

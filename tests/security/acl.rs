@@ -55,6 +55,24 @@ fn denied(conn: &mut redis::Connection, args: &[&str]) -> bool {
     }
 }
 
+/// Waits until `waiter` (woken, with a fallback poll of 30 s) exits,
+/// within `EVENT`, and asserts it succeeded; kills it otherwise.
+fn woken_within_event(mut waiter: std::process::Child, what: &str) {
+    use super::common::{EVENT, wait_until};
+    let woken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_until(what, EVENT, || waiter.try_wait().unwrap().is_some())
+    }));
+    if woken.is_err() {
+        let _ = waiter.kill();
+    }
+    let output = waiter.wait_with_output().unwrap();
+    assert!(
+        woken.is_ok() && output.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// `--redis URL… -N NS --redis-user app`, then `rest`.
 fn global<'a>(urls: &'a [String], ns: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
     let mut args = Vec::new();
@@ -450,7 +468,7 @@ fn a_waiter_restricted_by_acl_rules_is_woken_by_a_release() {
     wait_until("the holder's command", EVENT, || started.exists());
     // A fallback poll of 30 s (the test knob): only a wake-up ends the
     // wait within EVENT.
-    let mut waiter = spawn(
+    let waiter = spawn(
         &["lock", "--prefix", "locks:", "job", "--", "true"],
         &[("YARAUS_TEST_LOCK_POLL_MS", "30000")],
     );
@@ -460,22 +478,7 @@ fn a_waiter_restricted_by_acl_rules_is_woken_by_a_release() {
     });
     std::fs::write(&go, "").unwrap();
     assert!(holder.wait().unwrap().success());
-    let mut status = None;
-    let woken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_until("the waiter, woken, to take the lock", EVENT, || {
-            status = waiter.try_wait().unwrap();
-            status.is_some()
-        })
-    }));
-    if woken.is_err() {
-        let _ = waiter.kill();
-    }
-    let output = waiter.wait_with_output().unwrap();
-    assert!(
-        woken.is_ok() && output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    woken_within_event(waiter, "the waiter, woken, to take the lock");
 }
 
 #[test]
@@ -512,7 +515,7 @@ fn a_run_restricted_by_acl_rules_is_woken_by_a_release() {
     wait_until("the holder's command", EVENT, || started.exists());
     // A fallback poll of 30 s (the test knob): only a wake-up ends the
     // wait within EVENT.
-    let mut waiter = spawn(
+    let waiter = spawn(
         &[&fast[..], &["true"]].concat(),
         &[("YARAUS_TEST_RUN_POLL_MS", "30000")],
     );
@@ -522,17 +525,7 @@ fn a_run_restricted_by_acl_rules_is_woken_by_a_release() {
     });
     std::fs::write(&go, "").unwrap();
     assert!(holder.wait_with_output().unwrap().status.success());
-    let mut status = None;
-    let woken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_until("the waiting run, woken, to lease the id", EVENT, || {
-            status = waiter.try_wait().unwrap();
-            status.is_some()
-        })
-    }));
-    if woken.is_err() {
-        let _ = waiter.kill();
-    }
-    assert!(woken.is_ok() && waiter.wait().unwrap().success());
+    woken_within_event(waiter, "the waiting run, woken, to lease the id");
 }
 
 /// Makes the user on `servers` again from `rules` as a yaraus without
@@ -615,7 +608,7 @@ fn a_user_made_from_the_rules_before_queues_still_waits_is_woken_and_releases() 
         let _ = std::fs::remove_file(&started);
         let holder = spawn(&holding, &[]);
         wait_until("the holder's command", EVENT, || started.exists());
-        let mut waiter = spawn(&waiting, &[knob]);
+        let waiter = spawn(&waiting, &[knob]);
         wait_until("the waiter to subscribe as the user", EVENT, || {
             let (_, n): (String, i64) = one.query(&["PUBSUB", "NUMSUB", channel]);
             n >= 1
@@ -630,21 +623,9 @@ fn a_user_made_from_the_rules_before_queues_still_waits_is_woken_and_releases() 
             said.contains("denies this user the queue of waiters"),
             "{said}"
         );
-        let mut status = None;
-        let woken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            wait_until("the waiter, woken, to take its claim", EVENT, || {
-                status = waiter.try_wait().unwrap();
-                status.is_some()
-            })
-        }));
-        if woken.is_err() {
-            let _ = waiter.kill();
-        }
-        let output = waiter.wait_with_output().unwrap();
-        assert!(
-            woken.is_ok() && output.status.success(),
-            "{channel}: {}",
-            String::from_utf8_lossy(&output.stderr)
+        woken_within_event(
+            waiter,
+            &format!("the waiter on {channel}, woken, to take its claim"),
         );
     }
 }
