@@ -152,3 +152,31 @@ fn each_place_a_semaphore_frees_wakes_a_waiter_of_its_own() {
     assert_code(&output, 0);
     assert_eq!(std::fs::read_to_string(&order).unwrap(), "b\na\n");
 }
+
+#[test]
+fn a_queue_key_of_another_type_is_left_alone_and_everyone_is_woken() {
+    let servers = masters(1, false);
+    let s = &servers[0];
+    // Somebody else's key where the queue would be.
+    s.cmd(&["SET", "yaraus:queue:odd", "theirs"]);
+    let dir = tempfile::tempdir().unwrap();
+    let holding = holder(&servers, "odd", dir.path());
+    let marker = dir.path().join("ran");
+    let waiting = start(
+        lock_cmd(&all(&servers))
+            .env(POLL_KNOB, "30000")
+            .args(["odd", "--", "touch"])
+            .arg(&marker),
+    );
+    wait_until("the waiter to subscribe", EVENT, || {
+        subscribers(s, "yaraus:wake:odd") >= 1
+    });
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    assert_code(&finish(holding), 0);
+    // Nobody could queue: the release woke every listener on the lock's
+    // channel, long before the waiter's poll.
+    let output = exits_within_event(waiting, "the waiter to be woken");
+    assert_code(&output, 0);
+    assert!(marker.exists());
+    assert_eq!(s.query::<String>(&["GET", "yaraus:queue:odd"]), "theirs");
+}
