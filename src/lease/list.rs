@@ -21,12 +21,28 @@
 //! moves up, and a lease renewed during the listing only moves up too, so
 //! an id leased throughout is listed exactly once (a duplicate found twice
 //! is dropped by the sort), as the walk lists it.
+//!
+//! The chunk requests time out on *no progress*, not each on its own: the
+//! listing fails ("did not answer in time", as any request does) only when
+//! no chunk has come for the response timeout while it waited for one. A
+//! request's own timeout starts when it is sent, and with 8 in flight the
+//! listing that is to read their replies may meanwhile be writing rows,
+//! blocked by a slow reader of its output, starved of CPU, swapped out or
+//! stopped: replies the server sent in time were then read late and counted
+//! against it (a debug build at load 8 stopped half-way through 2^16 ids).
+//! So the chunks go through a connection of their own without redis-rs's
+//! response timeout ([`Store::connection_without_timeout`], closed with the
+//! listing), and the wait for the next chunk is bounded instead
+//! ([`awake_wait`]), from when the listing starts waiting for it, that is
+//! from the last chunk handed over. That bound counts time in ticks: a tick
+//! that comes late, after a stop of the process, counts as one, so that the
+//! replies that came during the stop are read before the server is blamed.
 
 use super::clock::ClockRecord;
 use super::report::HolderClock;
 use super::{PoolKeys, WorkerId};
 use crate::error::{Error, Result};
-use crate::store::Store;
+use crate::store::{Store, Target, classify};
 use serde::Serialize;
 use std::sync::LazyLock;
 use std::time::{Duration, UNIX_EPOCH};
@@ -41,6 +57,9 @@ const LIST_CHUNK: usize = 5_000;
 const LIST_DEPTH: usize = 8;
 /// Leased ids per page of the range query on the score.
 const LEASED_PAGE: usize = 5_000;
+/// Ticks of the wait for a chunk ([`awake_wait`]): a stop of the process
+/// costs the server at most one of them.
+const WAIT_TICKS: u32 = 10;
 
 /// Scores, owners and clock records of one chunk of ids, with the ids.
 type Chunk = (
@@ -135,7 +154,7 @@ pub async fn list(
             Chunks::request(store, keys, min..=max, clocks).await?
         }
     };
-    while let Some((ids, scores, owners, clocks)) = chunks.next(store).await? {
+    while let Some((ids, scores, owners, clocks)) = chunks.next(store.target()).await? {
         let rows = ids.into_iter().zip(scores).zip(owners).zip(clocks);
         for (((id, score), owner), clock) in rows {
             let Some(score) = score else { continue };
@@ -144,7 +163,6 @@ pub async fn list(
                 continue;
             }
             if let Err(e) = emit(entry) {
-                chunks.producer.abort();
                 if e.kind() == std::io::ErrorKind::BrokenPipe {
                     return Ok(());
                 }
@@ -152,7 +170,6 @@ pub async fn list(
             }
         }
     }
-    let _ = chunks.producer.await;
     Ok(())
 }
 
@@ -253,24 +270,44 @@ async fn check_pool(store: &mut Store, keys: &PoolKeys) -> Result<(f64, bool)> {
 }
 
 /// The chunk requests of a listing: a task sends them, [`LIST_DEPTH`] at
-/// once on the store's one connection, and the listing takes their replies
-/// in id order.
+/// once on a connection of the listing's own, and the listing takes their
+/// replies in id order. Dropped, it stops them all, which closes the
+/// connection.
 struct Chunks {
-    rx: tokio::sync::mpsc::Receiver<JoinHandle<redis::RedisResult<Chunk>>>,
+    rx: tokio::sync::mpsc::Receiver<Request>,
     producer: JoinHandle<()>,
+    /// The wait for a chunk without any coming: the response timeout.
+    patience: Duration,
+}
+
+/// A chunk request's task, aborted if dropped before its reply is taken.
+struct Request(JoinHandle<redis::RedisResult<Chunk>>);
+
+impl Drop for Request {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl Drop for Chunks {
+    fn drop(&mut self) {
+        // The requests queued are dropped with `rx`, the one the producer
+        // holds with it.
+        self.producer.abort();
+    }
 }
 
 impl Chunks {
     /// Starts requesting the ids `ids` yields, and their clock records when
     /// the pool has any (`clocks`: a pool without is not asked for them).
     async fn request(
-        store: &mut Store,
+        store: &Store,
         keys: &PoolKeys,
         mut ids: impl Iterator<Item = u64> + Send + 'static,
         clocks: bool,
     ) -> Result<Chunks> {
         let (tx, rx) = tokio::sync::mpsc::channel(LIST_DEPTH);
-        let conn = store.connection().await?;
+        let conn = store.connection_without_timeout().await?;
         let keys = keys.clone();
         let producer = tokio::spawn(async move {
             loop {
@@ -290,7 +327,7 @@ impl Chunks {
                 if clocks {
                     pipe.cmd("HMGET").arg(&keys.clock).arg(&members);
                 }
-                let request = tokio::spawn(async move {
+                let request = Request(tokio::spawn(async move {
                     if clocks {
                         let reply: redis::RedisResult<_> = pipe.query_async(&mut conn).await;
                         reply.map(|(scores, owners, clocks)| (chunk, scores, owners, clocks))
@@ -299,28 +336,101 @@ impl Chunks {
                         let reply: redis::RedisResult<_> = pipe.query_async(&mut conn).await;
                         reply.map(|(scores, owners)| (chunk, scores, owners, vec![None; n]))
                     }
-                });
+                }));
                 if tx.send(request).await.is_err() {
                     break;
                 }
             }
         });
-        Ok(Chunks { rx, producer })
+        Ok(Chunks {
+            rx,
+            producer,
+            patience: store.timeouts().response(),
+        })
     }
 
-    /// The next chunk; `None` after the last.
-    async fn next(&mut self, store: &mut Store) -> Result<Option<Chunk>> {
-        let Some(request) = self.rx.recv().await else {
-            return Ok(None);
+    /// The next chunk; `None` after the last. Fails as a request that timed
+    /// out does when none comes for the response timeout ([`awake_wait`]).
+    async fn next(&mut self, target: &Target) -> Result<Option<Chunk>> {
+        let rx = &mut self.rx;
+        let reply = awake_wait(self.patience, async {
+            let mut request = rx.recv().await?;
+            Some((&mut request.0).await)
+        });
+        let reply = match reply.await {
+            Some(Some(reply)) => reply,
+            // The last chunk was handed over.
+            Some(None) => return Ok(None),
+            // None came in time.
+            None => {
+                let timed_out = std::io::Error::from(std::io::ErrorKind::TimedOut);
+                return Err(classify(target, timed_out.into()));
+            }
         };
-        let reply = request
-            .await
-            .map_err(|e| Error::Redis(format!("list request failed: {e}")))?;
-        Ok(Some(reply.map_err(|e| store.fail(e))?))
+        let reply = reply.map_err(|e| Error::Redis(format!("list request failed: {e}")))?;
+        Ok(Some(reply.map_err(|e| classify(target, e))?))
     }
+}
+
+/// `wait`, or None when it has not ended after `patience` of this process
+/// running: `patience` is counted in [`WAIT_TICKS`] ticks, and a tick that
+/// comes late (the process was stopped, swapped out or starved of CPU
+/// meanwhile) counts as one, so that what came during the stop is taken
+/// before the wait gives up. Without a stop, it gives up after `patience`.
+async fn awake_wait<T>(patience: Duration, wait: impl Future<Output = T>) -> Option<T> {
+    let mut wait = std::pin::pin!(wait);
+    for _ in 0..WAIT_TICKS {
+        // `timeout` polls `wait` first: a late tick does not preempt it.
+        if let Ok(done) = tokio::time::timeout(patience / WAIT_TICKS, &mut wait).await {
+            return Some(done);
+        }
+    }
+    None
 }
 
 fn rfc3339(unix_secs: f64) -> String {
     let d = Duration::from_secs_f64(unix_secs.max(0.0));
     humantime::format_rfc3339_millis(UNIX_EPOCH + d).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::time::Instant;
+
+    const PATIENCE: Duration = Duration::from_secs(4);
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_that_never_ends_gives_up_after_its_patience() {
+        let start = Instant::now();
+        assert_eq!(
+            awake_wait(PATIENCE, std::future::pending::<()>()).await,
+            None
+        );
+        assert_eq!(start.elapsed(), PATIENCE);
+        assert_eq!(awake_wait(PATIENCE, async { 7 }).await, Some(7));
+    }
+
+    /// The clock jumps past the patience while nothing runs (a stop of the
+    /// process), and the reply came meanwhile: it is taken. One that never
+    /// comes still ends the wait, the stop counting as one tick.
+    #[tokio::test(start_paused = true)]
+    async fn a_stop_of_the_process_costs_one_tick() {
+        let tick = PATIENCE / WAIT_TICKS;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let waiter = tokio::spawn(awake_wait(PATIENCE, rx));
+        tokio::task::yield_now().await;
+        tokio::time::advance(PATIENCE * 2).await;
+        // The waiter sees its late tick (due first) before the reply is read.
+        tokio::time::sleep(tick / 2).await;
+        tx.send(5).expect("the waiter gave up in the stop");
+        assert_eq!(waiter.await.unwrap(), Some(Ok(5)));
+
+        let waiter = tokio::spawn(awake_wait(PATIENCE, std::future::pending::<()>()));
+        tokio::task::yield_now().await;
+        tokio::time::advance(PATIENCE * 2).await;
+        let resumed = Instant::now();
+        assert_eq!(waiter.await.unwrap(), None);
+        assert_eq!(resumed.elapsed(), PATIENCE - tick);
+    }
 }

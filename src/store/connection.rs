@@ -47,19 +47,24 @@ pub(super) enum Dialer {
     },
 }
 
-/// The Cluster client's settings: our timeouts, the URL's credentials.
+/// The Cluster client's settings: our timeouts (`response` None: requests
+/// without one), the URL's credentials.
 fn cluster_builder(
     nodes: &[redis::ConnectionInfo],
     connect: Duration,
-    response: Duration,
+    response: Option<Duration>,
 ) -> redis::cluster::ClusterClientBuilder {
     let settings = nodes[0].redis_settings();
     let mut builder = redis::cluster::ClusterClientBuilder::new(nodes.to_vec())
         .connection_timeout(connect)
-        .response_timeout(response)
         // A request is bounded by our own timeouts; redis-rs's
         // default of 16 retries with back-off would outlast them.
         .retries(2);
+    builder = match response {
+        Some(response) => builder.response_timeout(response),
+        // Its overall timeout would otherwise be the response timeout's.
+        None => builder.overall_response_timeout(None),
+    };
     if let Some(user) = settings.username() {
         builder = builder.username(user);
     }
@@ -120,18 +125,24 @@ impl Dialer {
                 }
             }
             Endpoint::Cluster { nodes } => Dialer::Cluster {
-                client: cluster_builder(nodes, connect, response).build()?,
+                client: cluster_builder(nodes, connect, Some(response)).build()?,
                 nodes: nodes.clone(),
                 timeouts: (connect, response),
             },
         })
     }
 
-    /// Opens a connection (without an overall deadline: the caller adds it).
+    /// Opens a connection (without an overall deadline: the caller adds it)
+    /// whose requests time out after `response`, or never (None: a Cluster's
+    /// client is then built without one; else it has the dialer's own).
     pub(super) async fn dial(
         &self,
-        config: &redis::AsyncConnectionConfig,
+        connect: Duration,
+        response: Option<Duration>,
     ) -> RedisResult<Connection> {
+        let config = &redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(connect))
+            .set_response_timeout(response);
         match self {
             Dialer::Server(client) => Ok(Connection::Server(
                 client
@@ -158,9 +169,13 @@ impl Dialer {
                     ))),
                 }
             }
-            Dialer::Cluster { client, .. } => {
-                Ok(Connection::Cluster(client.get_async_connection().await?))
-            }
+            Dialer::Cluster { client, nodes, .. } => Ok(Connection::Cluster(match response {
+                Some(_) => client.get_async_connection().await?,
+                None => {
+                    let client = cluster_builder(nodes, connect, None).build()?;
+                    client.get_async_connection().await?
+                }
+            })),
         }
     }
 }
@@ -184,8 +199,11 @@ impl Dialer {
             Dialer::Cluster {
                 nodes, timeouts, ..
             } => {
-                return Listener::sharded(cluster_builder(nodes, timeouts.0, timeouts.1), channels)
-                    .await;
+                return Listener::sharded(
+                    cluster_builder(nodes, timeouts.0, Some(timeouts.1)),
+                    channels,
+                )
+                .await;
             }
         };
         Listener::plain(&client, channels).await

@@ -7,7 +7,9 @@
 //! a keeper that renews every second must survive a Redis restart without the
 //! caller knowing about sockets. Every request carries a response timeout, so
 //! a SIGSTOPped server turns into an error within [`Timeouts::response`] and
-//! never into a hang.
+//! never into a hang; the one exception, a connection of its own for a caller
+//! that bounds its waits itself ([`Store::connection_without_timeout`]: `list`,
+//! by its progress), is not the store's.
 //!
 //! Errors are sorted here, once, into the kinds the user sees (unreachable,
 //! refused, wrong type, other), so that every subcommand prints the same line
@@ -122,13 +124,28 @@ impl Store {
         if let Some(conn) = &self.conn {
             return Ok(conn.clone());
         }
-        let config = redis::AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(self.timeouts.connect()))
-            .set_response_timeout(Some(self.timeouts.response()));
+        let conn = self.dial(Some(self.timeouts.response())).await?;
+        self.conn = Some(conn.clone());
+        self.replicas = None;
+        Ok(conn)
+    }
+
+    /// A connection of its own, dialed as [`connection`](Self::connection)
+    /// is, whose requests carry no response timeout: for a caller that
+    /// bounds its waits itself (`list`, by its progress). It closes when
+    /// its last clone is dropped.
+    pub async fn connection_without_timeout(&self) -> Result<Connection> {
+        self.dial(None).await
+    }
+
+    /// Dials a connection whose requests time out after `response` (None:
+    /// never), and checks that it is to a Redis that takes us.
+    async fn dial(&self, response: Option<std::time::Duration>) -> Result<Connection> {
+        let connect = self.timeouts.connect();
         // The connection timeout of redis-rs covers dialing; the outer one
         // also covers a server that accepts but never answers the handshake.
         let dial = async {
-            let mut conn = self.dialer.dial(&config).await?;
+            let mut conn = self.dialer.dial(connect, response).await?;
             // Without a password and with db 0, the handshake sends nothing:
             // a server that requires a password, or one that is not Redis at
             // all, would otherwise be found out by the first real request,
@@ -139,23 +156,18 @@ impl Store {
             }
             Ok::<_, redis::RedisError>(conn)
         };
-        let conn = match tokio::time::timeout(self.timeouts.connect(), dial).await {
-            Ok(Ok(conn)) => conn,
+        match tokio::time::timeout(connect, dial).await {
+            Ok(Ok(conn)) => Ok(conn),
             Ok(Err(e)) if e.kind() == redis::ErrorKind::MasterNameNotFoundBySentinel => {
-                return Err(self.no_master(e).await);
+                Err(self.no_master(e).await)
             }
-            Ok(Err(e)) => return Err(self.connect_error(e).await),
-            Err(_) => {
-                return Err(Error::Unavailable(format!(
-                    "cannot reach Redis at {}: no answer within {}",
-                    self.target.display(),
-                    crate::base::duration::shown(self.timeouts.connect())
-                )));
-            }
-        };
-        self.conn = Some(conn.clone());
-        self.replicas = None;
-        Ok(conn)
+            Ok(Err(e)) => Err(self.connect_error(e).await),
+            Err(_) => Err(Error::Unavailable(format!(
+                "cannot reach Redis at {}: no answer within {}",
+                self.target.display(),
+                crate::base::duration::shown(connect)
+            ))),
+        }
     }
 
     /// Runs one command, mapping its error.

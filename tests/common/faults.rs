@@ -133,7 +133,7 @@ impl RedisServer {
 }
 
 /// The state letter of /proc/PID/stat (`R`, `S`, `T`, `Z`...), None if unknown.
-fn proc_state(pid: u32) -> Option<char> {
+pub fn proc_state(pid: u32) -> Option<char> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat[stat.rfind(')')? + 1..].trim_start().chars().next()
 }

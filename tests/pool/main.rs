@@ -22,6 +22,8 @@
 //!   a Go-layout pool with gaps, and a reader that closes the pipe.
 //! * `using.rs`: `list --using` and `stats` by a range query on the score,
 //!   against the walk of the whole pool.
+//! * `stalls.rs`: `list` through a stop of its own process, a reader that
+//!   pauses, and a server that stops answering.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -29,6 +31,7 @@ mod common;
 mod init;
 mod list;
 mod prometheus;
+mod stalls;
 mod stats;
 mod using;
 
