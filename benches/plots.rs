@@ -13,6 +13,7 @@
 //! plotters draws the SVG (its own text-size estimate, no font files), so
 //! nothing here formats SVG by hand.
 
+use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -158,6 +159,24 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     }
 }
 
+/// A logarithmic axis from `lo` to `hi`, labelled at 1, 2 and 5 times
+/// each power of ten between: plotters' own choice labels only the
+/// largest decade, which left a curve below 10 ms without a figure.
+fn log_axis(lo: f64, hi: f64) -> WithKeyPoints<LogCoord<f64>> {
+    let mut points = Vec::new();
+    let mut decade = 10f64.powf(lo.log10().floor());
+    while decade <= hi {
+        for m in [1.0, 2.0, 5.0] {
+            let v = m * decade;
+            if (lo..=hi).contains(&v) {
+                points.push(v);
+            }
+        }
+        decade *= 10.0;
+    }
+    (lo..hi).log_scale().with_key_points(points)
+}
+
 fn draw(curve: &Curve, series: &Series, svg: &Path) -> Result<(), String> {
     let points = || series.values().flatten();
     let (x0, x1) = range(points().map(|p| p.0), curve.log_x);
@@ -174,19 +193,19 @@ fn draw(curve: &Curve, series: &Series, svg: &Path) -> Result<(), String> {
     match (curve.log_x, curve.log_y) {
         (true, true) => {
             let c = chart
-                .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+                .build_cartesian_2d(log_axis(x0, x1), log_axis(y0, y1))
                 .map_err(said)?;
             plot(c, curve, series)
         }
         (true, false) => {
             let c = chart
-                .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
+                .build_cartesian_2d(log_axis(x0, x1), y0..y1)
                 .map_err(said)?;
             plot(c, curve, series)
         }
         (false, true) => {
             let c = chart
-                .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
+                .build_cartesian_2d(x0..x1, log_axis(y0, y1))
                 .map_err(said)?;
             plot(c, curve, series)
         }
