@@ -53,7 +53,7 @@
 //! Where a release frees room for one (a lock, a place of a semaphore, an
 //! id of the pool), it wakes one waiter: the first of the claim's queue
 //! ([`Channel::queue`], a sorted set beside the key, same hash tag). A
-//! waiter picks its place once per wait ([`Place`]: a random member, scored
+//! waiter picks its place once per wait (`Place`: a random member, scored
 //! by its arrival on its own wall clock, so that every master orders the
 //! same waiters alike: microseconds, exact in a sorted set's score), listens on its own channel `CHANNEL:MEMBER` as well
 //! as on `CHANNEL`, and its attempts carry the place: a refused one joins
