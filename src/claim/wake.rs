@@ -101,6 +101,13 @@ pub const WAKE_LUA: &str = include_str!("wake.lua");
 /// waiters woken by one release does not try in the same millisecond.
 pub const WAKE_SPREAD: Duration = Duration::from_millis(5);
 
+/// The most a waiter woken alone by one of several masters waits for a
+/// majority of them to say so too ([`majority_freed`]): a release reaches
+/// them all within a round and a disk flush, so this bound is reached only
+/// where a master lacks the waiter's place (it was out of reach when the
+/// waiter queued, or restarted), and then the waiter tries anyway.
+pub const MAJORITY_WAIT: Duration = Duration::from_millis(20);
+
 /// A test knob, not a setting: when set, a waiter does not subscribe and
 /// only polls, as before wake-ups existed, so that the hand-over benchmark
 /// (benches/handover.rs) compares both in one run with one binary.
@@ -365,7 +372,9 @@ impl Wakeups {
         loop {
             match messages.next().await {
                 Some(heard) => match woken_by(&heard, self.channel.name(), &own) {
-                    Wake::Alone => return,
+                    Wake::Alone => {
+                        return majority_freed(messages, self.channel.name(), &own).await;
+                    }
                     Wake::WithEveryone => break,
                     Wake::No => continue,
                 },
@@ -389,6 +398,26 @@ impl Wakeups {
         self.state = State::Polling;
         std::future::pending().await
     }
+}
+
+/// Once woken alone on one of several masters, waits (at most
+/// [`MAJORITY_WAIT`]) until a majority of them have told it so: each
+/// master's release pops its place and publishes, and an attempt sent while
+/// the release is still on its way to the others would take a minority,
+/// give it back, and so wake the next waiter, which could then overtake it.
+async fn majority_freed(messages: &mut SelectAll<Listener>, channel: &str, own: &[u8]) {
+    let needed = messages.len() / 2 + 1;
+    let mut told = 1;
+    let _ = tokio::time::timeout(MAJORITY_WAIT, async {
+        while told < needed {
+            match messages.next().await {
+                Some(heard) if woken_by(&heard, channel, own) == Wake::Alone => told += 1,
+                Some(_) => {}
+                None => return,
+            }
+        }
+    })
+    .await;
 }
 
 /// Subscribes to `channels` on every store at once; the stores that could
@@ -424,66 +453,4 @@ fn woken_by(heard: &Heard, channel: &str, own: &[u8]) -> Wake {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn heard(channel: &str, payload: &str) -> Heard {
-        Heard {
-            channel: channel.as_bytes().to_vec(),
-            payload: payload.as_bytes().to_vec(),
-        }
-    }
-
-    #[test]
-    fn a_waiter_is_woken_alone_on_its_channel_and_never_by_its_own_give_back() {
-        let (channel, own) = ("ns:wake:l", b"f00d".as_slice());
-        assert_eq!(
-            woken_by(&heard("ns:wake:l:f00d", ""), channel, own),
-            Wake::Alone
-        );
-        assert_eq!(
-            woken_by(&heard(channel, ""), channel, own),
-            Wake::WithEveryone
-        );
-        assert_eq!(
-            woken_by(&heard(channel, "beef"), channel, own),
-            Wake::WithEveryone
-        );
-        assert_eq!(woken_by(&heard(channel, "f00d"), channel, own), Wake::No);
-        // A waiter without a place (wake-all) hears every message.
-        assert_eq!(
-            woken_by(&heard(channel, ""), channel, b""),
-            Wake::WithEveryone
-        );
-    }
-
-    #[test]
-    fn only_a_listening_waiter_that_wakes_one_carries_a_place() {
-        let channel = Channel::new("ns", "l", false).unwrap();
-        assert_eq!(channel.queue(), Some("ns:queue:l"));
-        let mut wakeups = Wakeups::new(channel.clone());
-        wakeups.place = Some(Place {
-            member: "f00d".into(),
-            arrival_us: 7,
-        });
-        assert_eq!(wakeups.place_arg(), "", "wake-all: no queue");
-        let mut wakeups = Wakeups::new(channel).waking_one(Duration::from_millis(1500));
-        wakeups.place = Some(Place {
-            member: "f00d".into(),
-            arrival_us: 7,
-        });
-        assert_eq!(
-            wakeups.place_arg(),
-            "",
-            "not listening: not woken on its channel"
-        );
-        wakeups.state = State::Listening(SelectAll::new());
-        assert_eq!(wakeups.place_arg(), "7:1500:f00d");
-        assert_eq!(wakeups.waker_arg(), "f00d");
-        wakeups.disarm();
-        assert_eq!(
-            (wakeups.place_arg(), wakeups.waker_arg()),
-            (String::new(), "")
-        );
-    }
-}
+mod tests;
