@@ -102,7 +102,7 @@ pub const WAKE_LUA: &str = include_str!("wake.lua");
 pub const WAKE_SPREAD: Duration = Duration::from_millis(5);
 
 /// The most a waiter woken alone by one of several masters waits for a
-/// majority of them to say so too ([`majority_freed`]): a release reaches
+/// majority of them to say so too (`majority_freed`): a release reaches
 /// them all within a round and a disk flush, so this bound is reached only
 /// where a master lacks the waiter's place (it was out of reach when the
 /// waiter queued, or restarted), and then the waiter tries anyway.
