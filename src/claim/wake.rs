@@ -162,36 +162,65 @@ impl Channel {
     }
 
     /// The queue's key: the release scripts pop it, the attempts join it.
-    /// `None` once the server's ACL refused it ([`Channel::without_queue`]).
+    /// `None` once the server's ACL refused it ([`Channel::with_queue`]).
     pub fn queue(&self) -> Option<&str> {
         self.queue_allowed
             .load(Ordering::Relaxed)
             .then_some(self.queue.as_str())
     }
 
-    /// The fallback of a script that named the queue (`named`) and that the
-    /// server's ACL refused: the queue is not named again, which is said
-    /// once, and `rebuilt` makes the same script without it (for
-    /// [`crate::store::Store::script_or`]). A script that did not name it
-    /// was refused for something else: no fallback.
-    pub fn without_queue<T>(&self, named: bool, rebuilt: impl FnOnce() -> T) -> Option<T> {
-        if !named {
-            return None;
-        }
-        if self.queue_allowed.swap(false, Ordering::Relaxed) {
-            crate::warn!(
-                "Redis denies this user the queue of waiters {}: a release now wakes every \
-                 waiter, not the first one; give the user the rules that `yaraus acl-rules` \
-                 prints for this command line",
-                self.queue
-            );
-        }
-        Some(rebuilt())
+    /// A script that may name the queue: `build` makes it with the queue
+    /// (when `wanted`, and while the queue may be named) and without it.
+    /// The first is to run; the second ([`Unqueued::take`]) is the fallback
+    /// for [`crate::store::Store::script_or`], taken when the server's ACL
+    /// refuses the first (a user made from the rules of a yaraus without
+    /// queues).
+    pub fn with_queue<T>(
+        &self,
+        wanted: bool,
+        build: impl Fn(Option<&str>) -> T,
+    ) -> (T, Unqueued<'_, T>) {
+        let queue = self.queue().filter(|_| wanted);
+        let unqueued = Unqueued {
+            channel: self,
+            named: queue.is_some(),
+            script: build(None),
+        };
+        (build(queue), unqueued)
     }
 
     /// What the freeing scripts publish with (their ARGV).
     pub fn command(&self) -> &'static str {
         if self.sharded { "spublish" } else { "publish" }
+    }
+}
+
+/// The same script without the queue, for when the server's ACL refuses
+/// the one that names it ([`Channel::with_queue`]).
+pub struct Unqueued<'a, T> {
+    channel: &'a Channel,
+    named: bool,
+    script: T,
+}
+
+impl<T> Unqueued<'_, T> {
+    /// The script without the queue, after the one with it was refused:
+    /// the queue is not named again, which is said once. A script that did
+    /// not name the queue was refused for something else: no fallback.
+    pub fn take(self) -> Option<T> {
+        if !self.named {
+            return None;
+        }
+        let channel = self.channel;
+        if channel.queue_allowed.swap(false, Ordering::Relaxed) {
+            crate::warn!(
+                "Redis denies this user the queue of waiters {}: a release now wakes every \
+                 waiter, not the first one; give the user the rules that `yaraus acl-rules` \
+                 prints for this command line",
+                channel.queue
+            );
+        }
+        Some(self.script)
     }
 }
 

@@ -25,6 +25,7 @@ pub mod clock;
 mod init;
 mod list;
 mod recovery;
+mod release;
 mod report;
 mod waiting;
 mod worker_id;
@@ -50,9 +51,6 @@ static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
 });
 static RENEW: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("renew.lua")));
-static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&[crate::claim::WAKE_LUA, include_str!("release.lua")].concat())
-});
 
 /// The four keys of one pool.
 #[derive(Clone, Debug)]
@@ -229,18 +227,15 @@ impl Leaser {
         let deadline = sent + validity(self.expire);
         let known = self.offset.unwrap_or(Offset::UNKNOWN);
         let (place, horizon) = (self.wakeups.place_arg(), watch.wall_at(deadline));
-        let queued = (self.keys.wake.queue())
-            .filter(|_| !place.is_empty())
-            .map(|queue| (queue.to_string(), place));
-        let queue = queued.as_ref().map(|(q, p)| (q.as_str(), p.as_str()));
-        let invocation = self.acquire_script(horizon, known, queue);
         // Refused by a user's ACL without the queue: the same attempt
         // without its place (claim/wake.rs).
-        let unqueued = self.acquire_script(horizon, known, None);
         let wake = self.keys.wake.clone();
-        let fallback = move || wake.without_queue(queued.is_some(), || unqueued);
+        let (invocation, unqueued) = wake.with_queue(!place.is_empty(), |queue| {
+            let queue = queue.map(|queue| (queue, place.as_str()));
+            self.acquire_script(horizon, known, queue)
+        });
         let (ok, client, member, expiry_ms, now_ms, record) =
-            self.acquire(invocation, fallback).await?;
+            self.acquire(invocation, || unqueued.take()).await?;
         let offset = Offset::measure(sent_wall, sent.elapsed(), now_ms);
         self.offset = Some(offset);
         self.client_id = client;
@@ -435,13 +430,34 @@ impl Claim for Lease {
     }
 
     async fn release(&mut self) -> Result<()> {
-        let queue = self.keys.wake.queue();
-        let invocation = release_script(self, queue);
+        let horizon;
+        let clock = match self.ran {
+            Some(true) => {
+                horizon = self.release_horizon().to_string();
+                ("ended", horizon.as_str())
+            }
+            Some(false) => (
+                "unused",
+                self.found.as_ref().map_or("", |(_, text)| text.as_str()),
+            ),
+            None => ("", ""),
+        };
+        let release = release::Release {
+            keys: &self.keys,
+            client: &self.client_id,
+            id: self.id,
+            live_only: false,
+            clock,
+            waker: "",
+        };
         // Refused by a user's ACL without the queue: the same release
         // without it (claim/wake.rs).
-        let (unqueued, wake) = (release_script(self, None), self.keys.wake.clone());
-        let fallback = move || wake.without_queue(queue.is_some(), || unqueued);
-        match self.store.script_or::<i64>(&invocation, fallback).await? {
+        let (invocation, unqueued) = self.keys.wake.with_queue(true, |q| release.script(q));
+        match self
+            .store
+            .script_or::<i64>(&invocation, || unqueued.take())
+            .await?
+        {
             Ok(_) => Ok(()),
             Err(e) => Err(pool_error(&self.store, &e)),
         }
@@ -474,33 +490,4 @@ pub(crate) fn pool_error(store: &Store, e: &redis::RedisError) -> Error {
         Some((_, msg)) => Error::State(msg.to_string()),
         None => crate::store::classify(store.target(), e.clone()),
     }
-}
-
-/// The release script of `lease`, naming `queue` (the pool's queue of
-/// waiters, which it wakes the first of) if any.
-fn release_script(lease: &Lease, queue: Option<&str>) -> redis::ScriptInvocation<'static> {
-    let mut invocation = RELEASE.prepare_invoke();
-    invocation
-        .key(&lease.keys.ids)
-        .key(&lease.keys.clients)
-        .key(&lease.keys.clock);
-    if let Some(queue) = queue {
-        invocation.key(queue);
-    }
-    invocation
-        .arg(&lease.client_id)
-        .arg(lease.id.encode())
-        .arg("");
-    match lease.ran {
-        Some(true) => invocation.arg("ended").arg(lease.release_horizon()),
-        Some(false) => {
-            let found = lease.found.as_ref().map_or("", |(_, text)| text.as_str());
-            invocation.arg("unused").arg(found)
-        }
-        None => invocation.arg("").arg(""),
-    };
-    invocation
-        .arg(lease.keys.wake.name())
-        .arg(lease.keys.wake.command());
-    invocation
 }

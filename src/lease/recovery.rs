@@ -88,33 +88,19 @@ impl Leaser {
             // Its command never ran: the clock record goes back as the
             // lease found it, wherever the lease is still ours (a promoted
             // replica may still hold the lease's projected horizon).
-            let wake = &self.keys.wake;
-            let release = || {
-                let mut invocation = RELEASE.prepare_invoke();
-                invocation
-                    .key(&self.keys.ids)
-                    .key(&self.keys.clients)
-                    .key(&self.keys.clock);
-                if let Some(queue) = wake.queue() {
-                    invocation.key(queue);
-                }
-                invocation
-                    .arg(&self.client_id)
-                    .arg(kept.id.encode())
-                    .arg("1")
-                    .arg("unused")
-                    .arg(&kept.found)
-                    .arg(wake.name())
-                    .arg(wake.command())
-                    .arg(self.wakeups.waker_arg());
-                invocation
+            let release = super::release::Release {
+                keys: &self.keys,
+                client: &self.client_id,
+                id: kept.id,
+                live_only: true,
+                clock: ("unused", &kept.found),
+                waker: self.wakeups.waker_arg(),
             };
-            let named = wake.queue().is_some();
-            let invocation = release();
-            let fallback = || wake.without_queue(named, release);
+            let wake = &self.keys.wake;
+            let (invocation, unqueued) = wake.with_queue(true, |queue| release.script(queue));
             if self
                 .store
-                .script_or::<i64>(&invocation, fallback)
+                .script_or::<i64>(&invocation, || unqueued.take())
                 .await
                 .is_err()
             {

@@ -105,10 +105,9 @@ impl Locker {
             .iter_mut()
             .map(|node| async move {
                 node.prepare().await?;
-                let named = wake.queue().is_some();
-                let fallback =
-                    || wake.without_queue(named, || kind::withdraw_mark(key, mark, wake));
-                node.script_or::<redis::Value>(&kind::withdraw_mark(key, mark, wake), fallback)
+                let (invocation, unqueued) =
+                    wake.with_queue(true, |queue| kind::withdraw_mark(key, mark, wake, queue));
+                node.script_or::<redis::Value>(&invocation, || unqueued.take())
                     .await
             })
             .collect();
@@ -189,33 +188,23 @@ impl Locker {
         let ttl_ms = millis_arg(self.ttl);
         let mark_ms = millis_arg(kind::writer_mark_ttl(limit));
         let place = self.wakeups.place_arg();
+        let place = place.as_str();
         let wake = self.wakeups.channel();
-        let waiting = kind::Waiting {
-            mark: self.waiting_mark.as_deref().map(|mark| (mark, mark_ms)),
-            place: wake
-                .queue()
-                .zip(Some(place.as_str()))
-                .filter(|_| !place.is_empty()),
-        };
-        let named = waiting.place.is_some();
+        let mark = self.waiting_mark.as_deref().map(|mark| (mark, mark_ms));
         let futures: Vec<_> = self
             .quorum
             .nodes_mut()
             .iter_mut()
             .map(|node| async move {
                 node.prepare().await?;
-                let invocation = kind.acquire(key, fence_key, token, ttl_ms, mode, waiting);
                 // Refused by a user's ACL without the queue: the same attempt
-                // without its place.
-                let unqueued = || {
-                    let waiting = kind::Waiting {
-                        place: None,
-                        ..waiting
-                    };
+                // without its place (claim/wake.rs).
+                let (invocation, unqueued) = wake.with_queue(!place.is_empty(), |queue| {
+                    let place = queue.map(|queue| (queue, place));
+                    let waiting = kind::Waiting { mark, place };
                     kind.acquire(key, fence_key, token, ttl_ms, mode, waiting)
-                };
-                let fallback = || wake.without_queue(named, unqueued);
-                let reply: redis::Value = node.script_or(&invocation, fallback).await?;
+                });
+                let reply: redis::Value = node.script_or(&invocation, || unqueued.take()).await?;
                 let acquired = parse_acquire(node.label(), reply)?;
                 if matches!(acquired, NodeAcquire::Taken { .. }) {
                     node.confirm(key).await?;

@@ -93,10 +93,11 @@ pub(super) fn withdraw_mark(
     key: &str,
     mark: &str,
     wake: &Channel,
+    queue: Option<&str>,
 ) -> redis::ScriptInvocation<'static> {
     let mut invocation = SEMAPHORE_RELEASE.prepare_invoke();
     invocation.key(key);
-    if let Some(queue) = wake.queue() {
+    if let Some(queue) = queue {
         invocation.key(queue);
     }
     invocation
@@ -249,15 +250,16 @@ impl Kind {
     /// The release script for one node; with `withdraw` (our vote, and the
     /// counter it replaced on this node), a lock also takes back its
     /// fencing vote (withdraw.lua). Each script wakes the first waiter of
-    /// `wake`'s queue, or everyone, when it frees something, but never the
-    /// `waker` itself (a waiter's place, `''` for none: claim/wake.rs).
+    /// `wake`'s `queue` (if named), or everyone, when it frees something,
+    /// but never the `waker` itself (a waiter's place, `''` for none:
+    /// claim/wake.rs).
     pub(super) fn release(
         self,
         key: &str,
         fence_key: &str,
         token: &Token,
         withdraw: Option<(u64, u64)>,
-        wake: &Channel,
+        (wake, queue): (&Channel, Option<&str>),
         waker: &str,
     ) -> redis::ScriptInvocation<'static> {
         let mut invocation = match (self, withdraw) {
@@ -269,7 +271,7 @@ impl Kind {
         if self == Kind::Lock {
             invocation.key(fence_key);
         }
-        if let Some(queue) = wake.queue() {
+        if let Some(queue) = queue {
             invocation.key(queue);
         }
         invocation.arg(token.as_str());

@@ -179,22 +179,17 @@ impl Locker {
                 // Refused by a user's ACL without the queue: the same
                 // release without it (claim/wake.rs).
                 let release = |token, withdraw| {
-                    let named = wake.queue().is_some();
-                    let invocation = kind.release(key, fence_key, token, withdraw, wake, waker);
-                    let fallback = move || {
-                        wake.without_queue(named, || {
-                            kind.release(key, fence_key, token, withdraw, wake, waker)
-                        })
-                    };
-                    (invocation, fallback)
+                    wake.with_queue(true, |queue| {
+                        kind.release(key, fence_key, token, withdraw, (wake, queue), waker)
+                    })
                 };
-                let (invocation, fallback) = release(token, withdraw);
-                let reply: redis::Value = node.script_or(&invocation, fallback).await?;
+                let (invocation, unqueued) = release(token, withdraw);
+                let reply: redis::Value = node.script_or(&invocation, || unqueued.take()).await?;
                 // What they free does not change what this round says.
                 for leftover in leftovers {
-                    let (invocation, fallback) = release(leftover, None);
+                    let (invocation, unqueued) = release(leftover, None);
                     if node
-                        .script_or::<redis::Value>(&invocation, fallback)
+                        .script_or::<redis::Value>(&invocation, || unqueued.take())
                         .await
                         .is_err()
                     {
