@@ -168,8 +168,16 @@ fn one_round(yaraus: &str, s: &Setting, servers: &[&RedisServer], dir: &Path) ->
     gaps
 }
 
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+/// A Markdown row `| label | median | p90 | max |` of hand-overs, in ms.
+fn spread_row(label: &str, mut gaps: Vec<Duration>) -> String {
+    gaps.sort();
+    let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
+    format!(
+        "| {label} | {} | {} | {} |",
+        ms(percentile(&gaps, 0.5)),
+        ms(percentile(&gaps, 0.9)),
+        ms(*gaps.last().unwrap())
+    )
 }
 
 fn main() {
@@ -245,15 +253,8 @@ fn lock_handover(yaraus: &str, rounds: usize) {
             ];
         }
         for (i, label) in which {
-            let mut figures: Vec<Duration> = rounds.iter().map(|r| r[i]).collect();
-            figures.sort();
-            println!(
-                "| {}{label} | {} | {} | {} |",
-                s.name,
-                ms(percentile(&figures, 0.5)),
-                ms(percentile(&figures, 0.9)),
-                ms(*figures.last().unwrap())
-            );
+            let figures: Vec<Duration> = rounds.iter().map(|r| r[i]).collect();
+            println!("{}", spread_row(&format!("{}{label}", s.name), figures));
         }
     }
 }

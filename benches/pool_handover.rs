@@ -16,7 +16,6 @@
 
 use crate::common::RedisServer;
 use crate::common::cluster::Cluster;
-use crate::figures::percentile;
 use crate::{exits, nanos, wait_for};
 use std::path::Path;
 use std::process::{Child, Command};
@@ -146,20 +145,12 @@ pub fn measure(yaraus: &str, rounds: usize) {
          ({rounds} rounds, --interval 1s --no-safeguards --delay 0)\n"
     );
     println!("| setting | median | p90 | max |\n| --- | --- | --- | --- |");
-    for ((pool, wakeups), mut g) in settings.into_iter().zip(gaps) {
-        g.sort();
+    for ((pool, wakeups), g) in settings.into_iter().zip(gaps) {
         let how = if wakeups {
             "wake-ups"
         } else {
             "polls only (before)"
         };
-        let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
-        println!(
-            "| {}, {how} | {} | {} | {} |",
-            pool.name,
-            ms(percentile(&g, 0.5)),
-            ms(percentile(&g, 0.9)),
-            ms(*g.last().unwrap())
-        );
+        println!("{}", crate::spread_row(&format!("{}, {how}", pool.name), g));
     }
 }

@@ -73,6 +73,20 @@ fn woken_within_event(mut waiter: std::process::Child, what: &str) {
     );
 }
 
+/// Starts yaraus as the user on `urls`, namespace `ns`, with `args` and
+/// `env`; stderr is kept for the message of a failure.
+fn spawn_as_user(urls: &[String], args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+    super::common::yaraus()
+        .args(global(urls, "ns", args))
+        .envs(AS_USER)
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// `--redis URL… -N NS --redis-user app`, then `rest`.
 fn global<'a>(urls: &'a [String], ns: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
     let mut args = Vec::new();
@@ -431,7 +445,6 @@ fn acl_rules_refuses_what_no_rule_can_name() {
 #[test]
 fn a_waiter_restricted_by_acl_rules_is_woken_by_a_release() {
     use super::common::{EVENT, wait_until};
-    use std::process::Stdio;
     let (servers, urls, rules) = servers_with_user(
         1,
         false,
@@ -450,16 +463,7 @@ fn a_waiter_restricted_by_acl_rules_is_woken_by_a_release() {
     );
     let dir = tempfile::tempdir().unwrap();
     let (started, go) = (dir.path().join("started"), dir.path().join("go"));
-    let spawn = |args: &[&str], env: &[(&str, &str)]| {
-        let mut cmd = super::common::yaraus();
-        cmd.args(global(&urls, "ns", args))
-            .envs(AS_USER)
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        cmd.spawn().unwrap()
-    };
+    let spawn = |args: &[&str], env: &[(&str, &str)]| spawn_as_user(&urls, args, env);
     let holder_script = super::common::process::holds_until_go(&started, &go);
     let mut holder = spawn(
         &["lock", "--prefix", "locks:", "job", "-c", &holder_script],
@@ -484,7 +488,6 @@ fn a_waiter_restricted_by_acl_rules_is_woken_by_a_release() {
 #[test]
 fn a_run_restricted_by_acl_rules_is_woken_by_a_release() {
     use super::common::{EVENT, wait_until};
-    use std::process::Stdio;
     let (servers, urls, rules) = servers_with_user(1, false, "ns", &["acl-rules", "init", "run"]);
     assert!(
         rules.contains("&ns:wake:ns:ids ") && rules.contains("+subscribe"),
@@ -497,16 +500,7 @@ fn a_run_restricted_by_acl_rules_is_woken_by_a_release() {
     );
     let dir = tempfile::tempdir().unwrap();
     let (started, go) = (dir.path().join("started"), dir.path().join("go"));
-    let spawn = |args: &[&str], env: &[(&str, &str)]| {
-        let mut cmd = super::common::yaraus();
-        cmd.args(global(&urls, "ns", args))
-            .envs(AS_USER)
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        cmd.spawn().unwrap()
-    };
+    let spawn = |args: &[&str], env: &[(&str, &str)]| spawn_as_user(&urls, args, env);
     let init = spawn(&["init", "--min", "1", "--max", "1"], &[]);
     assert!(init.wait_with_output().unwrap().status.success());
     let fast = ["run", "--no-safeguards", "--delay", "0", "--"];
@@ -548,7 +542,6 @@ fn as_before_queues(servers: &[RedisServer], rules: &str) -> String {
 #[test]
 fn a_user_made_from_the_rules_before_queues_still_waits_is_woken_and_releases() {
     use super::common::{EVENT, wait_until};
-    use std::process::Stdio;
     let (servers, urls, rules) = servers_with_user(
         1,
         false,
@@ -571,16 +564,7 @@ fn a_user_made_from_the_rules_before_queues_still_waits_is_woken_and_releases() 
     assert!(denied(&mut as_user(one), &["ZCARD", "ns:queue:locks:job"]));
     let dir = tempfile::tempdir().unwrap();
     let (started, go) = (dir.path().join("started"), dir.path().join("go"));
-    let spawn = |args: &[&str], env: &[(&str, &str)]| {
-        let mut cmd = super::common::yaraus();
-        cmd.args(global(&urls, "ns", args))
-            .envs(AS_USER)
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        cmd.spawn().unwrap()
-    };
+    let spawn = |args: &[&str], env: &[(&str, &str)]| spawn_as_user(&urls, args, env);
     let init = spawn(&["init", "--min", "1", "--max", "1"], &[]);
     assert!(init.wait_with_output().unwrap().status.success());
     let holds = super::common::process::holds_until_go(&started, &go);
