@@ -33,8 +33,9 @@ pub const EXIT_CANNOT_EXECUTE: i32 = 126;
 /// The command was not found.
 pub const EXIT_NOT_FOUND: i32 = 127;
 
-/// The one error type of the library.
-#[derive(Debug)]
+/// The one error type of the library. Clone: one failed dial is the answer
+/// to every caller that awaited it (`store/link.rs`).
+#[derive(Clone, Debug)]
 pub enum Error {
     /// Bad input from the command line or environment.
     Usage(String),

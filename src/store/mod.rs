@@ -2,8 +2,10 @@
 //! Cluster): connecting with a deadline, reconnecting after a failure,
 //! running our Lua scripts, and waiting for replicas.
 //!
-//! A [`Store`] owns at most one multiplexed connection. Any error that says the
-//! connection is gone (I/O, timeout) drops it, and the next call dials again:
+//! A [`Store`] and all its clones share at most one multiplexed connection
+//! (`link.rs`). Any error that says the connection is gone (I/O, timeout)
+//! drops it, and the next call, from whichever clone, dials again, once for
+//! all of them:
 //! a keeper that renews every second must survive a Redis restart without the
 //! caller knowing about sockets. Every request carries a response timeout, so
 //! a SIGSTOPped server turns into an error within [`Timeouts::response`] and
@@ -34,6 +36,7 @@ mod connection;
 mod credentials;
 mod deadline;
 mod errors;
+mod link;
 mod listen;
 mod node;
 mod probe;
@@ -49,27 +52,33 @@ pub use errors::{classify, script_error};
 pub(crate) use errors::{is_denied, said};
 use errors::{is_stale, not_redis};
 pub use listen::{Heard, Listener};
-pub use node::Node;
+pub use node::{Fitness, Node};
 pub use quorum::{Quorum, Replies, gather, majority};
 pub use target::{ConnectOptions, Target, Tls, split_urls};
 
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use connection::Dialer;
+use link::Link;
 use std::sync::Arc;
 
-/// One Redis server and, while it lasts, a connection to it. A clone shares
-/// the connection it has now, and dials its own after a failure.
+/// One Redis server and, while it lasts, a connection to it. Clones share
+/// that connection, and its replacement after a failure (`link.rs`).
 #[derive(Clone)]
 pub struct Store {
-    /// Shared by clones, which are made per lock held (and per cycle of the
-    /// benchmark): the URL and the client's settings never change.
-    target: Arc<Target>,
-    dialer: Arc<Dialer>,
+    /// The URL and the client's settings, which never change.
+    remote: Arc<Remote>,
+    link: Arc<Link>,
+    /// The generation of the connection this handle last used: a failure
+    /// drops that one, not a newer one another clone dialed since.
+    used: u64,
+}
+
+/// Where a store connects, and how.
+struct Remote {
+    target: Target,
+    dialer: Dialer,
     timeouts: Timeouts,
-    conn: Option<Connection>,
-    /// The replicas `INFO` reported on `conn` (asked again on a new one).
-    replicas: Option<i64>,
 }
 
 impl Store {
@@ -83,11 +92,13 @@ impl Store {
             ))
         })?;
         Ok(Store {
-            target: Arc::new(target.clone()),
-            dialer: Arc::new(dialer),
-            timeouts,
-            conn: None,
-            replicas: None,
+            remote: Arc::new(Remote {
+                target: target.clone(),
+                dialer,
+                timeouts,
+            }),
+            link: Arc::default(),
+            used: 0,
         })
     }
 
@@ -100,11 +111,11 @@ impl Store {
     }
 
     pub fn target(&self) -> &Target {
-        &self.target
+        &self.remote.target
     }
 
     pub fn timeouts(&self) -> Timeouts {
-        self.timeouts
+        self.remote.timeouts
     }
 
     /// A connection of its own that listens on `channels` (a connection in
@@ -113,21 +124,46 @@ impl Store {
     /// and bounded by the connect timeout. `Err` when the dial or the
     /// subscription fails, which a waiter takes as "poll" (listen.rs).
     pub async fn listen(&self, channels: &[&str]) -> redis::RedisResult<Listener> {
-        match tokio::time::timeout(self.timeouts.connect(), self.dialer.listen(channels)).await {
+        let remote = &self.remote;
+        match tokio::time::timeout(remote.timeouts.connect(), remote.dialer.listen(channels)).await
+        {
             Ok(result) => result,
             Err(_) => Err(std::io::Error::from(std::io::ErrorKind::TimedOut).into()),
         }
     }
 
-    /// The live connection, dialing a new one if there is none.
+    /// The live connection, shared with every clone; dialed (once for all
+    /// of them) if there is none.
     pub async fn connection(&mut self) -> Result<Connection> {
-        if let Some(conn) = &self.conn {
-            return Ok(conn.clone());
-        }
-        let conn = self.dial(Some(self.timeouts.response())).await?;
-        self.conn = Some(conn.clone());
-        self.replicas = None;
+        let remote = Arc::clone(&self.remote);
+        let (conn, generation) = self
+            .link
+            .get(move || {
+                Box::pin(async move {
+                    let response = remote.timeouts.response();
+                    remote.dial(Some(response)).await
+                })
+            })
+            .await?;
+        self.used = generation;
         Ok(conn)
+    }
+
+    /// Whether the connection this handle last used is still the live one
+    /// (false before the first request, and once it failed).
+    pub fn is_connected(&self) -> bool {
+        self.link.live() == Some(self.used)
+    }
+
+    /// The generation of the connection this handle last used.
+    pub(super) fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// The generation of the live connection, if there is one: a new
+    /// generation is a new connection, to a server that may have restarted.
+    pub fn generation(&self) -> Option<u64> {
+        self.link.live()
     }
 
     /// A connection of its own, dialed as [`connection`](Self::connection)
@@ -135,39 +171,7 @@ impl Store {
     /// bounds its waits itself (`list`, by its progress). It closes when
     /// its last clone is dropped.
     pub async fn connection_without_timeout(&self) -> Result<Connection> {
-        self.dial(None).await
-    }
-
-    /// Dials a connection whose requests time out after `response` (None:
-    /// never), and checks that it is to a Redis that takes us.
-    async fn dial(&self, response: Option<std::time::Duration>) -> Result<Connection> {
-        let connect = self.timeouts.connect();
-        // The connection timeout of redis-rs covers dialing; the outer one
-        // also covers a server that accepts but never answers the handshake.
-        let dial = async {
-            let mut conn = self.dialer.dial(connect, response).await?;
-            // Without a password and with db 0, the handshake sends nothing:
-            // a server that requires a password, or one that is not Redis at
-            // all, would otherwise be found out by the first real request,
-            // whose failure reads as an outage (an HTTP server closes the
-            // connection after its answer). Sentinel's dial asks ROLE.
-            if self.dialer.is_server() {
-                redis::cmd("PING").query_async::<()>(&mut conn).await?;
-            }
-            Ok::<_, redis::RedisError>(conn)
-        };
-        match tokio::time::timeout(connect, dial).await {
-            Ok(Ok(conn)) => Ok(conn),
-            Ok(Err(e)) if e.kind() == redis::ErrorKind::MasterNameNotFoundBySentinel => {
-                Err(self.no_master(e).await)
-            }
-            Ok(Err(e)) => Err(self.connect_error(e).await),
-            Err(_) => Err(Error::Unavailable(format!(
-                "cannot reach Redis at {}: no answer within {}",
-                self.target.display(),
-                crate::base::duration::shown(connect)
-            ))),
-        }
+        self.remote.dial(None).await
     }
 
     /// Runs one command, mapping its error.
@@ -234,7 +238,7 @@ impl Store {
     /// ([`replica_count`](Self::replica_count)); fewer is a
     /// [`Replicated::shortfall`], not a failure.
     pub async fn confirm(&mut self, key: &str) -> Result<Replicated> {
-        let min = i64::from(self.target.min_replicas());
+        let min = i64::from(self.target().min_replicas());
         let majority = self.majority_wanted(key).await?;
         let wanted = majority.max(min);
         if wanted == 0 {
@@ -244,7 +248,7 @@ impl Store {
                 min,
             });
         }
-        let bound = deadline::wait_bound(self.timeouts.replica_wait());
+        let bound = deadline::wait_bound(self.timeouts().replica_wait());
         let ms = bound.as_millis().max(1) as u64;
         let mut conn = self.connection().await?;
         let acked = match conn.wait(key, wanted, ms).await {
@@ -263,7 +267,7 @@ impl Store {
     /// Asking it before a first write makes a refused `INFO` refuse the
     /// command with nothing written.
     pub async fn majority_wanted(&mut self, key: &str) -> Result<i64> {
-        if self.target.min_replicas() > 0 {
+        if self.target().min_replicas() > 0 {
             return Ok(0);
         }
         Ok(match self.replica_count(key).await? {
@@ -276,13 +280,13 @@ impl Store {
     /// what `INFO replication` says, asked once per connection. A user the
     /// ACL denies `INFO` is refused with the options that do without it.
     pub async fn replica_count(&mut self, key: &str) -> Result<i64> {
-        if let Some(n) = self.target.declared_replicas() {
+        if let Some(n) = self.target().declared_replicas() {
             return Ok(i64::from(n));
         }
-        if let Some(n) = self.replicas {
+        let mut conn = self.connection().await?;
+        if let Some(n) = self.link.replicas(self.used) {
             return Ok(n);
         }
-        let mut conn = self.connection().await?;
         let n = match conn.connected_replicas(key).await {
             Ok(n) => n,
             Err(e) if is_denied(&e) => {
@@ -290,14 +294,14 @@ impl Store {
                     "Redis at {} denies this user INFO, so yaraus cannot learn how many \
                      replicas must confirm a lease (a majority of them); grant it \
                      `+info|replication`, or say it with {} N (0 for none) or {} N",
-                    self.target.display(),
+                    self.target().display(),
                     Setting::Replicas,
                     Setting::MinReplicas
                 )));
             }
             Err(e) => return Err(self.fail(e)),
         };
-        self.replicas = Some(n);
+        self.link.set_replicas(self.used, n);
         Ok(n)
     }
 
@@ -306,10 +310,43 @@ impl Store {
     /// new master through Sentinel).
     pub fn fail(&mut self, e: redis::RedisError) -> Error {
         if is_stale(&e) {
-            self.conn = None;
-            self.replicas = None;
+            self.link.drop_generation(self.used);
         }
-        classify(&self.target, e)
+        classify(self.target(), e)
+    }
+}
+
+impl Remote {
+    /// Dials a connection whose requests time out after `response` (None:
+    /// never), and checks that it is to a Redis that takes us.
+    async fn dial(&self, response: Option<std::time::Duration>) -> Result<Connection> {
+        let connect = self.timeouts.connect();
+        // The connection timeout of redis-rs covers dialing; the outer one
+        // also covers a server that accepts but never answers the handshake.
+        let dial = async {
+            let mut conn = self.dialer.dial(connect, response).await?;
+            // Without a password and with db 0, the handshake sends nothing:
+            // a server that requires a password, or one that is not Redis at
+            // all, would otherwise be found out by the first real request,
+            // whose failure reads as an outage (an HTTP server closes the
+            // connection after its answer). Sentinel's dial asks ROLE.
+            if self.dialer.is_server() {
+                redis::cmd("PING").query_async::<()>(&mut conn).await?;
+            }
+            Ok::<_, redis::RedisError>(conn)
+        };
+        match tokio::time::timeout(connect, dial).await {
+            Ok(Ok(conn)) => Ok(conn),
+            Ok(Err(e)) if e.kind() == redis::ErrorKind::MasterNameNotFoundBySentinel => {
+                Err(self.no_master(e).await)
+            }
+            Ok(Err(e)) => Err(self.connect_error(e).await),
+            Err(_) => Err(Error::Unavailable(format!(
+                "cannot reach Redis at {}: no answer within {}",
+                self.target.display(),
+                crate::base::duration::shown(connect)
+            ))),
+        }
     }
 
     /// No sentinel named a master that answers as one: a failover in

@@ -1,25 +1,41 @@
 //! One master of a [`super::Quorum`]: its [`Store`], the scripts it must know,
-//! and whether it has been seen to keep every write. A majority protocol
-//! counts a node's vote only if the node cannot forget it: persisted before
-//! the reply (`appendonly yes` + `appendfsync always`) and never evicted
+//! and whether it keeps every write. A majority protocol counts a node's
+//! vote only if the node cannot forget it: persisted before the reply
+//! (`appendonly yes` + `appendfsync always`) and never evicted
 //! (`maxmemory-policy` `noeviction` or `volatile-*`: counters have no ttl).
-//! That is checked once per node, on first contact ([`Node::prepare`]).
+//!
+//! That is checked on every new connection ([`Node::prepare`]: a node that
+//! restarted may have restarted with other settings), and again whenever
+//! a long-running caller asks ([`Node::recheck`]: `seq serve`'s probe, every
+//! second, finds a `CONFIG SET appendfsync everysec`). What was found is
+//! shared by every clone of the node, like its connection: a node found
+//! not durable is not asked to vote by anyone until it is found durable
+//! again.
+//!
+//! A fault of the node itself (it refuses our password or a command, or
+//! does not keep every write) stops a command that is starting: what is
+//! misconfigured is said at once, before anything is written
+//! ([`super::Quorum::prepare_all`]). Once the quorum is in service, the
+//! same fault found later (a node restarted with another `requirepass`)
+//! costs that node's vote, not the call: it reads as the node being out of
+//! reach, and a majority of the others goes on.
 
 use super::{Connection, Store, Target, Timeouts, classify, script_error};
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-/// Whether a node has been seen to fsync every write before replying.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Durability {
-    /// Nobody asked us to check.
-    NotRequired,
-    /// Required, not checked yet (the node has not answered so far).
-    Unchecked,
-    /// Checked: `appendonly yes`, `appendfsync always`, and a
-    /// `maxmemory-policy` that never evicts a key without a ttl.
-    Verified,
+/// What a check of the node found: whether it may vote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fitness {
+    /// It answers and, where required, keeps every write.
+    Fit,
+    /// No answer, or no connection.
+    Down(String),
+    /// It answers, but does not keep every write: it must not vote.
+    NotDurable(String),
+    /// It refuses us: a password, an ACL, a TLS handshake.
+    Refused(String),
 }
 
 /// One Redis master of a [`super::Quorum`].
@@ -27,10 +43,36 @@ enum Durability {
 pub struct Node {
     store: Store,
     label: Arc<str>,
-    durability: Durability,
-    /// Scripts to load before the first request (see [`super::Quorum::preload`]).
+    /// What is known of the node, shared by every clone.
+    status: Arc<Mutex<Status>>,
+}
+
+struct Status {
+    /// Whether the node must keep every write to vote.
+    require_durable: bool,
+    /// The durability check's verdict, and the connection it was made on.
+    checked: Option<(u64, std::result::Result<(), String>)>,
+    /// Scripts to load before the first request on each connection
+    /// ([`super::Quorum::preload`]), and the connection they were loaded on.
     scripts: Arc<[&'static str]>,
-    loaded: bool,
+    loaded: Option<u64>,
+    /// The quorum passed its start-up check: a fault of this node found
+    /// from now on costs its vote, not the call.
+    in_service: bool,
+}
+
+impl Status {
+    fn needs_check(&self, generation: Option<u64>) -> bool {
+        self.require_durable && (generation.is_none() || self.checked_on() != generation)
+    }
+
+    fn needs_load(&self, generation: Option<u64>) -> bool {
+        !self.scripts.is_empty() && (generation.is_none() || self.loaded != generation)
+    }
+
+    fn checked_on(&self) -> Option<u64> {
+        self.checked.as_ref().map(|(g, _)| *g)
+    }
 }
 
 impl Node {
@@ -41,20 +83,25 @@ impl Node {
         Ok(Node {
             store: Store::new(target, timeouts)?,
             label: Arc::from(target.display().to_string()),
-            durability: if require_durable {
-                Durability::Unchecked
-            } else {
-                Durability::NotRequired
-            },
-            scripts: Arc::from([]),
-            loaded: false,
+            status: Arc::new(Mutex::new(Status {
+                require_durable,
+                checked: None,
+                scripts: Arc::from([]),
+                loaded: None,
+                in_service: false,
+            })),
         })
+    }
+
+    fn status(&self) -> MutexGuard<'_, Status> {
+        self.status.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Scripts to load before the next request ([`super::Quorum::preload`]).
     pub(super) fn preload(&mut self, scripts: &Arc<[&'static str]>) {
-        self.scripts = Arc::clone(scripts);
-        self.loaded = false;
+        let mut status = self.status();
+        status.scripts = Arc::clone(scripts);
+        status.loaded = None;
     }
 
     /// The URL, password hidden, for messages.
@@ -64,96 +111,148 @@ impl Node {
 
     /// Whether [`prepare`](Self::prepare) has nothing left to do.
     pub(super) fn is_prepared(&self) -> bool {
-        self.durability != Durability::Unchecked && (self.loaded || self.scripts.is_empty())
+        let status = self.status();
+        if !status.require_durable && status.scripts.is_empty() {
+            return true;
+        }
+        let generation = self.store.generation();
+        generation.is_some() && !status.needs_check(generation) && !status.needs_load(generation)
+    }
+
+    /// From now on, a fault of this node costs its vote, not the call.
+    pub(super) fn put_in_service(&self) {
+        self.status().in_service = true;
     }
 
     pub fn store(&mut self) -> &mut Store {
         &mut self.store
     }
 
-    /// Gets the node ready before its first request, in one round trip:
-    /// checks that it persists every write before replying, when the quorum
-    /// was told to require it (`CONFIG GET`), and loads the scripts of
-    /// [`super::Quorum::preload`] (`SCRIPT LOAD`). Done once per node. A node that
-    /// does not persist every write is an [`Error::State`]: the caller must
-    /// refuse, not retry.
+    /// Gets the node ready for a request, in one round trip on a new
+    /// connection and none otherwise: checks that it persists every write
+    /// before replying, when the quorum was told to require it (`CONFIG
+    /// GET`), and loads the scripts of [`super::Quorum::preload`] (`SCRIPT
+    /// LOAD`). A node that does not persist every write is an
+    /// [`Error::State`] (the caller must refuse, not retry) until the quorum
+    /// is in service, an [`Error::Unavailable`] for this node after that.
     pub async fn prepare(&mut self) -> Result<()> {
-        let check = self.durability == Durability::Unchecked;
-        let load = !self.loaded && !self.scripts.is_empty();
+        let outcome = self.check(false).await;
+        outcome.map_err(|e| self.node_fault(e))
+    }
+
+    /// Checks the node again now, whatever was found before (a long-running
+    /// caller's probe), and says whether it may vote. What it finds is what
+    /// every clone's next [`prepare`](Self::prepare) goes by.
+    pub async fn recheck(&mut self) -> Fitness {
+        let outcome = match self.check(true).await {
+            // Without a durability check, an answer is what shows it is up.
+            Ok(()) if !self.status().require_durable => self
+                .store
+                .query::<String>(&redis::cmd("PING"))
+                .await
+                .map(drop),
+            outcome => outcome,
+        };
+        match outcome {
+            Ok(()) => Fitness::Fit,
+            Err(Error::Unavailable(m)) => Fitness::Down(m),
+            Err(e @ Error::State(_)) if self.status().require_durable => {
+                Fitness::NotDurable(e.to_string())
+            }
+            Err(e) => Fitness::Refused(e.to_string()),
+        }
+    }
+
+    /// A fault of the node itself, once the quorum is in service, reads as
+    /// the node out of reach: it costs this node's vote, not the call.
+    fn node_fault(&self, e: Error) -> Error {
+        match e {
+            Error::Refused(m) | Error::State(m) if self.status().in_service => {
+                Error::Unavailable(format!("{m} (it does not vote until that is mended)"))
+            }
+            e => e,
+        }
+    }
+
+    /// [`prepare`](Self::prepare)'s work, its errors as found; `force`
+    /// checks durability again even on a connection checked before.
+    async fn check(&mut self, force: bool) -> Result<()> {
+        let mut conn = self.store.connection().await?;
+        let generation = Some(self.store.used());
+        let (check, load) = {
+            let status = self.status();
+            let check = status.require_durable && (force || status.needs_check(generation));
+            if !check
+                && let Some((g, Err(found))) = &status.checked
+                && Some(*g) == generation
+            {
+                return Err(Error::State(found.clone()));
+            }
+            (check, status.needs_load(generation))
+        };
         if !check && !load {
             return Ok(());
         }
-        let mut conn = self.store.connection().await?;
-        let configs = if let Connection::Cluster(_) = conn {
-            // Scripts load on first use there (EVALSHA falls back to EVAL);
-            // the check asks every master, whichever holds the keys.
-            self.loaded = true;
-            if !check {
-                return Ok(());
-            }
-            match every_master_config(&mut conn).await {
-                Ok(configs) => configs,
-                Err(e) => return Err(self.prepare_error(e, check)),
-            }
+        let configs = match self.ask_settings(&mut conn, check, load).await {
+            Ok(configs) => configs,
+            Err(e) => return Err(self.prepare_error(e, check)),
+        };
+        let verdict = if check {
+            durability_verdict(&configs)
         } else {
-            let mut pipe = redis::pipe();
+            Ok(())
+        };
+        let mut status = self.status();
+        if let Some(g) = generation {
+            if load {
+                status.loaded = Some(g);
+            }
             if check {
-                for name in DURABILITY_SETTINGS {
-                    pipe.cmd("CONFIG").arg("GET").arg(name);
-                }
-            }
-            for script in self.scripts.iter().filter(|_| load) {
-                pipe.cmd("SCRIPT").arg("LOAD").arg(*script).ignore();
-            }
-            let replies: Vec<Vec<String>> = match pipe.query_async(&mut conn).await {
-                Ok(replies) => replies,
-                Err(e) => return Err(self.prepare_error(e, check)),
-            };
-            self.loaded = true;
-            if !check {
-                return Ok(());
-            }
-            let value = |i: usize| {
-                replies
-                    .get(i)
-                    .and_then(|pair| pair.get(1))
-                    .cloned()
-                    .unwrap_or_default()
-            };
-            vec![(self.label.to_string(), [value(0), value(1), value(2)])]
-        };
-        let shown = |v: &str| {
-            if v.is_empty() {
-                "?".to_string()
-            } else {
-                v.to_string()
-            }
-        };
-        for (label, [aof, fsync, policy]) in &configs {
-            if aof != "yes" || fsync != "always" {
-                return Err(Error::State(format!(
-                    "Redis at {label} has appendonly {} and appendfsync {}: a crash could lose the \
-                     latest sequence value and a number could be handed out twice; set \
-                     `CONFIG SET appendonly yes` and `CONFIG SET appendfsync always` (and in \
-                     redis.conf) on every node, or pass {} to accept the risk",
-                    shown(aof),
-                    shown(fsync),
-                    Setting::AllowVolatile,
-                )));
-            }
-            if !keeps_keys_without_ttl(policy) {
-                return Err(Error::State(format!(
-                    "Redis at {label} has maxmemory-policy {}, which can evict a sequence counter when \
-                     memory runs short, and a number could then be handed out twice; set \
-                     `CONFIG SET maxmemory-policy noeviction` (or a volatile-* policy, and in \
-                     redis.conf) on every node, or pass {} to accept the risk",
-                    shown(policy),
-                    Setting::AllowVolatile,
-                )));
+                status.checked = Some((g, verdict.clone()));
             }
         }
-        self.durability = Durability::Verified;
-        Ok(())
+        verdict.map_err(Error::State)
+    }
+
+    /// Asks the durability settings (`check`) and loads the scripts
+    /// (`load`) in one round trip; a Cluster's settings from every master.
+    async fn ask_settings(
+        &self,
+        conn: &mut Connection,
+        check: bool,
+        load: bool,
+    ) -> redis::RedisResult<Vec<(String, [String; 3])>> {
+        if let Connection::Cluster(_) = conn {
+            // Scripts load on first use there (EVALSHA falls back to EVAL);
+            // the check asks every master, whichever holds the keys.
+            return if check {
+                every_master_config(conn).await
+            } else {
+                Ok(Vec::new())
+            };
+        }
+        let mut pipe = redis::pipe();
+        if check {
+            for name in DURABILITY_SETTINGS {
+                pipe.cmd("CONFIG").arg("GET").arg(name);
+            }
+        }
+        let scripts = Arc::clone(&self.status().scripts);
+        for script in scripts.iter().filter(|_| load) {
+            pipe.cmd("SCRIPT").arg("LOAD").arg(*script).ignore();
+        }
+        let replies: Vec<Vec<String>> = pipe.query_async(conn).await?;
+        let value = |i: usize| {
+            replies
+                .get(i)
+                .and_then(|pair| pair.get(1))
+                .cloned()
+                .unwrap_or_default()
+        };
+        Ok(vec![(
+            self.label.to_string(),
+            [value(0), value(1), value(2)],
+        )])
     }
 
     /// The error of a failed [`prepare`](Self::prepare).
@@ -256,14 +355,59 @@ impl Node {
         invocation: &redis::ScriptInvocation<'_>,
         without: impl FnOnce() -> Option<redis::ScriptInvocation<'static>>,
     ) -> Result<T> {
-        match self.store.script_or(invocation, without).await? {
+        let reply = match self.store.script_or(invocation, without).await {
+            Ok(reply) => reply,
+            Err(e) => return Err(self.node_fault(e)),
+        };
+        match reply {
             Ok(v) => Ok(v),
             Err(e) => Err(match script_error(&e) {
                 Some((_, msg)) => Error::State(format!("Redis at {}: {msg}", self.label)),
-                None => classify(self.store.target(), e),
+                // A denied command is the node's fault; a key of another
+                // type is the data's, and stays the caller's error.
+                None => match classify(self.store.target(), e) {
+                    refused @ Error::Refused(_) => self.node_fault(refused),
+                    other => other,
+                },
             }),
         }
     }
+}
+
+/// Whether the settings read from a node (or each master of a Cluster)
+/// keep every write; what to set when they do not.
+fn durability_verdict(configs: &[(String, [String; 3])]) -> std::result::Result<(), String> {
+    let shown = |v: &str| {
+        if v.is_empty() {
+            "?".to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    for (label, [aof, fsync, policy]) in configs {
+        if aof != "yes" || fsync != "always" {
+            return Err(format!(
+                "Redis at {label} has appendonly {} and appendfsync {}: a crash could lose the \
+                 latest sequence value and a number could be handed out twice; set \
+                 `CONFIG SET appendonly yes` and `CONFIG SET appendfsync always` (and in \
+                 redis.conf) on every node, or pass {} to accept the risk",
+                shown(aof),
+                shown(fsync),
+                Setting::AllowVolatile,
+            ));
+        }
+        if !keeps_keys_without_ttl(policy) {
+            return Err(format!(
+                "Redis at {label} has maxmemory-policy {}, which can evict a sequence counter when \
+                 memory runs short, and a number could then be handed out twice; set \
+                 `CONFIG SET maxmemory-policy noeviction` (or a volatile-* policy, and in \
+                 redis.conf) on every node, or pass {} to accept the risk",
+                shown(policy),
+                Setting::AllowVolatile,
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The settings the durability check reads, in this order.

@@ -80,12 +80,16 @@ impl Quorum {
     }
 
     /// Prepares every node that answers ([`Node::prepare`]) before anything
-    /// is written to any: a node that must be refused (not durable) then
-    /// stops the command before it left a trace on the others. Waits for a
-    /// majority to be ready, and the others for a grace period ([`gather`]);
-    /// a node that does not answer is checked on first contact later.
+    /// is written to any: a node that must be refused (not durable, or
+    /// refusing our password) then stops the command before it left a trace
+    /// on the others. Waits for a majority to be ready, and the others for a
+    /// grace period ([`gather`]); a node that does not answer is checked on
+    /// first contact later. Once this has passed, the quorum is in service:
+    /// a fault of one node found later costs that node's vote, not the call
+    /// (`node.rs`).
     pub async fn prepare_all(&mut self) -> Result<()> {
         if self.nodes.iter().all(Node::is_prepared) {
+            self.nodes.iter().for_each(Node::put_in_service);
             return Ok(());
         }
         let m = self.majority();
@@ -102,7 +106,10 @@ impl Quorum {
             .find_map(|r| r.err().filter(Error::is_fatal))
         {
             Some(e) => Err(e),
-            None => Ok(()),
+            None => {
+                self.nodes.iter().for_each(Node::put_in_service);
+                Ok(())
+            }
         }
     }
 

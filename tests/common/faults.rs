@@ -80,6 +80,19 @@ impl RedisServer {
         self.relaunch();
     }
 
+    /// SIGKILLs the server and starts it again at the same address, keeping
+    /// its files, with `args` (`--option value` pairs) appended to its own,
+    /// so that they override: a node restarted with another `requirepass`,
+    /// or another `appendfsync`. They stay for later restarts.
+    pub fn restart_with(&mut self, args: &[&str]) {
+        self.sigkill();
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        if let Some(i) = args.iter().position(|a| *a == "--requirepass") {
+            self.requirepass = args.get(i + 1).map(|p| p.to_string());
+        }
+        self.relaunch();
+    }
+
     fn relaunch(&mut self) {
         let deadline = Instant::now() + START_TIMEOUT;
         loop {

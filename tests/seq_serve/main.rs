@@ -41,6 +41,7 @@ mod libs;
 mod metrics;
 mod multi;
 mod node_clients;
+mod node_faults;
 mod nodes;
 mod protocol;
 mod real_clients;
@@ -50,6 +51,7 @@ mod resp3;
 mod robustness;
 
 use client::{Call, Client, Reply, Serve, assert_unique_and_ordered, bulk, hammer, status};
+use common::RedisServer;
 use common::lock::masters;
 use nix::sys::signal::Signal;
 use std::collections::HashSet;

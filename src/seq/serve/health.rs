@@ -2,14 +2,18 @@
 //! cannot tell (it answers `PONG` while two nodes of three are down and
 //! every `INCR` fails).
 //!
-//! A task asks every node, every [`INTERVAL`], what a round needs of it:
-//! that it is ready (the persistence check of first contact passed: a node
-//! that does not keep every write never votes) and that it answers a
-//! `PING` within a round's bound ([`Quorum::round_timeout`]). The server is
-//! *ready* when a majority of the nodes passed the last probe. `INFO
-//! health` reports it (`ready:1`/`ready:0`, each node's state, how old the
-//! probe is), and each change of readiness is one log line, so that an
-//! operator sees when and why the sequence became unavailable.
+//! A task checks every node, every [`INTERVAL`], as a round needs it
+//! ([`crate::store::Node::recheck`]): that it answers within a round's bound
+//! ([`Quorum::round_timeout`]), takes our password, and, where required,
+//! still keeps every write (its settings are read again each time, so a
+//! `CONFIG SET appendfsync everysec` is found within a probe). What the
+//! probe finds is shared with the rounds: a node found not durable is not
+//! asked to vote until a probe finds it durable again, and a node that
+//! refuses us, or whose connection broke, costs its vote, not the round.
+//! The server is *ready* when a majority of the nodes passed the last
+//! probe. `INFO health` reports it (`ready:1`/`ready:0`, each node's state,
+//! how old the probe is); each change of readiness, and of a node's state
+//! with its reason, is one log line, so that an operator sees when and why.
 //!
 //! Why a probe and not the outcome of the last round: an idle server has
 //! no rounds, and a load balancer must know before it sends a client.
@@ -26,9 +30,8 @@
 //! round: a node may fail between the two. The round itself never relies
 //! on it.
 
-use crate::error::Error;
 use crate::metrics::Metrics;
-use crate::store::{Quorum, gather};
+use crate::store::{Fitness, Quorum, gather};
 use std::fmt::Write;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -42,7 +45,7 @@ pub const INTERVAL: Duration = Duration::from_secs(1);
 enum NodeState {
     /// Not probed yet.
     Unknown,
-    /// Prepared (durable, when required) and answering.
+    /// Answering, and durable where required: it votes.
     Ok,
     /// No answer within the bound, or no connection.
     Down,
@@ -101,12 +104,28 @@ impl Health {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records a probe; logs a change of readiness.
-    fn update(&self, nodes: Vec<NodeState>) {
+    /// Records a probe; logs a change of readiness, and of a node's state
+    /// with the reason.
+    fn update(&self, found: Vec<(NodeState, Option<String>)>) {
+        let nodes: Vec<NodeState> = found.iter().map(|(s, _)| *s).collect();
         let ok = nodes.iter().filter(|s| **s == NodeState::Ok).count();
         let ready = ok >= self.majority;
         let mut state = self.state();
         let first = state.checked.is_none();
+        for (i, (now, why)) in found.iter().enumerate() {
+            let before = state.nodes.get(i).copied().unwrap_or(NodeState::Unknown);
+            if *now == before || (first && *now == NodeState::Ok) {
+                continue;
+            }
+            let label = &self.labels[i];
+            match (now, why) {
+                (NodeState::Ok, _) => crate::info!("seq serve: {label} votes again"),
+                (_, Some(why)) => {
+                    crate::warn!("seq serve: {label} does not vote ({}): {why}", now.name())
+                }
+                (_, None) => crate::warn!("seq serve: {label} does not vote ({})", now.name()),
+            }
+        }
         if ready != state.ready || first {
             let summary = self.summary(&nodes);
             if ready {
@@ -196,26 +215,26 @@ pub async fn probe_forever(
     }
 }
 
-/// One probe of every node, each bounded by a round's bound.
-async fn probe(quorum: &mut Quorum) -> Vec<NodeState> {
+/// One probe of every node ([`Node::recheck`]), each bounded by a round's
+/// bound: what it finds is also what the rounds go by.
+async fn probe(quorum: &mut Quorum) -> Vec<(NodeState, Option<String>)> {
     let labels = quorum.labels();
     let limit = quorum.round_timeout();
     let futures: Vec<_> = quorum
         .nodes_mut()
         .iter_mut()
-        .map(|node| async move {
-            node.prepare().await?;
-            node.store().query::<String>(&redis::cmd("PING")).await
-        })
+        .map(|node| async move { Ok(node.recheck().await) })
         .collect();
     let replies = gather(futures, &labels, limit, |_| false).await;
     replies
         .into_iter()
         .map(|reply| match reply {
-            Some(Ok(_)) => NodeState::Ok,
-            Some(Err(Error::State(_))) => NodeState::NotDurable,
-            Some(Err(Error::Unavailable(_))) | None => NodeState::Down,
-            Some(Err(_)) => NodeState::Refused,
+            Some(Ok(Fitness::Fit)) => (NodeState::Ok, None),
+            Some(Ok(Fitness::NotDurable(why))) => (NodeState::NotDurable, Some(why)),
+            Some(Ok(Fitness::Refused(why))) => (NodeState::Refused, Some(why)),
+            Some(Ok(Fitness::Down(why))) => (NodeState::Down, Some(why)),
+            Some(Err(e)) => (NodeState::Down, Some(e.to_string())),
+            None => (NodeState::Down, None),
         })
         .collect()
 }
