@@ -4,8 +4,9 @@
 //! nothing of each other, and both need the same three things, kept here:
 //!
 //! * a [`Node`] per master (`node.rs`): its [`super::Store`] (timeouts,
-//!   reconnecting, error sorting) and whether it has been seen to keep every
-//!   write, checked once per node, on first contact;
+//!   one connection shared by every clone, error sorting) and whether it
+//!   keeps every write, checked on each new connection and when a
+//!   long-running caller asks;
 //! * the majority, `N/2 + 1`;
 //! * [`gather`]: send one request to every node concurrently, bound each by a
 //!   timeout, and stop waiting as soon as the outcome is decided. A node that
