@@ -15,10 +15,11 @@
 //! A fault of the node itself (it refuses our password or a command, or
 //! does not keep every write) stops a command that is starting: what is
 //! misconfigured is said at once, before anything is written
-//! ([`super::Quorum::prepare_all`]). Once the quorum is in service, the
-//! same fault found later (a node restarted with another `requirepass`)
-//! costs that node's vote, not the call: it reads as the node being out of
-//! reach, and a majority of the others goes on.
+//! ([`super::Quorum::prepare_all`]). Once a long-running caller has put the
+//! quorum in service ([`super::Quorum::put_in_service`]), the same fault
+//! found later (a node restarted with another `requirepass`) costs that
+//! node's vote, not the call: it reads as the node being out of reach, and
+//! a majority of the others goes on.
 
 use super::{Connection, Store, Target, Timeouts, classify, script_error};
 use crate::base::setting::Setting;

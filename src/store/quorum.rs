@@ -85,12 +85,9 @@ impl Quorum {
     /// refusing our password) then stops the command before it left a trace
     /// on the others. Waits for a majority to be ready, and the others for a
     /// grace period ([`gather`]); a node that does not answer is checked on
-    /// first contact later. Once this has passed, the quorum is in service:
-    /// a fault of one node found later costs that node's vote, not the call
-    /// (`node.rs`).
+    /// first contact later.
     pub async fn prepare_all(&mut self) -> Result<()> {
         if self.nodes.iter().all(Node::is_prepared) {
-            self.nodes.iter().for_each(Node::put_in_service);
             return Ok(());
         }
         let m = self.majority();
@@ -107,11 +104,17 @@ impl Quorum {
             .find_map(|r| r.err().filter(Error::is_fatal))
         {
             Some(e) => Err(e),
-            None => {
-                self.nodes.iter().for_each(Node::put_in_service);
-                Ok(())
-            }
+            None => Ok(()),
         }
+    }
+
+    /// From now on, a fault of one node (it refuses our password or a
+    /// command, or does not keep every write) costs that node's vote, not
+    /// the call (`node.rs`): for a long-running caller, once its start-up
+    /// check ([`prepare_all`](Self::prepare_all)) has passed. A one-shot
+    /// command leaves it off, so that what is misconfigured stops it at once.
+    pub fn put_in_service(&self) {
+        self.nodes.iter().for_each(Node::put_in_service);
     }
 
     /// How many of them make a majority: `N/2 + 1`.

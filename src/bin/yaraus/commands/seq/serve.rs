@@ -39,6 +39,7 @@ pub async fn serve(ctx: &Context, args: SeqServeArgs) -> Result<i32> {
 async fn serve_with(ctx: &Context, args: SeqServeArgs, metrics: Metrics) -> Result<i32> {
     let mut quorum = ctx.quorum(ctx.timeouts().sequence_request())?;
     quorum.prepare_all().await?;
+    quorum.put_in_service();
 
     let listener = TcpListener::bind(&args.listen).await.map_err(|e| {
         Error::Usage(format!(
