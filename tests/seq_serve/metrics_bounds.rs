@@ -70,13 +70,10 @@ fn names_beyond_the_series_bound_are_counted_under_the_empty_name() {
     }
     let ids = ids_by_sequence(&metrics);
     let own = ids.iter().filter(|(l, _)| l != "\"\"}").count();
-    assert_eq!(own, MAX_SEQUENCE_SERIES, "{ids:?}");
+    assert_eq!(own, MAX_SEQUENCE_SERIES, "names with series of their own");
     let overflow = ids.iter().find(|(l, _)| l == "\"\"}").map(|(_, v)| *v);
-    assert_eq!(
-        overflow,
-        Some((names - MAX_SEQUENCE_SERIES) as f64),
-        "{ids:?}"
-    );
+    let beyond = (names - MAX_SEQUENCE_SERIES) as f64;
+    assert_eq!(overflow, Some(beyond), "the ids under sequence=\"\"");
     assert_eq!(ids.iter().map(|(_, v)| v).sum::<f64>(), names as f64);
     metrics.assert_promtool_passes();
 }
