@@ -9,7 +9,7 @@
 //! slow or stuck scraper delays only its own connection, never a renewal.
 //! Each connection is bounded (its headers by `HEADER_TIMEOUT`, its whole
 //! life by `CONNECTION_LIMIT`), and at most [`MAX_CONNECTIONS`] are open at
-//! once (see [`Slots`]), so that idle or hostile clients of this port can
+//! once (see `Slots`), so that idle or hostile clients of this port can
 //! take neither many file descriptors from the process nor the port itself
 //! from the scrapers. `/metrics` answers in the format the request's
 //! `Accept` asks for ([`super::format`]).

@@ -15,9 +15,9 @@
 //! exposition format has `# TYPE`/`# UNIT` lines and histogram buckets
 //! that are easy to get subtly wrong; the client gets them right and keeps
 //! up with the format. Two things it leaves to us: label values, which it
-//! writes unescaped ([`labels`] escapes them, and bounds how many sequences
+//! writes unescaped (`labels.rs` escapes them, and bounds how many sequences
 //! have series), and the Prometheus text format, which it does not write
-//! ([`format`] derives it from its OpenMetrics text).
+//! ([`mod@format`] derives it from its OpenMetrics text).
 //!
 //! Each subcommand exports the metrics that mean something for it
 //! ([`Kind`]): a `run` shows its claim and clock, `seq serve` its rounds.
@@ -400,7 +400,7 @@ impl Metrics {
         })
     }
 
-    /// The registry in OpenMetrics text ([`format`] makes the Prometheus
+    /// The registry in OpenMetrics text ([`mod@format`] makes the Prometheus
     /// text format of it).
     pub fn render(&self) -> String {
         let mut out = String::new();

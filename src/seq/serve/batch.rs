@@ -118,7 +118,7 @@ const MAX_PAUSE: Duration = Duration::from_millis(200);
 /// Longest wait for the rest of a returning cohort (see "Lingering").
 pub const MAX_LINGER: Duration = Duration::from_millis(2);
 /// A sequencer idle this long retires (and forgets its floor, its counters
-/// and its metrics' series): the default of [`Settings::retire_after`].
+/// and its metrics' series): the default of `Settings::retire_after`.
 pub const RETIRE_AFTER: Duration = Duration::from_secs(300);
 
 /// What a request for ids gets: its id (the connection encodes it straight

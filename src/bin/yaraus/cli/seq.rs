@@ -154,6 +154,6 @@ pub struct SeqServeArgs {
 
     /// How long a sequence may go without a request before the server forgets it (its
     /// counters, its metrics' series). Hidden: for tests, which cannot wait the default.
-    #[arg(long, hide = true, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, hide = true, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub retire_after: Option<Duration>,
 }
