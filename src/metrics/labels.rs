@@ -24,6 +24,7 @@
 //! more than anyone reads one by one.
 
 use prometheus_client::encoding::{EncodeLabelValue, LabelValueEncoder};
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
@@ -43,18 +44,27 @@ impl LabelValue {
 
 impl EncodeLabelValue for LabelValue {
     fn encode(&self, encoder: &mut LabelValueEncoder) -> std::fmt::Result {
-        let mut rest = self.0.as_str();
-        while let Some(at) = rest.find(['\\', '"', '\n']) {
-            encoder.write_str(&rest[..at])?;
-            encoder.write_str(match rest.as_bytes()[at] {
-                b'\\' => "\\\\",
-                b'"' => "\\\"",
-                _ => "\\n",
-            })?;
-            rest = &rest[at + 1..];
-        }
-        encoder.write_str(rest)
+        encoder.write_str(&escape_label_value(&self.0))
     }
+}
+
+/// `value` as it goes between a label's quotes in both text formats:
+/// `\`, `"` and a newline escaped, everything else as it is. Also for the
+/// pages written by hand (`yaraus stats --format prometheus`).
+pub fn escape_label_value(value: &str) -> Cow<'_, str> {
+    if !value.contains(['\\', '"', '\n']) {
+        return Cow::Borrowed(value);
+    }
+    let mut out = String::with_capacity(value.len() + 8);
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// The labels of a per-sequence or per-shard series: one name, one value.

@@ -32,7 +32,7 @@ pub mod format;
 pub mod http;
 mod labels;
 
-pub use labels::MAX_SEQUENCE_SERIES;
+pub use labels::{MAX_SEQUENCE_SERIES, escape_label_value};
 
 use labels::{LabelValue, Labels, Sequences};
 use prometheus_client::encoding::text::encode;
