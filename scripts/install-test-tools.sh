@@ -8,10 +8,12 @@
 # (bsdutils, of util-linux: the terminal tests run yaraus on a
 # pseudo-terminal), bash (the job-control tests type into an interactive
 # bash), man (man-db, which brings groff: the man pages are checked with
-# `man --warnings`), python3 with venv (below), and for tests/package (the
-# .deb of scripts/package.sh): dpkg-dev (dpkg-deb, dpkg-shlibdeps), binutils
-# (strip), lintian, systemd (systemd-analyze verify of the units; PID 1
-# need not be systemd) and cargo-deb, pinned where package.sh pins it.
+# `man --warnings`), promtool (prometheus: every `--metrics-listen` page is
+# checked with `promtool check metrics`), python3 with venv (below), and for
+# tests/package (the .deb of scripts/package.sh): dpkg-dev (dpkg-deb,
+# dpkg-shlibdeps), binutils (strip), lintian, systemd (systemd-analyze
+# verify of the units; PID 1 need not be systemd) and cargo-deb, pinned
+# where package.sh pins it.
 #
 # Then the client libraries that tests/seq_serve points at `yaraus seq
 # serve`, pinned, in Python virtual environments under $YARAUS_TEST_TOOLS
@@ -36,6 +38,7 @@ command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v script >/dev/null 2>&1 || missing+=(bsdutils)
 command -v bash >/dev/null 2>&1 || missing+=(bash)
 command -v man >/dev/null 2>&1 || missing+=(man-db)
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 { command -v dpkg-deb && command -v dpkg-shlibdeps; } >/dev/null 2>&1 || missing+=(dpkg-dev)
@@ -44,7 +47,7 @@ command -v lintian >/dev/null 2>&1 || missing+=(lintian)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 if [ "${#missing[@]}" -eq 0 ]; then
     echo "install-test-tools.sh: faketime, perl (Time::HiRes), openssl, redis-cli," \
-        "redis-benchmark, script, bash, man, python3 (venv), dpkg-dev, strip, lintian and" \
+        "redis-benchmark, script, bash, man, promtool, python3 (venv), dpkg-dev, strip, lintian and" \
         "systemd-analyze are present"
 else
     scripts/apt-install.sh "${missing[@]}"

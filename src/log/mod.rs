@@ -25,8 +25,10 @@
 
 mod queue;
 mod record;
+mod throttle;
 
 pub use record::{Field, Format, Level, Value};
+pub use throttle::{Held, Throttle};
 
 use queue::Logger;
 use record::Style;

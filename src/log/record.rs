@@ -4,7 +4,12 @@
 //! and of the line itself).
 //!
 //! Text stays exactly as it was, byte for byte, so that nothing that reads it
-//! today breaks: it shows neither the level nor the fields. JSON is for a log
+//! today breaks: it shows neither the level nor the fields. Only a control
+//! character in a message is written escaped (`\n`, `\r`, `\t`, else
+//! `\u{1b}`), as JSON escapes it: a message carries what others chose (a
+//! sequence or lock name, a URL), and a raw newline there would write a
+//! line that reads as an event of its own, an escape sequence would drive
+//! the terminal. So one event is one line, whatever its input. JSON is for a log
 //! shipper (journald to Loki, Vector, Fluent Bit), which should not have to
 //! parse prose to find which id, lock or node a line is about: every line is
 //! one object, the fields flat beside `time`, `level` and `message`, so that
@@ -96,7 +101,9 @@ impl Style {
     ) {
         match self.format {
             Format::Text => {
-                let _ = writeln!(out, "{} {msg}", humantime::format_rfc3339_millis(now));
+                let _ = write!(out, "{} ", humantime::format_rfc3339_millis(now));
+                let _ = write!(OneLine(out), "{msg}");
+                out.push('\n');
             }
             Format::Json => self.json(out, now, level, &msg.to_string(), fields),
         }
@@ -125,7 +132,9 @@ impl Style {
     ) {
         match self.format {
             Format::Text => {
-                let _ = writeln!(out, "yaraus: {msg}");
+                out.push_str("yaraus: ");
+                let _ = write!(OneLine(out), "{msg}");
+                out.push('\n');
             }
             Format::Json => self.json(out, now, Level::Error, &msg.to_string(), fields),
         }
@@ -154,6 +163,28 @@ impl Style {
             push_json(out, value);
         }
         out.push_str("}\n");
+    }
+}
+
+/// Appends to a text line with its control characters escaped.
+struct OneLine<'a>(&'a mut String);
+
+impl std::fmt::Write for OneLine<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let mut rest = s;
+        while let Some(at) = rest.find(char::is_control) {
+            self.0.push_str(&rest[..at]);
+            let c = rest[at..].chars().next().unwrap_or_default();
+            match c {
+                '\n' => self.0.push_str("\\n"),
+                '\r' => self.0.push_str("\\r"),
+                '\t' => self.0.push_str("\\t"),
+                c => write!(self.0, "\\u{{{:x}}}", u32::from(c))?,
+            }
+            rest = &rest[at + c.len_utf8()..];
+        }
+        self.0.push_str(rest);
+        Ok(())
     }
 }
 
@@ -197,6 +228,25 @@ mod tests {
              2023-11-14T22:13:20.123Z (1 log line dropped: stderr was not being read)\n\
              2023-11-14T22:13:20.123Z (3 log lines dropped: stderr was not being read)\n\
              yaraus: gone\n"
+        );
+    }
+
+    #[test]
+    fn a_control_character_in_a_text_message_is_escaped_and_the_rest_kept() {
+        let mut out = String::new();
+        let name = "x\"} 1\nforged 3\r\t\u{1b}[31m\u{85}é\\n";
+        TEXT.line(
+            &mut out,
+            at(),
+            Level::Warn,
+            format_args!("seq {name} failed\n"),
+            &[],
+        );
+        TEXT.final_error(&mut out, at(), format_args!("gone\n{name}"), &[]);
+        assert_eq!(
+            out,
+            "2023-11-14T22:13:20.123Z seq x\"} 1\\nforged 3\\r\\t\\u{1b}[31m\\u{85}é\\n failed\\n\n\
+             yaraus: gone\\nx\"} 1\\nforged 3\\r\\t\\u{1b}[31m\\u{85}é\\n\n"
         );
     }
 

@@ -8,7 +8,11 @@
 //! supervision path takes: a scrape reads atomics and encodes them, so a
 //! slow or stuck scraper delays only its own connection, never a renewal.
 //! Each connection is bounded (its headers by `HEADER_TIMEOUT`, its whole
-//! life by `CONNECTION_LIMIT`) so that idle scrapers cannot pile up.
+//! life by `CONNECTION_LIMIT`), and at most [`MAX_CONNECTIONS`] are open at
+//! once (see `Slots`), so that idle or hostile clients of this port can
+//! take neither many file descriptors from the process nor the port itself
+//! from the scrapers. `/metrics` answers in the format the request's
+//! `Accept` asks for ([`super::format`]).
 //!
 //! `/healthz` answers 200 whenever it is answered at all: the binary runs
 //! on one runtime thread, so an answer proves that the event loop the
@@ -19,6 +23,7 @@
 //! --listen`), and stopped by an explicit channel ([`Listener::stop`]) when
 //! the subcommand ends.
 
+use super::format::Format;
 use super::{Kind, Metrics};
 use crate::error::{Error, Result};
 use http_body_util::Full;
@@ -27,10 +32,12 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode, header};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::time::Duration;
-use tokio::net::TcpListener;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -39,8 +46,15 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest life of one connection (keep-alive included).
 const CONNECTION_LIMIT: Duration = Duration::from_secs(60);
 
-/// The content type of the OpenMetrics text the registry encodes.
-const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// Most connections open at once. Who connects here is a Prometheus or
+/// two, a Kubernetes probe, an operator's curl: a handful at a time, each
+/// for milliseconds. 64 is room for all of them many times over, and
+/// bounds the file descriptors this port can take from the process,
+/// whose clients and Redis connections need them.
+pub const MAX_CONNECTIONS: usize = 64;
+/// At most one "cannot accept" warning this often (with the count of the
+/// others).
+const ACCEPT_WARNING_EVERY: Duration = Duration::from_secs(10);
 
 /// Binds `addr` (`HOST:PORT`, port 0 for any free one). A failure is a
 /// usage error: one line naming the flag, exit status 2.
@@ -85,6 +99,8 @@ impl Listener {
 }
 
 async fn accept(listener: TcpListener, metrics: Metrics, mut stopped: watch::Receiver<bool>) {
+    let slots = Slots::default();
+    let mut warnings = crate::log::Throttle::new(ACCEPT_WARNING_EVERY);
     loop {
         let accepted = tokio::select! {
             _ = stopped.changed() => return,
@@ -94,28 +110,108 @@ async fn accept(listener: TcpListener, metrics: Metrics, mut stopped: watch::Rec
             Ok((stream, _)) => stream,
             Err(e) => {
                 // Out of file descriptors, mostly: pause rather than spin.
-                crate::warn!("metrics: cannot accept a connection: {e}");
+                if let Some(held) = warnings.admit(Instant::now()) {
+                    crate::warn!("metrics: cannot accept a connection: {e}{held}");
+                }
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
         };
-        let metrics = metrics.clone();
-        let mut stopped = stopped.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |req| {
-                let metrics = metrics.clone();
-                async move { Ok::<_, Infallible>(answer(&req, &metrics)) }
-            });
-            let conn = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::select! {
-                _ = tokio::time::timeout(CONNECTION_LIMIT, conn) => {}
-                _ = stopped.changed() => {}
-            }
-        });
+        if let Some(evicted) = slots.make_room() {
+            // Closed before the next accept: the port never holds more
+            // than its cap and the one connection just accepted.
+            evicted.abort();
+            let _ = evicted.await;
+        }
+        slots.serve(stream, metrics.clone(), stopped.clone());
     }
+}
+
+/// The open connections, each with when it last began a request.
+///
+/// When all [`MAX_CONNECTIONS`] are taken, a new connection closes the one
+/// least recently active rather than being refused or left waiting: a
+/// connection that never sent a request (or went quiet) is what an idle
+/// or hostile client holds, while a scraper sends its request at once. So
+/// a flood of idle connections costs at most the cap in descriptors, and
+/// a scrape or probe that comes during it is still answered at once;
+/// waiting in the kernel's backlog behind the flood (a semaphore before
+/// `accept`) would hold it until idle ones timed out, and refusing it
+/// (accept and close) would fail it outright.
+#[derive(Clone, Default)]
+struct Slots(Arc<Mutex<Open>>);
+
+#[derive(Default)]
+struct Open {
+    next: u64,
+    by_id: HashMap<u64, Slot>,
+}
+
+struct Slot {
+    active: Instant,
+    task: JoinHandle<()>,
+}
+
+impl Slots {
+    fn open(&self) -> MutexGuard<'_, Open> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// When every slot is taken, the task of the connection least recently
+    /// active, out of its slot (the caller ends it).
+    fn make_room(&self) -> Option<JoinHandle<()>> {
+        let mut open = self.open();
+        if open.by_id.len() < MAX_CONNECTIONS {
+            return None;
+        }
+        let oldest = *open.by_id.iter().min_by_key(|(_, s)| s.active)?.0;
+        open.by_id.remove(&oldest).map(|s| s.task)
+    }
+
+    /// Serves `stream` on a task of its own, in a slot.
+    fn serve(&self, stream: TcpStream, metrics: Metrics, stopped: watch::Receiver<bool>) {
+        // Held until the slot is in: the task may only leave a slot that is.
+        let mut open = self.open();
+        open.next += 1;
+        let id = open.next;
+        let task = tokio::spawn(connection(stream, id, self.clone(), metrics, stopped));
+        let active = Instant::now();
+        open.by_id.insert(id, Slot { active, task });
+    }
+
+    fn touch(&self, id: u64) {
+        if let Some(slot) = self.open().by_id.get_mut(&id) {
+            slot.active = Instant::now();
+        }
+    }
+
+    fn leave(&self, id: u64) {
+        self.open().by_id.remove(&id);
+    }
+}
+
+async fn connection(
+    stream: TcpStream,
+    id: u64,
+    slots: Slots,
+    metrics: Metrics,
+    mut stopped: watch::Receiver<bool>,
+) {
+    let active = slots.clone();
+    let service = service_fn(move |req| {
+        active.touch(id);
+        let metrics = metrics.clone();
+        async move { Ok::<_, Infallible>(answer(&req, &metrics)) }
+    });
+    let conn = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(TokioIo::new(stream), service);
+    tokio::select! {
+        _ = tokio::time::timeout(CONNECTION_LIMIT, conn) => {}
+        _ = stopped.changed() => {}
+    }
+    slots.leave(id);
 }
 
 /// The answer to one request.
@@ -124,10 +220,15 @@ fn answer(req: &Request<Incoming>, metrics: &Metrics) -> Response<Full<Bytes>> {
         return text(StatusCode::METHOD_NOT_ALLOWED, "only GET\n");
     }
     match req.uri().path() {
-        "/metrics" => Response::builder()
-            .header(header::CONTENT_TYPE, OPENMETRICS)
-            .body(Full::new(Bytes::from(metrics.render())))
-            .unwrap_or_else(|_| text(StatusCode::INTERNAL_SERVER_ERROR, "\n")),
+        "/metrics" => {
+            let accept = req.headers().get(header::ACCEPT);
+            let format = Format::negotiate(accept.and_then(|v| v.to_str().ok()));
+            Response::builder()
+                .header(header::CONTENT_TYPE, format.content_type())
+                .header(header::VARY, "Accept")
+                .body(Full::new(Bytes::from(format.rewrite(metrics.render()))))
+                .unwrap_or_else(|_| text(StatusCode::INTERNAL_SERVER_ERROR, "\n"))
+        }
         "/healthz" => text(StatusCode::OK, "ok\n"),
         "/readyz" if metrics.ready() => text(StatusCode::OK, "ready\n"),
         "/readyz" => text(StatusCode::SERVICE_UNAVAILABLE, "not ready\n"),

@@ -12,9 +12,12 @@
 //! method returns at once, so the call sites need no `if`.
 //!
 //! Why the registry's text encoder and not hand-formatted lines: the
-//! exposition format has escaping, `# TYPE`/`# UNIT` lines and histogram
-//! buckets that are easy to get subtly wrong; the client gets them right
-//! and keeps up with the format.
+//! exposition format has `# TYPE`/`# UNIT` lines and histogram buckets
+//! that are easy to get subtly wrong; the client gets them right and keeps
+//! up with the format. Two things it leaves to us: label values, which it
+//! writes unescaped (`labels.rs` escapes them, and bounds how many sequences
+//! have series), and the Prometheus text format, which it does not write
+//! ([`mod@format`] derives it from its OpenMetrics text).
 //!
 //! Each subcommand exports the metrics that mean something for it
 //! ([`Kind`]): a `run` shows its claim and clock, `seq serve` its rounds.
@@ -25,8 +28,13 @@
 //! "a claim is held and the command runs" ([`Metrics::command_running`]
 //! together with the claims-held gauge the keeper keeps).
 
+pub mod format;
 pub mod http;
+mod labels;
 
+pub use labels::{MAX_SEQUENCE_SERIES, escape_label_value};
+
+use labels::{LabelValue, Labels, Sequences};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -36,9 +44,6 @@ use prometheus_client::registry::{Registry, Unit};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
-
-/// Labels of a per-shard (or per-sequence) metric.
-type Labels = Vec<(String, String)>;
 
 /// A handle to the process's metrics; cheap to clone, a no-op when off.
 #[derive(Clone, Default)]
@@ -70,6 +75,8 @@ struct Inner {
     registry: Registry,
     kind: Kind,
     ready: AtomicBool,
+    /// Which sequences have series of their own.
+    sequences: Sequences,
     claims_held: Gauge,
     claims_lost: Counter,
     renewals: Counter,
@@ -235,6 +242,7 @@ impl Metrics {
             registry: Registry::with_prefix("yaraus"),
             kind,
             ready: AtomicBool::new(false),
+            sequences: Sequences::default(),
             claims_held: Gauge::default(),
             claims_lost: Counter::default(),
             renewals: Counter::default(),
@@ -311,10 +319,11 @@ impl Metrics {
         });
     }
 
-    /// A round of `sequence` accepted by a majority handed out `ids` ids.
+    /// A round of `sequence` accepted by a majority handed out `ids` ids
+    /// (counted under `sequence=""` beyond [`MAX_SEQUENCE_SERIES`]).
     pub fn seq_round(&self, sequence: &str, ids: u64, latency: Duration) {
         self.with(|m| {
-            let labels = vec![("sequence".to_string(), sequence.to_string())];
+            let labels = m.sequences.labels(sequence);
             m.seq_rounds.get_or_create(&labels).inc();
             m.ids_handed_out.get_or_create(&labels).inc_by(ids);
             m.seq_round_latency.observe(latency.as_secs_f64());
@@ -324,8 +333,21 @@ impl Metrics {
     /// A round of `sequence` ended in an error.
     pub fn seq_round_failed(&self, sequence: &str) {
         self.with(|m| {
-            let labels = vec![("sequence".to_string(), sequence.to_string())];
+            let labels = m.sequences.labels(sequence);
             m.seq_failed_rounds.get_or_create(&labels).inc();
+        });
+    }
+
+    /// The sequencer of `sequence` retired: its series go, and make room
+    /// for another name's. Its caller makes sure no round of the same name
+    /// is recorded meanwhile (seq serve's registry lock).
+    pub fn seq_retired(&self, sequence: &str) {
+        self.with(|m| {
+            if let Some(labels) = m.sequences.forget(sequence) {
+                m.seq_rounds.remove(&labels);
+                m.seq_failed_rounds.remove(&labels);
+                m.ids_handed_out.remove(&labels);
+            }
         });
     }
 
@@ -352,7 +374,7 @@ impl Metrics {
     /// The hilo agent saw `open` windows on `shard`.
     pub fn hilo_windows_open(&self, shard: &str, open: u64) {
         self.with(|m| {
-            let labels = vec![("shard".to_string(), shard.to_string())];
+            let labels = [("shard", LabelValue::new(shard))];
             m.hilo_windows_open
                 .get_or_create(&labels)
                 .set(i64::try_from(open).unwrap_or(i64::MAX));
@@ -378,7 +400,8 @@ impl Metrics {
         })
     }
 
-    /// The registry in the text exposition format (OpenMetrics).
+    /// The registry in OpenMetrics text ([`mod@format`] makes the Prometheus
+    /// text format of it).
     pub fn render(&self) -> String {
         let mut out = String::new();
         if let Some(m) = &self.0 {
@@ -416,6 +439,19 @@ mod tests {
         seq.seq_round("orders", 5, Duration::from_millis(1));
         let line = "yaraus_ids_handed_out_total{sequence=\"orders\"} 5";
         assert!(seq.render().lines().any(|l| l == line), "{}", seq.render());
+    }
+
+    #[test]
+    fn a_retired_sequence_s_series_go_and_the_others_stay() {
+        let m = Metrics::new(Kind::SeqServe);
+        m.seq_round("a", 1, Duration::ZERO);
+        m.seq_round_failed("a");
+        m.seq_round("b", 1, Duration::ZERO);
+        m.seq_retired("a");
+        m.seq_retired("never served");
+        let text = m.render();
+        assert!(!text.contains("sequence=\"a\""), "{text}");
+        assert_eq!(text.matches("sequence=\"b\"").count(), 2, "{text}");
     }
 
     #[test]

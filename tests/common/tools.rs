@@ -6,8 +6,8 @@
 //!
 //! redis-server comes from `scripts/install-redis.sh`; everything else
 //! (redis-cli and redis-benchmark, script(1), bash, faketime, perl,
-//! openssl) from `scripts/install-test-tools.sh`, which `scripts/test.sh`
-//! runs first.
+//! openssl, promtool) from `scripts/install-test-tools.sh`, which
+//! `scripts/test.sh` runs first.
 
 use std::path::Path;
 

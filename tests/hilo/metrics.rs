@@ -1,7 +1,7 @@
 //! `hilo agent --every --metrics-listen`: `/metrics` shows the cycles and the
 //! windows open on each shard, and `/readyz` follows the last cycle: 503
 //! once a cycle fails on a frozen shard (SIGSTOP), 200 again after one
-//! succeeds.
+//! succeeds. The page passes promtool in both formats.
 
 use super::{NAME, shards};
 use crate::common::metrics::Endpoint;
@@ -52,6 +52,8 @@ fn metrics_show_the_windows_per_shard_and_readyz_the_last_cycle() {
         .collect();
     assert_eq!(open, [2.0, 2.0], "{samples:#?}");
     assert_eq!(samples["yaraus_hilo_windows_created_total"], 4.0);
+    // Both formats, as Prometheus and as promtool or curl ask.
+    metrics.assert_promtool_passes();
     metrics.wait_status("/readyz", 200, EVENT);
 
     servers[1].sigstop();

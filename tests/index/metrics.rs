@@ -1,5 +1,6 @@
 //! `index --metrics-listen`: while the command runs under its slot,
-//! `/metrics` shows the slot held and its renewals, and `/readyz` is 200.
+//! `/metrics` shows the slot held and its renewals (and passes promtool in
+//! both formats), and `/readyz` is 200.
 
 use crate::common::metrics::Endpoint;
 use crate::common::process::{Run, yaraus_in};
@@ -41,6 +42,8 @@ fn metrics_show_the_slot_and_its_renewals_while_the_command_runs() {
     assert_eq!(samples["yaraus_claims_lost_total"], 0.0, "{samples:#?}");
     // Only run measures the clock.
     assert!(!samples.contains_key("yaraus_clock_offset_seconds"));
+    // Both formats, as Prometheus and as promtool or curl ask.
+    metrics.assert_promtool_passes();
     metrics.wait_status("/readyz", 200, EVENT);
     assert_eq!(metrics.status("/healthz"), 200);
     run.signal(Signal::SIGTERM);

@@ -8,12 +8,14 @@
 //!   each line parsed and checked against what the test did.
 //! * `levels.rs`: `-v`, `--log-level`, `-q` and bad values.
 //! * `blocked.rs`: a stderr nobody reads, in JSON.
+//! * `text.rs`: a newline in a name, in text: still one line an event.
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod blocked;
 mod levels;
+mod text;
 
 use common::pool::{NS, fresh_pool};
 use common::process::{Run, timings, yaraus_in};

@@ -1,7 +1,8 @@
 //! `run --metrics-listen`: while the command runs, `/metrics` shows the id
 //! held, its renewals and their latency, and the clock offset that run
 //! measures; `/readyz` is 200 (the claim held, the command running) and
-//! `/healthz` 200; the listener goes with run.
+//! `/healthz` 200; the page passes promtool in both formats; the listener
+//! goes with run.
 
 use super::*;
 use common::metrics::Endpoint;
@@ -26,6 +27,8 @@ fn metrics_show_the_claim_and_its_renewals_while_the_command_runs() {
     // The same host as the server: any offset is within a second.
     assert!(samples["yaraus_clock_offset_seconds"].abs() < 1.0);
     assert!(!samples.keys().any(|k| k.starts_with("yaraus_seq_")));
+    // Both formats, as Prometheus and as promtool or curl ask.
+    metrics.assert_promtool_passes();
     assert_eq!(metrics.status("/readyz"), 200);
     assert_eq!(metrics.status("/healthz"), 200);
 

@@ -26,8 +26,27 @@ impl Serve {
     }
 
     pub fn start_env(servers: &[RedisServer], extra: &[&str], env: &[(&str, &str)]) -> Serve {
+        Serve::launch(super::common::yaraus(), servers, extra, env)
+    }
+
+    /// [`Serve::start`] with at most `files` file descriptors (`ulimit -n`).
+    pub fn start_with_files(servers: &[RedisServer], extra: &[&str], files: u32) -> Serve {
+        let mut cmd = super::common::spawn::command("sh");
+        super::common::spawn::without_yaraus_env(&mut cmd);
+        cmd.arg("-c")
+            .arg(format!("ulimit -n {files} && exec \"$@\""))
+            .arg("sh")
+            .arg(env!("CARGO_BIN_EXE_yaraus"));
+        Serve::launch(cmd, servers, extra, &[])
+    }
+
+    fn launch(
+        mut cmd: std::process::Command,
+        servers: &[RedisServer],
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Serve {
         let scratch = Scratch::new();
-        let mut cmd = super::common::yaraus();
         cmd.args(["seq", "serve", "--listen", "127.0.0.1:0"])
             .args(extra);
         for s in servers {

@@ -26,7 +26,10 @@
 //! * `resp3.rs`: `HELLO 3` and the RESP3 replies, byte for byte.
 //! * `multi.rs`: MULTI / EXEC / DISCARD, no id for what is not executed.
 //! * `health.rs`: `INFO health` with nodes frozen and killed.
-//! * `metrics.rs`: `--metrics-listen`: `/metrics`, `/readyz`, `/healthz`.
+//! * `metrics.rs`: `--metrics-listen`: `/metrics`, `/readyz`, `/healthz`,
+//!   hostile names, promtool.
+//! * `metrics_bounds.rs`: retired sequences' series, the series bound, the
+//!   metrics port's connection cap.
 //! * `redis_py.rs`, `redis_rs.rs`, `node_clients.rs`: the client libraries
 //!   with their defaults (scripts in `clients/`, installed where `libs.rs`
 //!   says by scripts/install-test-tools.sh).
@@ -39,6 +42,7 @@ mod health;
 mod io;
 mod libs;
 mod metrics;
+mod metrics_bounds;
 mod multi;
 mod node_clients;
 mod node_faults;

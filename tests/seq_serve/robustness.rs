@@ -1,8 +1,10 @@
 //! Clients that misbehave (garbage, a 1 GB bulk length, half a frame, a
-//! reader that never reads), too many connections, and SIGTERM under load
-//! or with a round in flight.
+//! reader that never reads), too many connections, more connections than
+//! file descriptors, and SIGTERM under load or with a round in flight.
 
 use super::*;
+use common::{EVENT, wait_until};
+use std::net::TcpStream;
 
 #[test]
 fn bad_clients_are_closed_and_disturb_no_one() {
@@ -128,6 +130,38 @@ fn connections_beyond_max_clients_get_an_error_and_are_closed() {
     };
     assert!(info.contains("rejected_connections:"), "{info}");
     assert!(!info.contains("rejected_connections:0\r"), "{info}");
+}
+
+#[test]
+fn out_of_file_descriptors_the_accept_warning_is_written_once_per_interval() {
+    // Enough for the nodes, the listeners and a few clients, not for all.
+    const FILES: u32 = 40;
+    let servers = masters(3, true);
+    let since = Instant::now();
+    let serve = Serve::start_with_files(&servers, &[], FILES);
+    assert_eq!(serve.client().send(&["INCR", "orders"]), Reply::Int(1));
+    let warnings = || {
+        serve
+            .run
+            .log()
+            .matches("cannot accept a connection")
+            .count()
+    };
+    // The kernel completes every connection; accepting those beyond the
+    // descriptors fails (EMFILE), and is tried again ten times a second.
+    let clients: Vec<TcpStream> = (0..FILES)
+        .map(|_| TcpStream::connect(("127.0.0.1", serve.port)).expect("connect"))
+        .collect();
+    wait_until("the first warning", EVENT, || warnings() >= 1);
+    // What is checked is that lines do not come: no event to wait for, so
+    // a window of failing accepts (longer only makes it stricter), and the
+    // bound from the time since before the first line could be written.
+    thread::sleep(Duration::from_secs(1));
+    let bound = 1 + since.elapsed().as_secs() / 10;
+    assert!(warnings() as u64 <= bound, "{}", serve.run.log());
+    // Descriptors free again: the connections waiting are served.
+    drop(clients);
+    assert_eq!(serve.client().send(&["INCR", "orders"]), Reply::Int(2));
 }
 
 #[test]

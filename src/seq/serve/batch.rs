@@ -117,7 +117,8 @@ const FIRST_PAUSE: Duration = Duration::from_millis(2);
 const MAX_PAUSE: Duration = Duration::from_millis(200);
 /// Longest wait for the rest of a returning cohort (see "Lingering").
 pub const MAX_LINGER: Duration = Duration::from_millis(2);
-/// A sequencer idle this long retires (and forgets its floor and counters).
+/// A sequencer idle this long retires (and forgets its floor, its counters
+/// and its metrics' series): the default of `Settings::retire_after`.
 pub const RETIRE_AFTER: Duration = Duration::from_secs(300);
 
 /// What a request for ids gets: its id (the connection encodes it straight
@@ -149,6 +150,8 @@ pub struct Settings {
     pub max_batch: u64,
     /// Rounds, their latency and the ids handed out (`--metrics-listen`).
     pub metrics: Metrics,
+    /// A sequencer idle this long retires ([`RETIRE_AFTER`]).
+    pub retire_after: Duration,
 }
 
 /// The sequencers by name.
@@ -204,7 +207,7 @@ impl Registry {
             return Err(format!(
                 "ERR this server already serves {MAX_SEQUENCES} sequences; use fewer names \
                  (idle ones are dropped after {})",
-                crate::base::duration::shown(RETIRE_AFTER)
+                crate::base::duration::shown(self.settings.retire_after)
             ));
         }
         let key = key().map_err(|e| format!("ERR {e}"))?;
@@ -253,6 +256,8 @@ impl Registry {
             return false;
         }
         state.sequences.remove(name);
+        // Under the lock: no new sequencer of the name records a round yet.
+        self.settings.metrics.seq_retired(name);
         true
     }
 }
@@ -275,7 +280,7 @@ impl Sequencer {
         loop {
             let first = match carry.take() {
                 Some(ask) => ask,
-                None => match tokio::time::timeout(RETIRE_AFTER, rx.recv()).await {
+                None => match tokio::time::timeout(self.settings.retire_after, rx.recv()).await {
                     Ok(Some(ask)) => ask,
                     Ok(None) => return,
                     Err(_) => match self.registry.upgrade() {

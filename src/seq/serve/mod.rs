@@ -33,6 +33,8 @@
 //! replies first; sequencers answer what is queued; then `run` returns.
 
 mod batch;
+
+pub use batch::RETIRE_AFTER;
 mod command;
 mod conn;
 mod handler;
@@ -77,6 +79,8 @@ pub struct Config {
     pub durable: bool,
     /// Rounds, ids and readiness for `--metrics-listen` (off without it).
     pub metrics: crate::metrics::Metrics,
+    /// A sequence idle this long is forgotten ([`RETIRE_AFTER`]).
+    pub retire_after: Duration,
 }
 
 /// The state every connection shares.
@@ -114,6 +118,10 @@ pub struct Client {
 /// read its replies is not waited for longer.
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
+/// At most one "cannot accept" warning this often (with the count of the
+/// others): out of file descriptors, every accept fails.
+const ACCEPT_WARNING_EVERY: Duration = Duration::from_secs(10);
+
 impl Server {
     /// Serves on `listener` until `stop` resolves, then drains (see the
     /// module doc) and returns.
@@ -130,6 +138,7 @@ impl Server {
                 timeout: config.timeout,
                 max_batch: config.max_batch,
                 metrics: config.metrics,
+                retire_after: config.retire_after,
             }),
             quorum: config.quorum,
             keys: config.keys,
@@ -152,6 +161,7 @@ impl Server {
         ));
         tokio::pin!(stop);
         let mut next_id = 0u64;
+        let mut warnings = crate::log::Throttle::new(ACCEPT_WARNING_EVERY);
         loop {
             let accepted = tokio::select! {
                 () = &mut stop => break,
@@ -166,7 +176,9 @@ impl Server {
                 Err(e) => {
                     // Out of file descriptors, mostly: a pause lets
                     // connections close instead of spinning on the error.
-                    crate::warn!("seq serve: cannot accept a connection: {e}");
+                    if let Some(held) = warnings.admit(std::time::Instant::now()) {
+                        crate::warn!("seq serve: cannot accept a connection: {e}{held}");
+                    }
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
             }

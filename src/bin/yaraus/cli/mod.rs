@@ -305,9 +305,11 @@ impl ChildEnvArgs {
 pub struct MetricsArgs {
     /// Serve /metrics (Prometheus), /healthz and /readyz over HTTP at HOST:PORT.
     ///
-    /// Serve /metrics (Prometheus text), /healthz (200 while the process answers) and /readyz
-    /// (200 when ready, 503 otherwise) over HTTP at HOST:PORT; port 0 picks a free one, printed
-    /// on stderr. Off by default. A port in use exits 2 before Redis is asked anything.
+    /// Serve /metrics (the Prometheus text format, or OpenMetrics when the request's Accept asks
+    /// for it), /healthz (200 while the process answers) and /readyz (200 when ready, 503
+    /// otherwise) over HTTP at HOST:PORT; port 0 picks a free one, printed on stderr. Off by
+    /// default. A port in use exits 2 before Redis is asked anything. At most 64 connections at
+    /// once: one more closes the least recently active.
     #[arg(long, env = "YARAUS_METRICS_LISTEN", hide_env_values = true, value_name = "HOST:PORT", value_parser = host_port)]
     pub metrics_listen: Option<String>,
 }

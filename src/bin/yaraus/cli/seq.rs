@@ -151,4 +151,9 @@ pub struct SeqServeArgs {
     #[arg(long, default_value_t = 10_000, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_batch: u64,
+
+    /// How long a sequence may go without a request before the server forgets it (its
+    /// counters, its metrics' series). Hidden: for tests, which cannot wait the default.
+    #[arg(long, hide = true, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
+    pub retire_after: Option<Duration>,
 }

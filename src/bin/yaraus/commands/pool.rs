@@ -77,7 +77,7 @@ pub async fn stats(ctx: &PoolContext, args: StatsArgs) -> Result<i32> {
 /// The Prometheus text exposition format: counters for the Go tool's event
 /// counts, gauges for the rest, each labelled with the pool.
 fn prometheus(stats: &Stats, pool: &str) -> String {
-    let label = pool.replace('\\', "\\\\").replace('"', "\\\"");
+    let label = yaraus::metrics::escape_label_value(pool);
     let mut out = String::new();
     for (i, (name, value)) in stats.figures().into_iter().enumerate() {
         let kind = if i < 8 || name == "wait_shortfall" || name == "clock_step_back" {

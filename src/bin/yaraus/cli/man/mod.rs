@@ -164,11 +164,17 @@ fn has_every_section(name: &str, page: &str) {
     assert!(section(page, "EXTRA").is_none(), "{name}.1 has an EXTRA");
 }
 
-/// Each option that takes a value shows it: `--ttl DURATION`.
+/// Each option that takes a value shows it: `--ttl DURATION`; a hidden
+/// one (for tests) is not shown at all.
 fn synopsis_shows_values(cmd: &clap::Command, name: &str, page: &str) {
     let synopsis = section(page, "SYNOPSIS").unwrap().join("\n");
     for arg in cmd.get_arguments() {
         let Some(long) = arg.get_long() else { continue };
+        let shown = format!("\\-\\-{}", long.replace('-', "\\-"));
+        if arg.is_hide_set() {
+            assert!(!page.contains(&shown), "{name}.1 shows the hidden --{long}");
+            continue;
+        }
         if arg.get_help_heading().is_some() || !arg.get_action().takes_values() {
             continue;
         }

@@ -23,7 +23,7 @@ use yaraus::context::Context;
 use yaraus::error::{Error, Result};
 use yaraus::metrics::{Kind, Metrics, http};
 use yaraus::seq::SeqKeys;
-use yaraus::seq::serve::{Config, Server};
+use yaraus::seq::serve::{Config, RETIRE_AFTER, Server};
 use yaraus::supervise::Signals;
 
 pub async fn serve(ctx: &Context, args: SeqServeArgs) -> Result<i32> {
@@ -93,6 +93,7 @@ async fn serve_with(ctx: &Context, args: SeqServeArgs, metrics: Metrics) -> Resu
         password,
         durable: ctx.requires_durable(),
         metrics,
+        retire_after: args.retire_after.unwrap_or(RETIRE_AFTER),
     };
     // Listening, and the signals caught: a client may come, a stop drains.
     if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
