@@ -32,9 +32,6 @@ use std::sync::atomic::Ordering::Relaxed;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-/// Longest sequence name (the key is `NAMESPACE:seq:NAME` on every node).
-pub const MAX_NAME: usize = 512;
-
 /// What a request gives the connection.
 pub enum Outcome {
     /// The reply, encoded.
@@ -209,15 +206,16 @@ fn positive(text: &[u8]) -> Option<u64> {
     text.parse().ok().filter(|&k| k > 0)
 }
 
-/// The name as a sequence name, or the reply that refuses it.
+/// The name as a sequence name, or the reply that refuses it: checked
+/// here, before anything is queued or sent, by the library's rule
+/// ([`crate::seq::check_name`]) that the command line follows too.
 fn sequence_name(raw: &[u8]) -> Result<&str, Outcome> {
-    match std::str::from_utf8(raw) {
-        Ok("") => Err(err("ERR the sequence name must not be empty")),
-        Ok(name) if name.len() <= MAX_NAME => Ok(name),
-        Ok(_) => Err(err(&format!(
-            "ERR the sequence name is longer than {MAX_NAME} bytes"
-        ))),
-        Err(_) => Err(err("ERR the sequence name must be UTF-8 text")),
+    let Ok(name) = std::str::from_utf8(raw) else {
+        return Err(err("ERR the sequence name must be UTF-8 text"));
+    };
+    match crate::seq::check_name(name) {
+        Ok(()) => Ok(name),
+        Err(e) => Err(err(&format!("ERR {e}"))),
     }
 }
 
