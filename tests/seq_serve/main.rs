@@ -36,6 +36,7 @@ mod common;
 
 mod client;
 mod health;
+mod hostile;
 mod io;
 mod libs;
 mod metrics;
@@ -49,7 +50,9 @@ mod redis_rs;
 mod resp3;
 mod robustness;
 
-use client::{Call, Client, Reply, Serve, assert_unique_and_ordered, bulk, hammer, status};
+use client::{
+    Call, Client, Reply, Serve, assert_unique_and_ordered, bulk, hammer, info_field, status,
+};
 use common::lock::masters;
 use nix::sys::signal::Signal;
 use std::collections::HashSet;

@@ -269,3 +269,51 @@ fn a_sequence_name_is_printable_text_of_1_to_512_bytes_and_a_bad_one_consumes_no
     }
     assert_eq!(c.send(&["INCR", "orders 2024"]), Reply::Int(2));
 }
+
+/// Redis answers a connection's requests in order, with their effects in
+/// order: a GET pipelined after an INCR sees it, whether the INCR's round
+/// is still running or not, and in a transaction after it too.
+#[test]
+fn a_pipelined_get_sees_the_incr_sent_before_it() {
+    let servers = masters(3, true);
+    let serve = Serve::start(&servers, &[]);
+    let mut c = serve.client();
+    let mut burst = Vec::new();
+    for _ in 0..500 {
+        burst.extend_from_slice(b"INCR orders\r\nGET orders\r\n");
+    }
+    c.raw(&burst);
+    let mut stale = Vec::new();
+    for _ in 0..500 {
+        let incr = c.read().unwrap().id().unwrap();
+        // Null: no node held the sequence yet, older than any INCR.
+        let get = match c.read().unwrap() {
+            Reply::Bulk(None) => 0,
+            reply => reply.id().unwrap(),
+        };
+        if get < incr {
+            stale.push((incr, get));
+        }
+    }
+    assert!(stale.is_empty(), "GETs older than their INCR: {stale:?}");
+    // Pipelined INCRs still share rounds: 500 requests, far fewer rounds.
+    let rounds = serve.stat("orders", "rounds");
+    assert!(rounds < 500.0, "500 pipelined INCRs took {rounds} rounds");
+
+    // A GET in a transaction after an INCR sent before the MULTI.
+    let mut burst = Vec::new();
+    for _ in 0..100 {
+        burst.extend_from_slice(b"INCR orders\r\nMULTI\r\nGET orders\r\nEXEC\r\n");
+    }
+    c.raw(&burst);
+    for _ in 0..100 {
+        let incr = c.read().unwrap().id().unwrap();
+        assert_eq!(c.read(), Some(status("OK")));
+        assert_eq!(c.read(), Some(status("QUEUED")));
+        let Some(Reply::Array(got)) = c.read() else {
+            panic!("EXEC is an array")
+        };
+        let get = got[0].id().unwrap();
+        assert!(get >= incr, "GET {get} in EXEC after INCR {incr}");
+    }
+}
