@@ -147,7 +147,7 @@ fn the_password_holder_gets_in_while_strangers_hold_every_slot() {
 }
 
 #[test]
-fn a_connection_that_does_not_authenticate_in_time_is_closed_however_busy() {
+fn a_connection_that_does_not_authenticate_in_time_is_closed_busy_or_idle() {
     let servers = masters(3, true);
     let serve = Serve::start_env(
         &servers,
@@ -156,6 +156,7 @@ fn a_connection_that_does_not_authenticate_in_time_is_closed_however_busy() {
     );
     let mut holder = serve.client();
     assert_eq!(holder.send(&["AUTH", PASSWORD]), status("OK"));
+    let mut idle = serve.client();
     let mut stranger = serve.client();
     // Both stay busy (never idle for the timeout); only the stranger,
     // who never authenticates, is closed.
@@ -182,7 +183,14 @@ fn a_connection_that_does_not_authenticate_in_time_is_closed_however_busy() {
         thread::sleep(Duration::from_millis(50));
     }
     assert!(started.elapsed() >= Duration::from_millis(900));
-    assert_eq!(serve.counter("stats", "auth_timeouts"), 1);
+    // One that sent nothing is closed for the same reason, and told so.
+    let told = idle.read().expect("a reason before the close");
+    assert!(
+        told.error().contains("not authenticated in time"),
+        "{told:?}"
+    );
+    assert!(idle.closed());
+    assert_eq!(serve.counter("stats", "auth_timeouts"), 2);
     assert_eq!(holder.send(&["INCR", "orders"]), Reply::Int(1));
 }
 

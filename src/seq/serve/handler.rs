@@ -256,14 +256,20 @@ impl Handler<'_> {
                 more = self.connection.read() => return if more { Wait::More } else { Wait::Close },
                 () = fired(&mut self.idle) => {
                     let due = self.server.idle_timeout.map(|t| self.last_request + t);
-                    match (due, &mut self.idle) {
-                        // Requests came since it was armed: due later.
-                        (Some(due), Some(idle)) if due > Instant::now() => idle.as_mut().reset(due),
-                        _ => {
-                            self.server.stats.idle_closed.fetch_add(1, Relaxed);
-                            return Wait::Close;
-                        }
+                    // Requests came since it was armed: due later.
+                    if let (Some(due), Some(idle)) = (due, &mut self.idle)
+                        && due > Instant::now()
+                    {
+                        idle.as_mut().reset(due);
+                        continue;
                     }
+                    // Both timers due: the time to authenticate is the
+                    // reason (it is never longer than the idle one).
+                    if self.out_of_time() {
+                        return Wait::Tell(AUTH_TIMED_OUT);
+                    }
+                    self.server.stats.idle_closed.fetch_add(1, Relaxed);
+                    return Wait::Close;
                 }
                 () = fired(&mut self.auth_due) => {
                     self.timed_out();
