@@ -295,6 +295,25 @@ fn bad_input_is_one_line_with_its_code_and_changes_nothing() {
             one_line(&out);
         }
     }
+    // A sequence name is 1 to 512 bytes of text without control
+    // characters, on the command line as in `seq serve`.
+    let too_long = "n".repeat(513);
+    let names: [(Vec<&str>, &str); 4] = [
+        (vec!["next", "a\nb"], "U+000A at byte 1"),
+        (vec!["get", "\u{1b}[31mred"], "U+001B at byte 0"),
+        (vec!["set-floor", "x\u{85}", "5"], "U+0085 at byte 1"),
+        (vec!["next", &too_long], "longer than 512 bytes"),
+    ];
+    for (args, message) in names {
+        let out = seq(&servers, &args);
+        assert_code(&out, 2);
+        let line = one_line(&out);
+        assert!(line.contains(message), "{args:?}: {line}");
+        assert!(
+            !line.contains('\u{1b}') && !line.contains('\u{85}'),
+            "{line}"
+        );
+    }
     let mut cmd = common::yaraus();
     cmd.args(["seq", "next", "orders", "--redis", "redis://host:notaport"]);
     let out = run(&mut cmd);

@@ -90,6 +90,7 @@ struct Inner {
     ids_handed_out: Family<Labels, Counter>,
     seq_nodes_ok: Gauge,
     seq_nodes: Gauge,
+    seq_auth_failures: Counter,
     hilo_cycles: Counter,
     hilo_failed_cycles: Counter,
     hilo_windows_open: Family<Labels, Gauge>,
@@ -195,6 +196,11 @@ impl Inner {
             "Ids handed out by seq serve, per sequence",
             self.ids_handed_out.clone(),
         );
+        r.register(
+            "seq_auth_failures",
+            "Wrong passwords sent to seq serve (AUTH, HELLO AUTH)",
+            self.seq_auth_failures.clone(),
+        );
     }
 
     /// The hilo agent's cycles and windows.
@@ -256,6 +262,7 @@ impl Metrics {
             ids_handed_out: Family::default(),
             seq_nodes_ok: Gauge::default(),
             seq_nodes: Gauge::default(),
+            seq_auth_failures: Counter::default(),
             hilo_cycles: Counter::default(),
             hilo_failed_cycles: Counter::default(),
             hilo_windows_open: Family::default(),
@@ -356,6 +363,13 @@ impl Metrics {
         self.with(|m| {
             m.seq_nodes_ok.set(i64::try_from(ok).unwrap_or(i64::MAX));
             m.seq_nodes.set(i64::try_from(total).unwrap_or(i64::MAX));
+        });
+    }
+
+    /// A client of seq serve sent a wrong password.
+    pub fn seq_auth_failure(&self) {
+        self.with(|m| {
+            m.seq_auth_failures.inc();
         });
     }
 

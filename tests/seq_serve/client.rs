@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 pub struct Serve {
     pub run: Run,
     pub port: u16,
+    /// `YARAUS_SEQ_PASSWORD` of its environment, which `info_text` sends.
+    password: Option<String>,
     _scratch: Scratch,
 }
 
@@ -59,9 +61,14 @@ impl Serve {
         let log = run.log();
         let rest = &log[log.find("listening on 127.0.0.1:").unwrap() + 23..];
         let port = rest[..rest.find(' ').unwrap()].parse().unwrap();
+        let password = env
+            .iter()
+            .find(|(k, _)| *k == "YARAUS_SEQ_PASSWORD")
+            .map(|(_, v)| v.to_string());
         Serve {
             run,
             port,
+            password,
             _scratch: scratch,
         }
     }
@@ -90,7 +97,11 @@ impl Serve {
 
     /// The text of `INFO section` (RESP2: a bulk string).
     pub fn info_text(&self, section: &str) -> String {
-        match self.client().send(&["INFO", section]) {
+        let mut c = self.client();
+        if let Some(password) = &self.password {
+            assert_eq!(c.send(&["AUTH", password]), status("OK"));
+        }
+        match c.send(&["INFO", section]) {
             Reply::Bulk(Some(text)) => text,
             other => panic!("INFO is a bulk string in RESP2: {other:?}"),
         }
@@ -103,6 +114,22 @@ impl Serve {
             .find_map(|l| l.strip_prefix(&format!("{field}:")))
             .unwrap_or_else(|| panic!("no {field} in:\n{text}"))
             .to_string()
+    }
+
+    /// `field` of `INFO section`, as a number (`stats`, `clients`...).
+    pub fn counter(&self, section: &str, field: &str) -> u64 {
+        info_field(&self.info_text(section), field)
+    }
+
+    /// A line of the server's `/proc/PID/status` in KiB: `VmRSS` (resident
+    /// now) or `VmHWM` (the most it was).
+    pub fn memory_kib(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.run.pid())).unwrap();
+        let line = status
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")))
+            .unwrap_or_else(|| panic!("no {field} in /proc/PID/status"));
+        line.split_whitespace().next().unwrap().parse().unwrap()
     }
 
     pub fn stat(&self, name: &str, field: &str) -> f64 {
@@ -260,6 +287,15 @@ impl Client {
             Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
         }
     }
+}
+
+/// The number after `field:` in the text of an `INFO`.
+pub fn info_field(text: &str, field: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in:\n{text}"))
+        .parse()
+        .unwrap()
 }
 
 pub fn bulk(s: &str) -> Reply {

@@ -16,10 +16,14 @@
 //! * `client.rs`: the server as a process, the raw RESP client, and the
 //!   uniqueness and real-time order check.
 //! * `protocol.rs`: what one client sees: commands, AUTH, 64-bit ids,
-//!   pipelines and the batch cap.
+//!   sequence names, pipelines (a GET sees the INCR before it) and the
+//!   batch cap.
 //! * `nodes.rs`: the Redis nodes behind it: concurrent clients and servers,
 //!   a node killed or frozen, nodes that do not persist every write.
 //! * `robustness.rs`: bad clients, the connection limit, SIGTERM.
+//! * `hostile.rs`: clients that take more than their share: a transaction
+//!   past the bound on replies, strangers holding every slot or never
+//!   authenticating, passwords guessed by AUTH and HELLO AUTH.
 //! * `io.rs`: how a connection reads and writes: requests cut across
 //!   reads, 10,000 in one write, a client that reads none of its replies.
 //! * `real_clients.rs`: redis-cli and redis-benchmark.
@@ -39,6 +43,7 @@ mod common;
 
 mod client;
 mod health;
+mod hostile;
 mod io;
 mod libs;
 mod metrics;
@@ -54,7 +59,9 @@ mod redis_rs;
 mod resp3;
 mod robustness;
 
-use client::{Call, Client, Reply, Serve, assert_unique_and_ordered, bulk, hammer, status};
+use client::{
+    Call, Client, Reply, Serve, assert_unique_and_ordered, bulk, hammer, info_field, status,
+};
 use common::RedisServer;
 use common::lock::masters;
 use nix::sys::signal::Signal;

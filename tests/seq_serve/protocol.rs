@@ -213,3 +213,107 @@ fn max_batch_caps_the_ids_of_a_round_but_never_splits_a_request() {
     // 10 INCRs at 3 a round, the 7 alone, the last INCR: at least 6 rounds.
     assert!(serve.stat("orders", "rounds") >= 6.0);
 }
+
+#[test]
+fn a_sequence_name_is_printable_text_of_1_to_512_bytes_and_a_bad_one_consumes_nothing() {
+    let servers = masters(3, true);
+    let serve = Serve::start(&servers, &[]);
+    let mut c = serve.client();
+    // Any text without control characters: spaces, letters of any
+    // script, symbols, 512 bytes of two-byte letters.
+    let longest = "é".repeat(256);
+    for name in ["orders 2024", "заказы", "订单:2024", "🧾", longest.as_str()] {
+        assert_eq!(c.send(&["INCR", name]), Reply::Int(1), "{name}");
+    }
+    let control = [
+        ("a\nb", "U+000A at byte 1"),
+        ("\0", "U+0000 at byte 0"),
+        ("tab\t", "U+0009 at byte 3"),
+        ("\u{1b}[31mred", "U+001B at byte 0"),
+        ("del\u{7f}", "U+007F at byte 3"),
+        ("é\u{85}", "U+0085 at byte 2"),
+        ("x\u{9f}", "U+009F at byte 1"),
+    ];
+    for (name, says) in control {
+        for req in [&["INCR", name][..], &["INCRBY", name, "2"], &["GET", name]] {
+            let e = c.send(req);
+            assert!(
+                e.error()
+                    .starts_with("ERR the sequence name must not contain control characters")
+                    && e.error().contains(says),
+                "{req:?}: {e:?}"
+            );
+        }
+        // In a transaction: refused while queuing, and EXEC runs nothing.
+        assert_eq!(c.send(&["MULTI"]), status("OK"));
+        assert_eq!(c.send(&["INCR", "orders 2024"]), status("QUEUED"));
+        assert!(c.send(&["INCR", name]).error().contains(says));
+        assert!(c.send(&["EXEC"]).error().starts_with("EXECABORT"));
+    }
+    let too_long = format!("x{longest}");
+    assert!(
+        c.send(&["INCR", &too_long])
+            .error()
+            .contains("longer than 512")
+    );
+    c.raw(b"*2\r\n$4\r\nINCR\r\n$2\r\n\xff\xfe\r\n");
+    assert_eq!(
+        c.read().unwrap().error(),
+        "ERR the sequence name must be UTF-8 text"
+    );
+    // Nothing but the five good names reached a node.
+    for s in &servers {
+        let mut keys = s.query::<Vec<String>>(&["KEYS", "*"]);
+        keys.retain(|k| k.starts_with("yaraus:seq:"));
+        assert_eq!(keys.len(), 5, "{keys:?}");
+    }
+    assert_eq!(c.send(&["INCR", "orders 2024"]), Reply::Int(2));
+}
+
+/// Redis answers a connection's requests in order, with their effects in
+/// order: a GET pipelined after an INCR sees it, whether the INCR's round
+/// is still running or not, and in a transaction after it too.
+#[test]
+fn a_pipelined_get_sees_the_incr_sent_before_it() {
+    let servers = masters(3, true);
+    let serve = Serve::start(&servers, &[]);
+    let mut c = serve.client();
+    let mut burst = Vec::new();
+    for _ in 0..500 {
+        burst.extend_from_slice(b"INCR orders\r\nGET orders\r\n");
+    }
+    c.raw(&burst);
+    let mut stale = Vec::new();
+    for _ in 0..500 {
+        let incr = c.read().unwrap().id().unwrap();
+        // Null: no node held the sequence yet, older than any INCR.
+        let get = match c.read().unwrap() {
+            Reply::Bulk(None) => 0,
+            reply => reply.id().unwrap(),
+        };
+        if get < incr {
+            stale.push((incr, get));
+        }
+    }
+    assert!(stale.is_empty(), "GETs older than their INCR: {stale:?}");
+    // Pipelined INCRs still share rounds: 500 requests, far fewer rounds.
+    let rounds = serve.stat("orders", "rounds");
+    assert!(rounds < 500.0, "500 pipelined INCRs took {rounds} rounds");
+
+    // A GET in a transaction after an INCR sent before the MULTI.
+    let mut burst = Vec::new();
+    for _ in 0..100 {
+        burst.extend_from_slice(b"INCR orders\r\nMULTI\r\nGET orders\r\nEXEC\r\n");
+    }
+    c.raw(&burst);
+    for _ in 0..100 {
+        let incr = c.read().unwrap().id().unwrap();
+        assert_eq!(c.read(), Some(status("OK")));
+        assert_eq!(c.read(), Some(status("QUEUED")));
+        let Some(Reply::Array(got)) = c.read() else {
+            panic!("EXEC is an array")
+        };
+        let get = got[0].id().unwrap();
+        assert!(get >= incr, "GET {get} in EXEC after INCR {incr}");
+    }
+}

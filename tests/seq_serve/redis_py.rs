@@ -1,7 +1,8 @@
 //! redis-py 8 (`clients/redis_py.py`) with its defaults (RESP3), with
 //! `protocol=2` and `protocol=3`, through `from_url`, with its own parsers
 //! and with hiredis: ids unique and increasing across two names, one at a
-//! time and in both kinds of pipeline; ids above 2^63 − 1 exact; a
+//! time and in both kinds of pipeline (a plain one's GET sees the INCR
+//! before it); ids above 2^63 − 1 exact; a
 //! transaction refused while queuing raises its error and writes nothing;
 //! with a password, the `HELLO 3 AUTH` handshake.
 
@@ -74,6 +75,14 @@ fn check_every_mode(venv: &str, hiredis: bool) {
         );
         assert_eq!(tx[3], tx[2], "GET sees the transaction's INCRBY: {what}");
         let plain = ids(&out["plain_pipeline"]);
+        for pair in ids(&out["incr_get"]).chunks(2) {
+            assert!(
+                pair[1] >= pair[0],
+                "GET {} after INCR {}: {what}",
+                pair[1],
+                pair[0]
+            );
+        }
         a.extend([tx[0], tx[2], plain[0], plain[2]]);
         b.extend([tx[1], plain[1]]);
         assert_eq!(a[10], a[9] + 5, "INCRBY 5: {what}");

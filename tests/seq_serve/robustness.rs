@@ -10,11 +10,7 @@ use std::net::TcpStream;
 fn bad_clients_are_closed_and_disturb_no_one() {
     let servers = masters(3, true);
     let serve = Serve::start(&servers, &["--idle-timeout", "500ms"]);
-    let rss = || -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", serve.run.pid())).unwrap();
-        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-        line.split_whitespace().nth(1).unwrap().parse().unwrap()
-    };
+    let rss = || serve.memory_kib("VmRSS");
     let mut good = serve.client();
     assert_eq!(good.send(&["INCR", "orders"]), Reply::Int(1));
     let before = rss();

@@ -4,7 +4,10 @@
 //!
 //! * `INCR name`, `INCRBY name k` (k ≥ 1: the last id of a fresh block of
 //!   k), queued for the name's sequencer (`batch.rs`); `GET name`, the
-//!   majority's current value, read-only (null when no node holds it);
+//!   majority's current value, read-only (null when no node holds it),
+//!   read once the connection's requests before it are answered
+//!   (`handler.rs` has why); every name passes [`crate::seq::check_name`]
+//!   first;
 //! * `MULTI`/`EXEC`/`DISCARD` around them (`multi.rs`);
 //! * the connection's own (`session.rs`): `PING`, `ECHO`, `QUIT`, `SELECT
 //!   0`, `AUTH`, `HELLO [2|3]`, `CLIENT SETNAME/GETNAME/SETINFO/ID`,
@@ -32,9 +35,6 @@ use std::sync::atomic::Ordering::Relaxed;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-/// Longest sequence name (the key is `NAMESPACE:seq:NAME` on every node).
-pub const MAX_NAME: usize = 512;
-
 /// What a request gives the connection.
 pub enum Outcome {
     /// The reply, encoded.
@@ -47,10 +47,63 @@ pub enum Outcome {
     Close(Vec<u8>),
     /// `EXEC`'s reply: an array of these, each when it is there.
     Exec(Vec<Outcome>),
-    /// Inside [`Outcome::Exec`] only: a request to run once the replies
-    /// before it are in (a `GET` after an `INCR` of the same transaction
-    /// must see it).
+    /// A request to run once the replies before it on the connection are
+    /// in: a `GET` after a request still unanswered must see its effect.
     Deferred(Box<dyn FnOnce() -> Outcome + Send>),
+    /// A wrong password's reply, written after [`AUTH_PAUSE`]; the
+    /// connection closes after it when `close`.
+    ///
+    /// [`AUTH_PAUSE`]: super::limits::AUTH_PAUSE
+    Refused { reply: Vec<u8>, close: bool },
+}
+
+impl Outcome {
+    /// Whether its reply is still to come (a round, a read, a request
+    /// waiting for those before it).
+    pub fn unanswered(&self) -> bool {
+        match self {
+            Outcome::Later(_) | Outcome::Ids(_) | Outcome::Deferred(_) => true,
+            Outcome::Exec(replies) => replies.iter().any(Outcome::unanswered),
+            Outcome::Now(_) | Outcome::Close(_) | Outcome::Refused { .. } => false,
+        }
+    }
+
+    /// The bytes of reply it holds already.
+    pub fn held(&self) -> usize {
+        match self {
+            Outcome::Now(reply) | Outcome::Close(reply) | Outcome::Refused { reply, .. } => {
+                reply.len()
+            }
+            Outcome::Exec(replies) => replies.iter().map(Outcome::held).sum(),
+            _ => 0,
+        }
+    }
+
+    /// Whether the connection closes after its reply.
+    pub fn closes(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Close(_) | Outcome::Refused { close: true, .. }
+        )
+    }
+}
+
+/// What a connection has in flight when a request of it is dispatched:
+/// the order of its replies and their bound depend on it.
+#[derive(Clone, Copy, Default)]
+pub struct InFlight {
+    /// A reply before this request is still to come.
+    pub unanswered: bool,
+    /// Bytes of replies made and not yet written.
+    pub bytes: usize,
+}
+
+impl InFlight {
+    /// With `outcome`, the next request's.
+    pub fn add(&mut self, outcome: &Outcome) {
+        self.unanswered |= outcome.unanswered();
+        self.bytes += outcome.held();
+    }
 }
 
 pub fn ok() -> Outcome {
@@ -65,6 +118,13 @@ pub fn reply(encode: impl FnOnce(&mut Vec<u8>)) -> Outcome {
 
 pub fn err(text: &str) -> Outcome {
     reply(|out| resp::error_reply(out, text))
+}
+
+/// An error reply, after which the connection closes.
+pub fn closing_err(text: &str) -> Outcome {
+    let mut out = Vec::new();
+    resp::error_reply(&mut out, text);
+    Outcome::Close(out)
 }
 
 pub fn arity(name: &str) -> Outcome {
@@ -84,8 +144,14 @@ const KNOWN: [&str; 19] = [
     "COMMAND", "CONFIG", "INFO", "RESET", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH",
 ];
 
-/// Runs one request of `client` (or queues it, inside `MULTI`).
-pub fn dispatch(server: &Arc<Server>, client: &mut Client, req: Request) -> Outcome {
+/// Runs one request of `client` (or queues it, inside `MULTI`), which
+/// comes after `before` on its connection.
+pub fn dispatch(
+    server: &Arc<Server>,
+    client: &mut Client,
+    req: Request,
+    before: InFlight,
+) -> Outcome {
     server.stats.commands.fetch_add(1, Relaxed);
     let mut room = [0; NAME_ROOM];
     let name = capitals(&req[0], &mut room);
@@ -103,7 +169,7 @@ pub fn dispatch(server: &Arc<Server>, client: &mut Client, req: Request) -> Outc
             Some(k) => incr(server, &args[0], k, true),
             None => bad_increment(),
         },
-        ("GET", 1) => get(server, &args[0], client.proto),
+        ("GET", 1) => read(server, &args[0], client.proto, before.unanswered),
         ("PING", 0) => reply(|out| resp::simple(out, "PONG")),
         ("PING", 1) | ("ECHO", 1) => reply(|out| resp::bulk(out, &args[0])),
         ("QUIT", _) => Outcome::Close(b"+OK\r\n".to_vec()),
@@ -113,7 +179,7 @@ pub fn dispatch(server: &Arc<Server>, client: &mut Client, req: Request) -> Outc
         ("CLIENT", 1..) => session::client_command(client, args),
         ("RESET", 0) => session::reset(server, client),
         ("MULTI", _) => multi::begin(client, args),
-        ("EXEC", _) => multi::exec(server, client, args),
+        ("EXEC", _) => multi::exec(server, client, args, before),
         ("DISCARD", _) => multi::discard(client, args),
         ("WATCH", 1..) => multi::watch(client),
         ("UNWATCH", 0) => ok(),
@@ -209,15 +275,16 @@ fn positive(text: &[u8]) -> Option<u64> {
     text.parse().ok().filter(|&k| k > 0)
 }
 
-/// The name as a sequence name, or the reply that refuses it.
+/// The name as a sequence name, or the reply that refuses it: checked
+/// here, before anything is queued or sent, by the library's rule
+/// ([`crate::seq::check_name`]) that the command line follows too.
 fn sequence_name(raw: &[u8]) -> Result<&str, Outcome> {
-    match std::str::from_utf8(raw) {
-        Ok("") => Err(err("ERR the sequence name must not be empty")),
-        Ok(name) if name.len() <= MAX_NAME => Ok(name),
-        Ok(_) => Err(err(&format!(
-            "ERR the sequence name is longer than {MAX_NAME} bytes"
-        ))),
-        Err(_) => Err(err("ERR the sequence name must be UTF-8 text")),
+    let Ok(name) = std::str::from_utf8(raw) else {
+        return Err(err("ERR the sequence name must be UTF-8 text"));
+    };
+    match crate::seq::check_name(name) {
+        Ok(()) => Ok(name),
+        Err(e) => Err(err(&format!("ERR {e}"))),
     }
 }
 
@@ -242,11 +309,25 @@ fn incr(server: &Arc<Server>, raw: &[u8], count: u64, last: bool) -> Outcome {
     }
 }
 
-pub fn get(server: &Arc<Server>, raw: &[u8], proto: Proto) -> Outcome {
+/// `GET`: read now, or, when a request before it on the connection is
+/// still unanswered, once it is (so that the `GET` sees what the requests
+/// before it did, as Redis answers a connection's requests in order). Only
+/// reads wait: `INCR`s are dispatched at once, so that a pipeline's share
+/// a round.
+fn read(server: &Arc<Server>, raw: &[u8], proto: Proto, after_unanswered: bool) -> Outcome {
     let name = match sequence_name(raw) {
         Ok(name) => name,
         Err(refusal) => return refusal,
     };
+    if !after_unanswered {
+        return get(server, name, proto);
+    }
+    let (server, name) = (Arc::clone(server), name.to_string());
+    Outcome::Deferred(Box::new(move || get(&server, &name, proto)))
+}
+
+/// Reads the majority's current value of a valid name, on a task of its own.
+fn get(server: &Arc<Server>, name: &str, proto: Proto) -> Outcome {
     let key = match server.keys.counter(name) {
         Ok(key) => key,
         Err(e) => return err(&format!("ERR {e}")),

@@ -6,12 +6,26 @@
 //! dispatched before any reply is awaited, so a client that pipelines
 //! `INCR`s has them all queued at once and they share a round; the replies
 //! are then written in request order. That is a [`Turn`].
-//! At most [`MAX_PENDING`] requests (and about [`MAX_QUEUED`] bytes of
-//! replies) are outstanding per connection, and the socket is not read
-//! while they are, so the sequencers' queues and this connection's buffers
-//! stay bounded whatever the client sends: about 200 KiB at worst; an idle
-//! connection holds the room of its last read (512 bytes, up to 16 KiB for
-//! one whose last reads were a long pipeline: `conn.rs`).
+//!
+//! **Order.** Redis answers a connection's requests in order *with their
+//! effects in order*, and clients count on it: a `GET` pipelined after an
+//! `INCR` must see it. Dispatching both at once would let the `GET`'s read
+//! of the nodes overtake the `INCR`'s round. So each request is dispatched
+//! knowing what the turn has in flight before it ([`InFlight`]): a `GET`
+//! after a request still unanswered is [`Outcome::Deferred`], and runs
+//! when [`Handler::reply`] reaches it, that is once every reply before it
+//! is in. The same rule, with the same flag carried on, orders the
+//! requests of a transaction (`multi.rs`): one mechanism for pipelines and
+//! `EXEC`. Only reads wait: `INCR`s are never held back, so a pipeline's
+//! still share a round (group commit).
+//!
+//! **Bounds.** At most [`MAX_PENDING`] requests (and about [`MAX_QUEUED`]
+//! bytes of replies) are outstanding per connection, and the socket is not
+//! read while they are, so the sequencers' queues and this connection's
+//! buffers stay bounded whatever the client sends: about 200 KiB at worst,
+//! and 1 MiB more while a transaction's replies are held (`limits.rs`); an
+//! idle connection holds the room of its last read (512 bytes, up to 16 KiB
+//! for one whose last reads were a long pipeline: `conn.rs`).
 //!
 //! The per-request work is kept off the allocator and the timer wheel:
 //! the replies of a turn are encoded straight into the connection's
@@ -26,18 +40,24 @@
 //! * `--idle-timeout` without a complete request: a client that sent half
 //!   a frame and went silent counts as idle, the half frame does not renew
 //!   the timer; so is one that reads none of its replies for that long;
+//! * a transaction whose replies would pass the bound, the last wrong
+//!   password allowed, no authentication within its time, or a new
+//!   connection needing the slot of one that never authenticated
+//!   (`limits.rs`): an error line says which, then the close;
 //! * the server stopping, once the replies of its requests in flight are
 //!   written (an idle connection closes at once).
 
-use super::command::{self, Outcome};
+use super::command::{self, InFlight, Outcome};
 use super::conn::{Connection, ReadNow};
+use super::limits::{self, AUTH_PAUSE, AUTH_TIME};
 use super::resp::{self, ProtocolError};
 use super::{Client, Server};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
 use tokio::net::TcpStream;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::time::{Instant, Sleep};
 
 /// Most requests of one connection in flight at once.
@@ -64,9 +84,12 @@ pub async fn serve(
         idle: server
             .idle_timeout
             .map(|t| Box::pin(tokio::time::sleep_until(now + t))),
+        auth_due: None,
         turn: Turn::default(),
     };
+    handler.arm_auth();
     handler.run().await;
+    server.guard.forget(handler.client.id);
 }
 
 /// One connection's loop and state.
@@ -79,6 +102,8 @@ struct Handler<'a> {
     last_request: Instant,
     /// With `--idle-timeout`: due at or before `last_request` + the timeout.
     idle: Option<Pin<Box<Sleep>>>,
+    /// While the connection is not authenticated: the end of its time to.
+    auth_due: Option<Pin<Box<Sleep>>>,
     /// The current turn (its list is kept from one turn to the next).
     turn: Turn,
 }
@@ -87,8 +112,8 @@ struct Handler<'a> {
 #[derive(Default)]
 struct Turn {
     pending: Vec<Outcome>,
-    /// Bytes of replies already made (an ECHO of 64 KiB, say).
-    queued: usize,
+    /// What the requests so far leave in flight for the next one.
+    flight: InFlight,
     /// The last request closes the connection (`QUIT`, a protocol error).
     closing: bool,
     /// The client closed its end.
@@ -99,28 +124,45 @@ impl Turn {
     /// Ready for the next turn, keeping the list's allocation.
     fn clear(&mut self) {
         self.pending.clear();
-        self.queued = 0;
+        self.flight = InFlight::default();
         self.closing = false;
         self.ended = false;
     }
 
     fn push(&mut self, outcome: Outcome) {
-        self.closing = matches!(outcome, Outcome::Close(_));
-        if let Outcome::Now(reply) | Outcome::Close(reply) = &outcome {
-            self.queued += reply.len();
-        }
+        self.closing = outcome.closes();
+        self.flight.add(&outcome);
         self.pending.push(outcome);
     }
 
     /// Whether the connection's limit of outstanding requests is reached.
     fn full(&self) -> bool {
-        self.pending.len() >= MAX_PENDING || self.queued >= MAX_QUEUED
+        self.pending.len() >= MAX_PENDING || self.flight.bytes >= MAX_QUEUED
     }
 }
+
+/// What ended a wait for more requests.
+enum Wait {
+    /// More bytes came.
+    More,
+    /// The connection is to close (end of stream, idle, the server stopping).
+    Close,
+    /// The connection is to close, after this error line to the client.
+    Tell(&'static str),
+}
+
+/// What an unauthenticated connection is told when it runs out of time.
+const AUTH_TIMED_OUT: &str = "ERR closed: not authenticated in time";
+/// What an unauthenticated connection is told when it gives its slot.
+const EVICTED: &str =
+    "ERR closed: not authenticated, and a new connection needed the slot (--max-clients)";
 
 impl Handler<'_> {
     async fn run(&mut self) {
         loop {
+            if self.out_of_time() {
+                return self.close_with(AUTH_TIMED_OUT).await;
+            }
             self.dispatch();
             let full = self.turn.full();
             let (closing, ended) = (self.turn.closing, self.turn.ended);
@@ -134,12 +176,18 @@ impl Handler<'_> {
             if ended {
                 return;
             }
+            self.arm_auth();
             // The socket is not read while the limit is reached.
             if full {
                 continue;
             }
-            if *self.shutdown.borrow() || !self.wait_for_more().await {
+            if *self.shutdown.borrow() {
                 return;
+            }
+            match self.wait_for_more().await {
+                Wait::More => {}
+                Wait::Close => return,
+                Wait::Tell(why) => return self.close_with(why).await,
             }
         }
     }
@@ -153,7 +201,13 @@ impl Handler<'_> {
             match self.connection.request() {
                 Ok(Some(req)) => {
                     self.last_request = Instant::now();
-                    turn.push(command::dispatch(self.server, &mut self.client, req));
+                    let before = turn.flight;
+                    turn.push(command::dispatch(
+                        self.server,
+                        &mut self.client,
+                        req,
+                        before,
+                    ));
                 }
                 // Requests of a pipeline may be in the socket already: take
                 // them now, so that they share the round of those before.
@@ -168,9 +222,7 @@ impl Handler<'_> {
                 Ok(None) => break,
                 Err(ProtocolError(what)) => {
                     self.server.stats.protocol_errors.fetch_add(1, Relaxed);
-                    turn.push(Outcome::Close(error(&format!(
-                        "ERR Protocol error: {what}"
-                    ))));
+                    turn.push(command::closing_err(&format!("ERR Protocol error: {what}")));
                 }
             }
         }
@@ -187,10 +239,6 @@ impl Handler<'_> {
                 Outcome::Exec(replies) => {
                     resp::array(out, replies.len());
                     for outcome in replies {
-                        let outcome = match outcome {
-                            Outcome::Deferred(run) => run(),
-                            outcome => outcome,
-                        };
                         settle(outcome, out).await;
                     }
                 }
@@ -201,39 +249,119 @@ impl Handler<'_> {
         self.connection.flush(self.server.idle_timeout).await
     }
 
-    /// Nothing complete is left: waits for more bytes. `false` when the
-    /// connection is to close (end of stream, idle, the server stopping).
-    async fn wait_for_more(&mut self) -> bool {
+    /// Nothing complete is left: waits for more bytes.
+    async fn wait_for_more(&mut self) -> Wait {
         loop {
             tokio::select! {
-                more = self.connection.read() => return more,
+                more = self.connection.read() => return if more { Wait::More } else { Wait::Close },
                 () = fired(&mut self.idle) => {
                     let due = self.server.idle_timeout.map(|t| self.last_request + t);
-                    match (due, &mut self.idle) {
-                        // Requests came since it was armed: due later.
-                        (Some(due), Some(idle)) if due > Instant::now() => idle.as_mut().reset(due),
-                        _ => {
-                            self.server.stats.idle_closed.fetch_add(1, Relaxed);
-                            return false;
-                        }
+                    // Requests came since it was armed: due later.
+                    if let (Some(due), Some(idle)) = (due, &mut self.idle)
+                        && due > Instant::now()
+                    {
+                        idle.as_mut().reset(due);
+                        continue;
                     }
+                    // Both timers due: the time to authenticate is the
+                    // reason (it is never longer than the idle one).
+                    if self.out_of_time() {
+                        return Wait::Tell(AUTH_TIMED_OUT);
+                    }
+                    self.server.stats.idle_closed.fetch_add(1, Relaxed);
+                    return Wait::Close;
                 }
-                _ = self.shutdown.changed() => return false,
+                () = fired(&mut self.auth_due) => {
+                    self.timed_out();
+                    return Wait::Tell(AUTH_TIMED_OUT);
+                }
+                () = evicted(&mut self.client.stranger) => {
+                    self.log_evicted();
+                    return Wait::Tell(EVICTED);
+                }
+                _ = self.shutdown.changed() => return Wait::Close,
             }
+        }
+    }
+
+    /// The time to authenticate starts when the connection is (again, after
+    /// `RESET`) unauthenticated, and ends when it authenticates.
+    fn arm_auth(&mut self) {
+        if self.client.authenticated {
+            self.auth_due = None;
+        } else if self.auth_due.is_none() {
+            let time = self.auth_time();
+            self.auth_due = Some(Box::pin(tokio::time::sleep(time)));
+        }
+    }
+
+    /// How long a connection may stay unauthenticated: an unauthenticated
+    /// connection is no more welcome than an idle one.
+    fn auth_time(&self) -> Duration {
+        self.server
+            .idle_timeout
+            .map_or(AUTH_TIME, |t| t.min(AUTH_TIME))
+    }
+
+    /// Whether the connection is still unauthenticated past its time to
+    /// authenticate: checked before each turn, since a busy connection
+    /// does not wait for more, where the timer is.
+    fn out_of_time(&self) -> bool {
+        let late = self
+            .auth_due
+            .as_ref()
+            .is_some_and(|due| due.deadline() <= Instant::now());
+        if late {
+            self.timed_out();
+        }
+        late
+    }
+
+    /// Counts and logs a connection that did not authenticate in time.
+    fn timed_out(&self) {
+        self.server.stats.auth_timeouts.fetch_add(1, Relaxed);
+        if let Some(left_out) = self.server.guard.unauthenticated.admit() {
+            crate::warn!(
+                "seq serve: closed the connection of {}: not authenticated within {}{}",
+                self.client.peer,
+                crate::base::duration::shown(self.auth_time()),
+                limits::left_out(left_out)
+            );
+        }
+    }
+
+    /// Logs that this unauthenticated connection gave its slot.
+    fn log_evicted(&self) {
+        if let Some(left_out) = self.server.guard.unauthenticated.admit() {
+            crate::warn!(
+                "seq serve: closed the connection of {}: not authenticated, and every slot of \
+                 --max-clients was taken when a new connection came{}",
+                self.client.peer,
+                limits::left_out(left_out)
+            );
+        }
+    }
+
+    /// Tells the client why, briefly, and closes.
+    async fn close_with(&mut self, why: &str) {
+        resp::error_reply(self.connection.out(), why);
+        if self.connection.flush(Some(TELL_TIME)).await {
+            self.connection.shutdown().await;
         }
     }
 }
 
-/// An error reply, encoded.
-fn error(text: &str) -> Vec<u8> {
-    let mut reply = Vec::new();
-    resp::error_reply(&mut reply, text);
-    reply
-}
+/// Longest wait to tell a client why it is closed: it may read nothing.
+const TELL_TIME: Duration = Duration::from_secs(1);
 
 /// Adds the reply of one request to `out`, once it is there (`EXEC`
 /// inside `EXEC` cannot be: it is never queued).
 async fn settle(outcome: Outcome, out: &mut Vec<u8>) {
+    let outcome = match outcome {
+        // The replies before it are in: it may run now.
+        Outcome::Deferred(run) => run(),
+        outcome => outcome,
+    };
     match outcome {
         Outcome::Now(reply) | Outcome::Close(reply) => out.extend_from_slice(&reply),
         Outcome::Ids(rx) => match rx.await {
@@ -245,6 +373,10 @@ async fn settle(outcome: Outcome, out: &mut Vec<u8>) {
             Ok(reply) => out.extend_from_slice(&reply),
             Err(_) => resp::error_reply(out, SHUTTING_DOWN),
         },
+        Outcome::Refused { reply, .. } => {
+            tokio::time::sleep(AUTH_PAUSE).await;
+            out.extend_from_slice(&reply);
+        }
         Outcome::Exec(_) | Outcome::Deferred(_) => resp::error_reply(out, "ERR EXEC inside EXEC"),
     }
 }
@@ -252,10 +384,23 @@ async fn settle(outcome: Outcome, out: &mut Vec<u8>) {
 /// The reply to a request whose round or read was dropped unanswered.
 const SHUTTING_DOWN: &str = "ERR the server is shutting down";
 
-/// Resolves when the idle timer is due; never without one.
-async fn fired(idle: &mut Option<Pin<Box<Sleep>>>) {
-    match idle {
+/// Resolves when the timer is due; never without one.
+async fn fired(timer: &mut Option<Pin<Box<Sleep>>>) {
+    match timer {
         Some(sleep) => sleep.as_mut().await,
         None => std::future::pending().await,
     }
+}
+
+/// Resolves when this never-authenticated connection is to give its slot;
+/// never otherwise.
+async fn evicted(stranger: &mut Option<oneshot::Receiver<()>>) {
+    if let Some(rx) = stranger.as_mut()
+        && rx.await.is_ok()
+    {
+        return;
+    }
+    // Forgotten (authenticated): nothing will come.
+    *stranger = None;
+    std::future::pending().await
 }

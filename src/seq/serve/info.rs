@@ -25,6 +25,15 @@ pub struct ServerStats {
     pub protocol_errors: AtomicU64,
     /// Connections closed by `--idle-timeout`.
     pub idle_closed: AtomicU64,
+    /// Connections closed because a transaction's replies would pass the
+    /// bound (`limits.rs`).
+    pub too_large: AtomicU64,
+    /// Wrong passwords (`AUTH`, `HELLO … AUTH`).
+    pub auth_failures: AtomicU64,
+    /// Connections closed for not authenticating in time.
+    pub auth_timeouts: AtomicU64,
+    /// Unauthenticated connections closed to admit a new one.
+    pub evicted: AtomicU64,
 }
 
 impl Default for ServerStats {
@@ -37,6 +46,10 @@ impl Default for ServerStats {
             commands: AtomicU64::new(0),
             protocol_errors: AtomicU64::new(0),
             idle_closed: AtomicU64::new(0),
+            too_large: AtomicU64::new(0),
+            auth_failures: AtomicU64::new(0),
+            auth_timeouts: AtomicU64::new(0),
+            evicted: AtomicU64::new(0),
         }
     }
 }
@@ -116,11 +129,17 @@ pub fn render(
         let _ = write!(
             out,
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
-             protocol_errors:{}\r\nidle_timeouts:{}\r\n\r\n",
+             protocol_errors:{}\r\nidle_timeouts:{}\r\n\
+             client_output_buffer_limit_disconnections:{}\r\nacl_access_denied_auth:{}\r\n\
+             auth_timeouts:{}\r\nunauthenticated_evicted:{}\r\n\r\n",
             server.received.load(Relaxed),
             server.commands.load(Relaxed),
             server.protocol_errors.load(Relaxed),
             server.idle_closed.load(Relaxed),
+            server.too_large.load(Relaxed),
+            server.auth_failures.load(Relaxed),
+            server.auth_timeouts.load(Relaxed),
+            server.evicted.load(Relaxed),
         );
     }
     if all || section == "health" {

@@ -5,9 +5,14 @@
 //! How a request flows:
 //!
 //! ```text
-//! accept (mod.rs)        --max-clients: one more gets `-ERR max number of clients reached`
+//! accept (mod.rs)        --max-clients: when full, the oldest connection that never
+//!                          authenticated gives its slot; without one, the new one gets
+//!                          `-ERR max number of clients reached`
 //! handler.rs             one per connection: conn.rs reads → resp.rs parser (limits)
-//!                          → command.rs → conn.rs writes the replies in request order
+//!                          → command.rs → conn.rs writes the replies in request order,
+//!                          with their effects in order (a GET after an INCR sees it)
+//! limits.rs              what one client may take: replies held, time and slot
+//!                          before AUTH, wrong passwords
 //! session.rs             AUTH, HELLO (the protocol), CLIENT, RESET: the connection's state
 //! MULTI … EXEC           → multi.rs queues, EXEC dispatches the queue at once
 //! INCR / INCRBY          → the name's queue → its sequencer (batch.rs): one majority round
@@ -40,6 +45,7 @@ mod conn;
 mod handler;
 mod health;
 mod info;
+mod limits;
 mod multi;
 mod resp;
 mod session;
@@ -100,12 +106,24 @@ pub struct Server {
     nodes: Vec<String>,
     /// Told when the last connection closes.
     emptied: Notify,
+    /// The unauthenticated connections, and the logs of clients over a
+    /// limit (`limits.rs`).
+    guard: limits::Guard,
+    /// Counts wrong passwords for `--metrics-listen`.
+    metrics: crate::metrics::Metrics,
 }
 
 /// One connection's session state.
 pub struct Client {
     id: u64,
+    /// The client's address, for log lines.
+    peer: String,
     authenticated: bool,
+    /// Until it first authenticates (with `--requirepass`): resolves when
+    /// the connection is to give its slot to a new one.
+    stranger: Option<tokio::sync::oneshot::Receiver<()>>,
+    /// Wrong passwords it sent.
+    auth_failures: u32,
     name: Option<Vec<u8>>,
     /// RESP2 until `HELLO 3`.
     proto: Proto,
@@ -137,7 +155,7 @@ impl Server {
                 quorum: config.quorum.clone(),
                 timeout: config.timeout,
                 max_batch: config.max_batch,
-                metrics: config.metrics,
+                metrics: config.metrics.clone(),
                 retire_after: config.retire_after,
             }),
             quorum: config.quorum,
@@ -152,6 +170,8 @@ impl Server {
             listen,
             nodes,
             emptied: Notify::new(),
+            guard: limits::Guard::default(),
+            metrics: config.metrics,
         });
         let (shutdown_tx, shutdown) = watch::channel(false);
         tokio::spawn(health::probe_forever(
@@ -205,28 +225,30 @@ impl Server {
         }
     }
 
-    /// Serves `stream` on a task of its own, or refuses it over the limit.
+    /// Serves `stream` on a task of its own, or refuses it over the limit:
+    /// when every slot is taken, the oldest connection that never
+    /// authenticated gives its slot (`limits.rs`), and only when there is
+    /// none is the new one refused.
     fn admit(self: Arc<Self>, stream: TcpStream, id: u64, shutdown: watch::Receiver<bool>) {
         self.stats.received.fetch_add(1, Relaxed);
         let _ = stream.set_nodelay(true);
         if self.stats.connected.load(Relaxed) >= self.max_clients {
-            self.stats.rejected.fetch_add(1, Relaxed);
-            tokio::spawn(async move {
-                let mut stream = stream;
-                let refuse = async {
-                    stream
-                        .write_all(b"-ERR max number of clients reached\r\n")
-                        .await?;
-                    stream.shutdown().await
-                };
-                let _ = tokio::time::timeout(Duration::from_secs(1), refuse).await;
-            });
-            return;
+            if !self.guard.evict_oldest() {
+                refuse(stream, &self.stats);
+                return;
+            }
+            self.stats.evicted.fetch_add(1, Relaxed);
         }
         self.stats.connected.fetch_add(1, Relaxed);
+        let authenticated = self.password.is_none();
         let client = Client {
             id,
-            authenticated: self.password.is_none(),
+            peer: stream
+                .peer_addr()
+                .map_or_else(|_| "an unknown address".into(), |a| a.to_string()),
+            authenticated,
+            stranger: (!authenticated).then(|| self.guard.stranger(id)),
+            auth_failures: 0,
             name: None,
             proto: Proto::Resp2,
             multi: None,
@@ -238,4 +260,19 @@ impl Server {
             }
         });
     }
+}
+
+/// Refuses a connection over `--max-clients`, as Redis does.
+fn refuse(stream: TcpStream, stats: &ServerStats) {
+    stats.rejected.fetch_add(1, Relaxed);
+    tokio::spawn(async move {
+        let mut stream = stream;
+        let refuse = async {
+            stream
+                .write_all(b"-ERR max number of clients reached\r\n")
+                .await?;
+            stream.shutdown().await
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), refuse).await;
+    });
 }

@@ -9,11 +9,22 @@
 //!   the array of the replies. Running it is dispatching every request at
 //!   once, with no wait in between, so the `INCR`s on one name land in
 //!   that name's queue back to back and share one group-commit round as
-//!   far as `--max-batch` allows. A `GET` that follows an `INCR` in the
-//!   transaction is the exception: it reads the nodes once the replies
-//!   before it are in, so that it sees them, as in Redis (it may also see
-//!   ids handed out since: a `GET` never promises more). An error at `EXEC` time (no majority, a
-//!   sequence at 2^64 − 1) is that element of the array, as in Redis.
+//!   far as `--max-batch` allows. A `GET` after a request still unanswered
+//!   (in the transaction or before it on the connection) is the exception:
+//!   it reads the nodes once the replies before it are in, so that it sees
+//!   them, as in Redis (it may also see ids handed out since: a `GET`
+//!   never promises more). That is the connection's own order rule
+//!   (`handler.rs`), carried into the transaction. An error at `EXEC` time
+//!   (no majority, a sequence at 2^64 − 1) is that element of the array,
+//!   as in Redis.
+//! * `EXEC`'s reply is one, made of up to 1,024; `INFO` alone is as long
+//!   as the list of sequences. So the replies made without the nodes
+//!   (`PING`, `ECHO`, `INFO`) are made first and counted, with what the
+//!   connection holds already, against the bound on one connection's
+//!   replies (`limits.rs`); past it the client gets one error in place of
+//!   the array and the connection closes, before any request of the
+//!   transaction reached a node. An `INFO` in a transaction reports the
+//!   server as `EXEC` began.
 //! * A request refused while queuing (unknown, wrong arity, a bad
 //!   increment or sequence name, a command not allowed in a transaction)
 //!   gets its error, and `EXEC` then answers `-EXECABORT` and runs
@@ -31,9 +42,12 @@
 //! of arguments: one more is refused (and aborts the transaction), so a
 //! client that never sends `EXEC` costs bounded memory.
 
-use super::Client;
-use super::command::{self, Outcome, arity, err, ok, reply};
+use super::command::{self, InFlight, Outcome, arity, err, ok, reply};
+use super::limits::{self, MAX_REPLY_BYTES};
 use super::resp::{self, Request};
+use super::{Client, Server};
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 
 /// Most requests in one transaction.
 pub const MAX_QUEUED: usize = 1024;
@@ -118,12 +132,22 @@ pub fn queue(client: &mut Client, name: &str, req: Request) -> Outcome {
     reply(|out| resp::simple(out, "QUEUED"))
 }
 
-/// `EXEC`: the queued requests, run at once in order; their replies come
-/// as one array ([`Outcome::Exec`]).
+/// `EXEC`: the queued requests, run in order; their replies come as one
+/// array ([`Outcome::Exec`]). `before` is what the connection has in
+/// flight before it.
+///
+/// The replies made without the nodes (`PING`, `ECHO`, `INFO`) are made
+/// first, each counted against [`MAX_REPLY_BYTES`] with what the
+/// connection holds already and an id's room for each request to the
+/// nodes: a transaction over the bound stops there, before any of its
+/// requests reached a node, so it consumes no id. Then the requests to the
+/// nodes are dispatched in order, as the connection's own would be (a
+/// `GET` after an unanswered request waits for it: `command::read`).
 pub fn exec(
-    server: &std::sync::Arc<super::Server>,
+    server: &Arc<Server>,
     client: &mut Client,
     args: &[Vec<u8>],
+    before: InFlight,
 ) -> Outcome {
     if !args.is_empty() {
         return arity("exec");
@@ -134,19 +158,55 @@ pub fn exec(
     if tx.failed {
         return err("EXECABORT Transaction discarded because of previous errors.");
     }
-    let mut outcomes = Vec::with_capacity(tx.queued.len());
-    let mut waiting = false;
+    let mut held = before.bytes;
+    let mut made = Vec::with_capacity(tx.queued.len());
     for req in tx.queued {
-        if waiting && req[0].eq_ignore_ascii_case(b"GET") {
-            let (server, proto) = (std::sync::Arc::clone(server), client.proto);
-            outcomes.push(Outcome::Deferred(Box::new(move || {
-                command::get(&server, &req[1], proto)
-            })));
-            continue;
+        let to_nodes = ["INCR", "INCRBY", "GET"]
+            .iter()
+            .any(|name| req[0].eq_ignore_ascii_case(name.as_bytes()));
+        let slot = if to_nodes {
+            held += ID_REPLY;
+            Err(req)
+        } else {
+            let outcome = command::dispatch(server, client, req, before);
+            held += outcome.held();
+            Ok(outcome)
+        };
+        if held > MAX_REPLY_BYTES {
+            return too_large(server, client);
         }
-        let outcome = command::dispatch(server, client, req);
-        waiting |= matches!(outcome, Outcome::Later(_) | Outcome::Ids(_));
-        outcomes.push(outcome);
+        made.push(slot);
     }
-    Outcome::Exec(outcomes)
+    let mut flight = before;
+    let replies = made
+        .into_iter()
+        .map(|slot| {
+            let outcome = slot.unwrap_or_else(|req| command::dispatch(server, client, req, flight));
+            flight.add(&outcome);
+            outcome
+        })
+        .collect();
+    Outcome::Exec(replies)
+}
+
+/// The room of the longest id reply: `$20`, its 20 digits, two CRLFs.
+const ID_REPLY: usize = 27;
+
+/// A transaction whose replies would pass the bound: counted, logged, an
+/// error in place of its array, and the connection closes.
+fn too_large(server: &Server, client: &Client) -> Outcome {
+    server.stats.too_large.fetch_add(1, Relaxed);
+    if let Some(left_out) = server.guard.too_large.admit() {
+        crate::warn!(
+            "seq serve: closed the connection of {}: its transaction's replies would exceed {} \
+             bytes, the bound on one connection's replies{}",
+            client.peer,
+            MAX_REPLY_BYTES,
+            limits::left_out(left_out)
+        );
+    }
+    command::closing_err(&format!(
+        "ERR the transaction's replies would exceed {MAX_REPLY_BYTES} bytes, the bound on one \
+         connection's replies; the connection is closed"
+    ))
 }

@@ -2,7 +2,12 @@
 //! them, because client libraries send them on connecting and stop when
 //! the answer is not what Redis gives:
 //!
-//! * `AUTH [user] pass` (with `--requirepass`: user `default` only);
+//! * `AUTH [user] pass` (with `--requirepass`: user `default` only), and
+//!   `HELLO … AUTH user pass` through the same check ([`check_auth`]): a
+//!   wrong password is counted (`INFO stats`, the metrics), logged with
+//!   the client's address (never the password), answered after a pause,
+//!   and the last one allowed closes the connection (`limits.rs` has the
+//!   figures and why);
 //! * `HELLO [protover [AUTH user pass] [SETNAME name]]`: `HELLO 3` switches
 //!   the connection to RESP3 (redis-py 8 and `redis-cli -3` send it first
 //!   and refuse a server that answers an error), `HELLO 2` back; without a
@@ -21,26 +26,91 @@
 //! Nothing here touches the nodes.
 
 use super::command::{Outcome, arity, err, ok, reply};
+use super::limits::{self, AUTH_PAUSE, MAX_AUTH_FAILURES};
 use super::resp::{self, Proto};
 use super::{Client, Server};
+use std::sync::atomic::Ordering::Relaxed;
 
-pub fn auth(server: &Server, client: &mut Client, args: &[Vec<u8>]) -> Outcome {
-    let Some(password) = &server.password else {
-        return err(
+/// What a password check found.
+pub enum AuthCheck {
+    Passed,
+    /// No `--requirepass`: nothing to check against.
+    NotConfigured,
+    Wrong,
+}
+
+/// The one check of a user and password, for `AUTH` and `HELLO … AUTH`.
+pub fn check_auth(server: &Server, user: &[u8], given: &[u8]) -> AuthCheck {
+    match &server.password {
+        None => AuthCheck::NotConfigured,
+        Some(password) if user == b"default" && same(given, password.as_bytes()) => {
+            AuthCheck::Passed
+        }
+        Some(_) => AuthCheck::Wrong,
+    }
+}
+
+/// Checks `user`/`given` for `client`: `Ok` once authenticated, or the
+/// reply that refuses it (a wrong password counted, logged, paused).
+fn authenticate(
+    server: &Server,
+    client: &mut Client,
+    user: &[u8],
+    given: &[u8],
+) -> Result<(), Outcome> {
+    match check_auth(server, user, given) {
+        AuthCheck::Passed => {
+            client.authenticated = true;
+            client.stranger = None;
+            server.guard.forget(client.id);
+            Ok(())
+        }
+        AuthCheck::NotConfigured => Err(err(
             "ERR AUTH <password> called without any password configured for the default \
              user. Are you sure your configuration is correct?",
+        )),
+        AuthCheck::Wrong => Err(wrong_password(server, client)),
+    }
+}
+
+/// A wrong password: counted, logged (the address, never the password),
+/// answered after a pause, and the connection closed at the last one
+/// allowed (`limits.rs`).
+fn wrong_password(server: &Server, client: &mut Client) -> Outcome {
+    client.auth_failures += 1;
+    server.stats.auth_failures.fetch_add(1, Relaxed);
+    server.metrics.seq_auth_failure();
+    if let Some(left_out) = server.guard.wrong_password.admit() {
+        crate::warn!(
+            "seq serve: wrong password from {} ({} of the {} a connection is allowed; each is \
+             answered after {}){}",
+            client.peer,
+            client.auth_failures,
+            MAX_AUTH_FAILURES,
+            crate::base::duration::shown(AUTH_PAUSE),
+            limits::left_out(left_out)
         );
-    };
+    }
+    let mut reply = Vec::new();
+    resp::error_reply(
+        &mut reply,
+        "WRONGPASS invalid username-password pair or user is disabled.",
+    );
+    Outcome::Refused {
+        reply,
+        close: client.auth_failures >= MAX_AUTH_FAILURES,
+    }
+}
+
+pub fn auth(server: &Server, client: &mut Client, args: &[Vec<u8>]) -> Outcome {
     let (user, given) = match args {
         [pass] => (b"default".as_slice(), pass),
         [user, pass] => (user.as_slice(), pass),
         _ => return arity("auth"),
     };
-    if user == b"default" && same(given, password.as_bytes()) {
-        client.authenticated = true;
-        ok()
-    } else {
-        err("WRONGPASS invalid username-password pair or user is disabled.")
+    match authenticate(server, client, user, given) {
+        Ok(()) => ok(),
+        Err(refusal) => refusal,
     }
 }
 
@@ -108,10 +178,9 @@ pub fn hello(server: &Server, client: &mut Client, args: &[Vec<u8>]) -> Outcome 
         Err(refusal) => return refusal,
     };
     if let Some([user, pass]) = &options.auth
-        && let Outcome::Now(refusal) = auth(server, client, &[user.clone(), pass.clone()])
-        && refusal.first() == Some(&b'-')
+        && let Err(refusal) = authenticate(server, client, user, pass)
     {
-        return Outcome::Now(refusal);
+        return refusal;
     }
     if !client.authenticated {
         return err(
@@ -182,7 +251,9 @@ pub fn client_command(client: &mut Client, args: &[Vec<u8>]) -> Outcome {
     }
 }
 
-/// `RESET`: the connection as it was when accepted (its id stays).
+/// `RESET`: the connection as it was when accepted (its id stays; its
+/// wrong passwords still count; unauthenticated again, it has the time to
+/// authenticate of `limits.rs` again).
 pub fn reset(server: &Server, client: &mut Client) -> Outcome {
     client.proto = Proto::Resp2;
     client.name = None;

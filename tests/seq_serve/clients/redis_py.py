@@ -7,7 +7,7 @@ with hiredis): `python redis_py.py PORT MODE`, MODE one of `default`
 (protocol= given), `url` (redis.from_url), `auth` (the default protocol
 with the password of $SEQ_PASSWORD: `HELLO 3 AUTH default ...`). It takes ids from two names,
 one at a time, in a transaction pipeline (the default) and in a plain
-one, reads ids above 2^63 - 1, and checks that a transaction refused while
+one (200 INCR + GET pairs in one, each GET after its INCR), reads ids above 2^63 - 1, and checks that a transaction refused while
 queuing raises and writes nothing. It asserts nothing itself: it prints
 what it got as one JSON object, and the Rust test judges it, so that a
 failure shows the data.
@@ -62,6 +62,11 @@ def main():
     pipe = r.pipeline(transaction=False)
     pipe.incr("a").incr("b").incr("a")
     out["plain_pipeline"] = pipe.execute()
+    pipe = r.pipeline(transaction=False)
+    for _ in range(200):
+        pipe.incr("c").get("c")
+    # A null GET (no node held "c" yet) is older than any INCR: 0.
+    out["incr_get"] = [0 if v is None else as_text(v)[0] for v in pipe.execute()]
 
     before = r.get("a")
     pipe = r.pipeline()
