@@ -36,6 +36,6 @@ pub mod tree;
 mod watchdog;
 
 pub use child::{ChildSpec, exit_code, substitute};
-pub use hold::{HoldOptions, HoldOutcome, hold, hold_once};
+pub use hold::{HoldOptions, HoldOutcome, StartAfter, hold, hold_once};
 pub use link::Watchdog;
 pub use signals::Signals;
