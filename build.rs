@@ -22,7 +22,11 @@ fn main() {
     let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let commit = commit(&dir).unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=YARAUS_GIT_COMMIT={commit}");
-    println!("cargo:rustc-env=YARAUS_FEATURES={}", features());
+    // A file, not a variable: the line is absent when no feature is on, and
+    // `--version` takes it in at compile time.
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"));
+    std::fs::write(out.join("features_line"), features_line(std::env::vars()))
+        .expect("OUT_DIR is writable");
 }
 
 /// `git` in `dir`: its trimmed stdout, or `None` if it is missing or fails.
@@ -85,9 +89,11 @@ fn watch_git_files(dir: &Path) {
     }
 }
 
-/// The enabled cargo features, `+a,+b`, or `none`.
-fn features() -> String {
-    let mut enabled: Vec<String> = std::env::vars()
+/// `--version`'s second line, `features: +a,+b`, after a newline; empty
+/// when no feature is enabled. `vars`: the build script's environment, in
+/// which cargo names each enabled feature `CARGO_FEATURE_NAME`.
+pub fn features_line(vars: impl Iterator<Item = (String, String)>) -> String {
+    let mut enabled: Vec<String> = vars
         .filter_map(|(k, _)| {
             k.strip_prefix("CARGO_FEATURE_")
                 .map(|f| format!("+{}", f.to_lowercase().replace('_', "-")))
@@ -95,8 +101,8 @@ fn features() -> String {
         .collect();
     enabled.sort();
     if enabled.is_empty() {
-        "none".to_string()
+        String::new()
     } else {
-        enabled.join(",")
+        format!("\nfeatures: {}", enabled.join(","))
     }
 }

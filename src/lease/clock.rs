@@ -152,13 +152,40 @@ impl Lease {
         let drifting = self.offset.surely_exceeds(self.clock.warn_over);
         if drifting && !self.offset_warned {
             crate::warn!(
-                "this host's clock is {}: the grace delay assumes clocks that agree; ids are \
-                 still guarded by the id's record, but fix the time sync",
-                self.offset.describe()
+                "this host's clock is {}: the grace delay assumes clocks that agree; {}",
+                self.offset.describe(),
+                self.what_guards_the_ids()
             );
         }
         self.offset_warned = drifting;
         Ok(())
+    }
+
+    /// For the offset warning: what kept this holder's command from making
+    /// ids an earlier holder of the id made, which depends on what the
+    /// lease found.
+    fn what_guards_the_ids(&self) -> String {
+        match (&self.found, self.clock.max_offset) {
+            (Some(_), _) => "ids are still guarded by the id's clock record (the command \
+                             started after the previous holder's last instant), but fix the \
+                             time sync"
+                .to_string(),
+            (None, Some(bound)) => format!(
+                "id {} had no clock record, so its ids are guarded only by {} {} (the command \
+                 started after the server's time plus that offset): fix the time sync",
+                self.id,
+                Setting::MaxClockOffset,
+                crate::base::duration::shown(bound)
+            ),
+            (None, None) => format!(
+                "id {} had no clock record when leased (a new pool, or its record lost or \
+                 deleted), so nothing but the grace delay kept its ids from repeating an \
+                 earlier holder's: fix the time sync, and set {} on every host to guard ids \
+                 without a record",
+                self.id,
+                Setting::MaxClockOffset
+            ),
+        }
     }
 
     /// The horizon a release records: the wall clock now (the command's

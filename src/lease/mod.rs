@@ -160,8 +160,12 @@ pub struct Lease {
 pub enum Acquired {
     /// An id, valid until its [`Lease::deadline`].
     Leased(Box<Lease>),
-    /// Every id is leased; the first expires in `next_free`.
-    Exhausted { next_free: Duration },
+    /// Every id is leased; the first expires in `next_free`, at
+    /// `expires_at` (Unix ms, the server's clock).
+    Exhausted {
+        next_free: Duration,
+        expires_at: i64,
+    },
     /// An id was leased but a majority of the replicas did not confirm it in
     /// time, so it was released again.
     NotReplicated { why: String },
@@ -241,7 +245,10 @@ impl Leaser {
         self.client_id = client;
         if ok == 0 {
             let next_free = Duration::from_millis(expiry_ms.saturating_sub(now_ms).max(0) as u64);
-            return Ok(Acquired::Exhausted { next_free });
+            return Ok(Acquired::Exhausted {
+                next_free,
+                expires_at: expiry_ms,
+            });
         }
         let id = WorkerId::decode(&member).ok_or_else(|| {
             Error::State(format!(

@@ -29,14 +29,18 @@ impl Claimant for Leaser {
         }
         match attempt {
             Ok(Acquired::Leased(lease)) => Ok(Attempt::Acquired(lease)),
-            // The earliest expiry is no forecast: a holder renews its lease
-            // for as long as its command runs, so the figure says only how
-            // soon an id frees if a holder dies.
-            Ok(Acquired::Exhausted { next_free }) => Ok(Attempt::Refused(Refusal::busy(format!(
-                "no id is free: every id of the pool {} is held, and renewed while its \
-                 command runs (were its holder to stop, the earliest would be free in {})",
+            // The earliest expiry is no forecast: a waiter cannot tell a
+            // holder that renews from one that died, so it says when the
+            // lease runs out unless renewed.
+            Ok(Acquired::Exhausted {
+                next_free,
+                expires_at,
+            }) => Ok(Attempt::Refused(Refusal::busy(format!(
+                "no id is free: every id of the pool {} is held until its lease expires, unless \
+                 its holder renews it (the earliest expires in {}, at {} on the server's clock)",
                 self.keys.ids,
-                crate::base::duration::shown(Duration::from_secs(next_free.as_secs()))
+                crate::base::duration::shown(Duration::from_secs(next_free.as_secs())),
+                clock::show_wall(expires_at)
             )))),
             Ok(Acquired::NotReplicated { why }) => Ok(Attempt::Refused(Refusal::unreachable(why))),
             Err(e) if e.is_unavailable() => {

@@ -1,5 +1,5 @@
 //! The command, as yaraus sees it: started, signalled and followed through
-//! the watchdog, which is its parent (`watchdog.rs`).
+//! the watchdog, which is its parent (`watchdog/`).
 //!
 //! * The command leads a process group of its own, so one `killpg` reaches
 //!   it and everything it started (`sh -c 'a | b'`), and a signal meant for

@@ -44,8 +44,16 @@ pub struct HoldOptions {
     /// Bound on the final release request.
     pub release_timeout: Duration,
     /// After the delay, wait until the wall clock has passed this instant
-    /// (a worker id's previous holder's horizon, `crate::lease::clock`).
-    pub start_after: Option<SystemTime>,
+    /// (a worker id's clock guard, `crate::lease::clock`).
+    pub start_after: Option<StartAfter>,
+}
+
+/// A wall-clock instant the command must not start before.
+#[derive(Clone, Copy, Debug)]
+pub struct StartAfter {
+    pub at: SystemTime,
+    /// What the instant is, for the line that says why the command waits.
+    pub what: &'static str,
 }
 
 /// How a hold ended, its claim released.
@@ -258,17 +266,17 @@ impl<C: Claim> Hold<C> {
     /// Read again after each sleep: the clock may be set meanwhile.
     async fn wait_for_wall_clock(
         &mut self,
-        after: SystemTime,
+        after: StartAfter,
         signals: &mut Signals,
     ) -> Result<(), Early> {
         let mut said = false;
-        while let Ok(gap) = after.duration_since(SystemTime::now()) {
+        while let Ok(gap) = after.at.duration_since(SystemTime::now()) {
             if !said {
                 crate::info!(
-                    "waiting {} more for this host's clock to pass {}, the last instant at \
-                     which the previous holder could make ids (on its clock)",
+                    "waiting {} more for this host's clock to pass {}, {}",
                     crate::base::duration::shown(Duration::from_millis(gap.as_millis() as u64 + 1)),
-                    humantime::format_rfc3339_millis(after)
+                    humantime::format_rfc3339_millis(after.at),
+                    after.what
                 );
                 said = true;
             }

@@ -9,7 +9,7 @@
 //! * [`crate::claim::Keeper`]: renews the claim and knows its deadline,
 //!   measured on [`crate::base::clock`] (`CLOCK_BOOTTIME`: it keeps counting through a
 //!   suspend); gives up `--kill-after` before the deadline.
-//! * `watchdog.rs`: a small process of its own, forked first thing, parent
+//! * `watchdog/`: a small process of its own, forked first thing, parent
 //!   and subreaper of the command. It enforces the deadline by itself
 //!   (SIGTERM at deadline − kill-after, SIGKILL at the deadline) and kills
 //!   the whole tree the moment yaraus dies; a frozen or blocked yaraus does
@@ -36,6 +36,6 @@ pub mod tree;
 mod watchdog;
 
 pub use child::{ChildSpec, exit_code, substitute};
-pub use hold::{HoldOptions, HoldOutcome, hold, hold_once};
+pub use hold::{HoldOptions, HoldOutcome, StartAfter, hold, hold_once};
 pub use link::Watchdog;
 pub use signals::Signals;

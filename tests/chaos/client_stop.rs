@@ -19,7 +19,8 @@
 use super::child::now_ns;
 use super::common::RedisServer;
 use super::common::process::proc_stat;
-use super::harness::{Budget, Report, assert_no_overlap, serial};
+use super::figures::{Budget, Report, assert_no_overlap};
+use super::harness::serial;
 use super::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;

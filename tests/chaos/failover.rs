@@ -30,7 +30,8 @@ use super::child::now_ns;
 use super::common::pool::init_pool;
 use super::common::sentinel::{Sentinel, sentinel_url, wait_failover};
 use super::common::{RedisServer, ServerOptions};
-use super::harness::{Budget, ClientSpec, Fleet, Outcome, Report, assert_no_overlap, serial};
+use super::figures::{Budget, Outcome, Report, assert_no_overlap};
+use super::harness::{ClientSpec, Fleet, serial};
 use super::*;
 
 /// The lease and the lock's ttl of this test.

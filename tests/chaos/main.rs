@@ -27,8 +27,9 @@
 //! How: [`harness`] runs the client loops (each restarts its yaraus when it
 //! exits); every yaraus supervises [`child`], this executable started again,
 //! which appends `start`/`beat`/`stop` lines with `CLOCK_MONOTONIC` stamps to
-//! one shared log; [`lives`] reads the log back as lives and finds overlaps.
-//! Each test prints one report line to stderr: the fault, trials run, faults
+//! one shared log; [`lives`] reads the log back as lives and finds overlaps;
+//! [`figures`] sums them up. Each test prints one report line to stderr
+//! ([`figures::Report`]): the fault, trials run, faults
 //! injected, overlaps found (asserted to be 0), children killed (yaraus exit
 //! 124; how many of those the watchdog SIGKILLed), and the time to recovery
 //! (from the fault to every id and lock held again by a live child).
@@ -48,6 +49,7 @@ mod common;
 mod child;
 mod client_stop;
 mod failover;
+mod figures;
 mod harness;
 mod lives;
 mod master_stop;

@@ -15,7 +15,8 @@
 
 use super::child::now_ns;
 use super::common::RedisServer;
-use super::harness::{Budget, Report, assert_no_overlap, serial};
+use super::figures::{Budget, Report, assert_no_overlap};
+use super::harness::serial;
 use super::*;
 
 /// How long the master stays frozen beyond `--expire`.

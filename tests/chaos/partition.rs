@@ -14,7 +14,8 @@ use super::common::RedisServer;
 use super::common::ServerOptions;
 use super::common::pool::init_pool;
 use super::common::proxy::Proxy;
-use super::harness::{Budget, Fleet, Report, assert_no_overlap, serial};
+use super::figures::{Budget, Report, assert_no_overlap};
+use super::harness::{Fleet, serial};
 use super::*;
 
 #[test]

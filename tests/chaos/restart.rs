@@ -21,7 +21,8 @@
 use super::child::now_ns;
 use super::common::RedisServer;
 use super::common::pool::init_pool;
-use super::harness::{Budget, Fleet, Report, assert_no_overlap, serial};
+use super::figures::{Budget, Report, assert_no_overlap};
+use super::harness::{Fleet, serial};
 use super::lives::{Lives, overlaps};
 use super::*;
 

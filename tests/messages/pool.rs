@@ -1,5 +1,6 @@
 //! The worker-id pool in the user's words: a full pool says every id is
-//! held rather than promising one soon, and its figure is written as a
+//! held until its lease expires unless renewed, rather than promising one
+//! soon or that its holder still runs, and its figure is written as a
 //! duration is typed; `init` that shrinks the pool says which ids it
 //! removes, and refuses, changing nothing, to remove a leased one unless
 //! `--force`.
@@ -31,11 +32,14 @@ fn a_full_pool_says_every_id_is_held_not_when_one_frees() {
         &out,
         TEMPFAIL,
         &[
-            "yaraus: no id is free: every id of the pool t:ids is held, and renewed while its \
-             command runs (were its holder to stop, the earliest would be free in 29m5",
-            "s); not waiting",
+            "yaraus: no id is free: every id of the pool t:ids is held until its lease \
+             expires, unless its holder renews it (the earliest expires in 29m5",
+            "Z on the server's clock); not waiting",
         ],
     );
+    // A waiter cannot tell a holder that renews from one that died: nothing
+    // renews these leases, as after a SIGKILLed yaraus.
+    assert!(!line.contains("renewed while"), "{line}");
     assert!(!line.contains("next one frees"), "{line}");
     // Only the counters of the attempt changed.
     let ids = |snap: &std::collections::BTreeMap<String, String>| {

@@ -307,6 +307,63 @@ fn a_host_beyond_max_clock_offset_is_refused() {
     );
 }
 
+/// The line of `run`'s log that warns of its offset.
+fn offset_warning(run: &Run) -> String {
+    let log = run.log();
+    let line = log.lines().find(|l| l.contains("ahead of the server's"));
+    line.unwrap_or_else(|| panic!("no offset warning: {log}"))
+        .to_string()
+}
+
+/// A drifting host is told what guards its ids: for an id without a clock
+/// record (a new pool here) nothing but the grace delay, and what to do;
+/// once the first holder left a record, that record.
+#[test]
+fn the_offset_warning_says_what_guards_the_ids() {
+    let (server, scratch) = fresh_pool(1, 1);
+    let first = generate_to_end(&server, &scratch, "a", "+2s", &[]);
+    let warning = offset_warning(&first);
+    for part in [
+        "id 1 had no clock record",
+        "nothing but the grace delay",
+        "set --max-clock-offset on every host",
+    ] {
+        assert!(warning.contains(part), "{part:?} in {warning:?}");
+    }
+    assert!(record(&server).is_some(), "a's release left a record");
+    let second = generate_to_end(&server, &scratch, "b", "+2s", &[]);
+    let warning = offset_warning(&second);
+    assert!(
+        warning.contains("guarded by the id's clock record"),
+        "{warning:?}"
+    );
+}
+
+/// The first holder of an id on a new pool, with `--max-clock-offset`:
+/// there is no previous holder to wait for, and it says what it waits for
+/// instead, and what guards its ids.
+#[test]
+fn without_a_record_max_clock_offset_says_it_waits_for_the_servers_time_plus_the_bound() {
+    let (server, scratch) = fresh_pool(1, 1);
+    let bound = ["--max-clock-offset", "3s"];
+    let run = generate_to_end(&server, &scratch, "a", "+2s", &bound);
+    let log = run.log();
+    let waiting = log
+        .lines()
+        .find(|l| l.contains("for this host's clock to pass"))
+        .unwrap_or_else(|| panic!("no wait said: {log}"));
+    assert!(
+        waiting.contains("the server's time at the end of --delay plus --max-clock-offset"),
+        "{waiting:?}"
+    );
+    assert!(!waiting.contains("previous holder"), "{waiting:?}");
+    let warning = offset_warning(&run);
+    assert!(
+        warning.contains("guarded only by --max-clock-offset 3s"),
+        "{warning:?}"
+    );
+}
+
 /// A host 2 s ahead: warned of, and its offset is in `stats` (JSON and
 /// Prometheus) and `list` (JSON and table).
 #[test]

@@ -1,6 +1,6 @@
 //! Least privilege and secrets, against real redis-servers: a Redis user
 //! made from `yaraus acl-rules` runs every pool subcommand and `lock` (one
-//! master and three) and can touch nothing else (`acl.rs`); the password,
+//! master and three) and can touch nothing else (`acl/`); the password,
 //! however it is given, reaches neither the child nor the process list nor
 //! any output (`secrets.rs`).
 

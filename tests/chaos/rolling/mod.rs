@@ -34,7 +34,8 @@ mod load;
 mod nodes;
 mod runs;
 
-use crate::harness::{Budget, assert_no_overlap, serial};
+use crate::figures::{Budget, assert_no_overlap};
+use crate::harness::serial;
 use load::{Answered, Load, ShowLogs};
 use nodes::{Deployments, wipe_and_heal};
 use runs::{PoolFault, RunFigures, Runs};

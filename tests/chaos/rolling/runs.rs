@@ -15,7 +15,8 @@
 use super::group::{GROUP_BOUND, Group};
 use crate::child::now_ns;
 use crate::common::sentinel::MASTER_NAME;
-use crate::harness::{ClientSpec, Fleet, Outcome};
+use crate::figures::Outcome;
+use crate::harness::{ClientSpec, Fleet};
 use crate::{GRACE, IDS, POOL_NS, RUN_CLIENTS, RUN_OPTS, resources, stubborn};
 use std::time::Duration;
 

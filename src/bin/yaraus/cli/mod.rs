@@ -65,13 +65,14 @@ const VERSION: &str = concat!(
     ")"
 );
 
-/// `--version`: the same and the enabled cargo features, as `rg --version`.
+/// `--version`: the same and, on a second line, the enabled cargo features
+/// if there are any, as `rg --version`.
 const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (rev ",
     env!("YARAUS_GIT_COMMIT"),
-    ")\nfeatures: ",
-    env!("YARAUS_FEATURES")
+    ")",
+    include_str!(concat!(env!("OUT_DIR"), "/features_line"))
 );
 
 /// The command line's definition, with a pointer from every `-h` to what

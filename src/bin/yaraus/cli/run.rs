@@ -89,8 +89,10 @@ pub struct RunArgs {
     /// Clock guard: longest wait for this host's clock to pass the previous holder's.
     ///
     /// Clock guard: the longest to wait, beyond --delay, for this host's wall clock to pass the
-    /// last instant at which the id's previous holder could make ids (on that holder's clock).
-    /// A longer lag is refused (exit 75, the id given back): a clock that far behind is broken.
+    /// last instant at which the id's previous holder could make ids (on that holder's clock),
+    /// or, for an id without a clock record under --max-clock-offset, the server's time at the
+    /// end of --delay plus that offset. A longer lag is refused (exit 75, the id given back): a
+    /// clock that far behind is broken.
     #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub max_clock_wait: Duration,
 

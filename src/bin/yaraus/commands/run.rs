@@ -8,7 +8,7 @@ use yaraus::error::{Error, Result};
 use yaraus::lease::clock::{show_wall, wall_instant, wall_ms};
 use yaraus::lease::{self, ClockPolicy, Lease, Leaser, Requested, Timing};
 use yaraus::metrics::{Kind, Metrics, http};
-use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
+use yaraus::supervise::{ChildSpec, HoldOptions, Signals, StartAfter, Watchdog, hold, substitute};
 use yaraus::timing::clock::offset_warning;
 
 pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result<i32> {
@@ -118,18 +118,35 @@ fn unplaced_id(command: &[String], placeholder: &str) -> Option<String> {
     ))
 }
 
+/// What the command waits for when the id has a clock record.
+const PAST_THE_HORIZON: &str =
+    "the last instant at which the previous holder could make ids (on its clock)";
+
+/// What it waits for when the id has none (a new pool, a lost record) and
+/// `--max-clock-offset` bounds every holder's clock.
+const PAST_THE_BOUND: &str = "the server's time at the end of --delay plus --max-clock-offset \
+     (on this host's clock): the id has no clock record, and no holder within that offset of \
+     the server can have made an id later";
+
 /// The wall-clock instant the command waits for (the id's previous holder's
-/// horizon), or `Err` when that is more than `max_wait` beyond the delay.
+/// horizon, or the bound of an id without one), or `Err` when that is more
+/// than `max_wait` beyond the delay.
 fn clock_guard(
     lease: &Lease,
     delay: std::time::Duration,
     max_wait: std::time::Duration,
-) -> Result<Option<std::time::SystemTime>> {
+) -> Result<Option<StartAfter>> {
     let Some(handover) = lease.handover(delay) else {
         return Ok(None);
     };
     if handover.beyond_delay <= max_wait {
-        return Ok(Some(wall_instant(handover.floor)));
+        return Ok(Some(StartAfter {
+            at: wall_instant(handover.floor),
+            what: match handover.horizon {
+                Some(_) => PAST_THE_HORIZON,
+                None => PAST_THE_BOUND,
+            },
+        }));
     }
     let ours = show_wall(wall_ms());
     let why = match handover.horizon {

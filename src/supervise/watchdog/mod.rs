@@ -24,6 +24,14 @@
 //!
 //! It holds nothing yaraus opened after the fork (Redis connections): only
 //! the socket, and the standard descriptors that the command inherits.
+//!
+//! Its state is three phases ([`state`]): the command's life, how far
+//! stopping its tree has gone, and yaraus's link. Each moves in one place:
+//! `spawn`, `command_ended` and `all_gone`; `terminate` and `kill_all`;
+//! `stand_down` and `yaraus_gone`. It logs nothing: its reports go to the
+//! socket, which is all it has of yaraus's after the fork.
+
+mod state;
 
 use super::protocol::{Frames, Order, Report, frame};
 use super::tree;
@@ -35,6 +43,7 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::timerfd::TimerFd;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
+use state::{Command, Link, Ready, Stopping};
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
@@ -77,27 +86,16 @@ struct Watch {
     link: UnixStream,
     frames: Frames,
     outbox: Vec<u8>,
-    /// yaraus's end closed: kill everything, then exit.
-    orphaned: bool,
-    stood_down: bool,
     sigchld: SignalFd,
     timer: TimerFd,
 
-    /// The command while it has not been reaped.
-    command: Option<Pid>,
-    /// Its process group (its pid), kept after it was reaped.
-    group: Option<Pid>,
-    started: bool,
-    exited: bool,
-    gone_reported: bool,
+    yaraus: Link,
+    command: Command,
+    stopping: Stopping,
+    /// The last command's: by `deadline - kill_after` it gets SIGTERM, by
+    /// `deadline` SIGKILL. Renewals move the deadline until stopping starts.
     kill_after: Duration,
     deadline: Option<BootInstant>,
-    suspended: bool,
-    /// SIGTERM went out; SIGKILL follows at `kill_at`.
-    terminating: bool,
-    kill_at: Option<BootInstant>,
-    /// SIGKILL went out; every descendant found from now on gets one too.
-    killing: bool,
 }
 
 impl Watch {
@@ -123,59 +121,49 @@ impl Watch {
             link,
             frames: Frames::default(),
             outbox: Vec::new(),
-            orphaned: false,
-            stood_down: false,
             sigchld,
             timer,
-            command: None,
-            group: None,
-            started: false,
-            exited: false,
-            gone_reported: false,
+            yaraus: Link::Open,
+            command: Command::NotStarted,
+            stopping: Stopping::No,
             kill_after: Duration::ZERO,
             deadline: None,
-            suspended: false,
-            terminating: false,
-            kill_at: None,
-            killing: false,
         })
     }
 
     fn run(&mut self) -> i32 {
         loop {
             self.arm_timer();
-            // A failing poll (it cannot, short of a kernel bug) still lets
-            // the deadline and the reaping go on.
-            let (link_ready, chld_ready, timer_ready) = self.wait().unwrap_or((false, true, true));
-            if link_ready {
+            let ready = self.wait().unwrap_or(Ready::POLL_FAILED);
+            if ready.link {
                 self.read_orders();
                 self.flush();
             }
-            if chld_ready {
+            if ready.sigchld {
                 while let Ok(Some(_)) = self.sigchld.read_signal() {}
             }
             // Reaping is cheap and cannot miss anything; do it every round,
             // also when a SIGCHLD was merged with another.
-            let ended_now = !self.exited;
+            let was_running = self.command.running().is_some();
             let any_left = self.reap();
-            if ended_now && self.exited && any_left && !self.terminating {
+            let ended_now = was_running && self.command.running().is_none();
+            if ended_now && any_left && self.stopping == Stopping::No {
                 self.leftovers();
             }
-            if timer_ready || self.due() {
+            if ready.timer || self.due() {
                 self.on_time();
             }
-            if self.exited && !any_left && !self.gone_reported {
-                self.gone_reported = true;
-                self.send(&Report::Gone);
-            }
-            if !any_left && (self.orphaned || self.stood_down) {
-                return 0;
+            if !any_left {
+                self.all_gone();
+                if self.yaraus.released() {
+                    return 0;
+                }
             }
         }
     }
 
     /// Blocks until the socket, a SIGCHLD or the timer has something.
-    fn wait(&mut self) -> nix::Result<(bool, bool, bool)> {
+    fn wait(&mut self) -> nix::Result<Ready> {
         let mut link_events = PollFlags::POLLIN;
         if !self.outbox.is_empty() {
             link_events |= PollFlags::POLLOUT;
@@ -185,7 +173,7 @@ impl Watch {
             PollFd::new(self.sigchld.as_fd(), PollFlags::POLLIN),
             PollFd::new(self.timer.as_fd(), PollFlags::POLLIN),
         ];
-        if !self.orphaned {
+        if self.yaraus != Link::Orphaned {
             fds.push(PollFd::new(link, link_events));
         }
         // A backstop for a timer that fires late (libfaketime moves
@@ -204,8 +192,11 @@ impl Watch {
             }
         }
         let ready = |fd: &PollFd| fd.revents().is_some_and(|r| !r.is_empty());
-        let link_ready = fds.get(2).is_some_and(ready);
-        Ok((link_ready, ready(&fds[0]), ready(&fds[1])))
+        Ok(Ready {
+            link: fds.get(2).is_some_and(ready),
+            sigchld: ready(&fds[0]),
+            timer: ready(&fds[1]),
+        })
     }
 
     /// Whether a timed action is due (the timer may have been re-armed
@@ -215,22 +206,18 @@ impl Watch {
     }
 
     fn next_wake(&self) -> Option<BootInstant> {
-        let mut wake: Option<BootInstant> = None;
-        let mut consider = |at: BootInstant| wake = Some(wake.map_or(at, |w| w.min(at)));
-        if !self.terminating && !self.exited {
-            if let Some(deadline) = self.deadline {
-                consider(deadline.saturating_sub(self.kill_after));
-            }
+        match self.stopping {
+            Stopping::No => self
+                .sigterm_at()
+                .filter(|_| self.command.running().is_some()),
+            Stopping::Terminating { kill_at } => Some(kill_at),
+            Stopping::Killing => Some(BootInstant::now() + KILL_SWEEP),
         }
-        if !self.killing {
-            if let Some(at) = self.kill_at {
-                consider(at);
-            }
-        }
-        if self.killing {
-            consider(BootInstant::now() + KILL_SWEEP);
-        }
-        wake
+    }
+
+    /// When SIGTERM is due: the deadline minus kill-after.
+    fn sigterm_at(&self) -> Option<BootInstant> {
+        self.deadline.map(|d| d.saturating_sub(self.kill_after))
     }
 
     fn arm_timer(&self) {
@@ -243,49 +230,54 @@ impl Watch {
     fn on_time(&mut self) {
         // Drains the expiry (the timer is non-blocking); re-arming follows.
         let _ = self.timer.wait();
-        if !self.terminating && !self.exited && self.deadline_due() {
-            self.send(&Report::Expiring);
-            if self.suspended {
-                let _ = self.kill_all();
-            } else {
-                self.terminate();
+        if let (Stopping::No, Command::Running { suspended, .. }) = (self.stopping, self.command) {
+            if self.deadline_due() {
+                self.send(&Report::Expiring);
+                if suspended {
+                    let _ = self.kill_all();
+                } else {
+                    self.terminate();
+                }
             }
         }
-        if self.killing {
-            self.kill_all();
-        } else if self.kill_at.is_some_and(BootInstant::has_passed) {
-            let left = self.kill_all();
-            if left > 0 {
-                self.send(&Report::Killing(left));
+        match self.stopping {
+            Stopping::Killing => {
+                self.kill_all();
             }
+            Stopping::Terminating { kill_at } if kill_at.has_passed() => {
+                let left = self.kill_all();
+                if left > 0 {
+                    self.send(&Report::Killing(left));
+                }
+            }
+            _ => {}
         }
     }
 
     /// SIGTERM and SIGCONT to the whole tree now, SIGKILL `kill_after` later
     /// or at the deadline, whichever comes first.
     fn terminate(&mut self) {
-        if self.terminating || self.killing {
+        if self.stopping != Stopping::No {
             return;
         }
-        self.terminating = true;
         let below = tree::descendants(self.me);
-        tree::signal(&below, self.group, Signal::SIGTERM);
+        let group = self.command.group();
+        tree::signal(&below, group, Signal::SIGTERM);
         // A stopped process cannot act on its SIGTERM.
-        tree::signal(&below, self.group, Signal::SIGCONT);
-        let mut at = BootInstant::now() + self.kill_after;
+        tree::signal(&below, group, Signal::SIGCONT);
+        let mut kill_at = BootInstant::now() + self.kill_after;
         if let Some(deadline) = self.deadline {
-            at = at.min(deadline);
+            kill_at = kill_at.min(deadline);
         }
-        self.kill_at = Some(at);
+        self.stopping = Stopping::Terminating { kill_at };
     }
 
     /// SIGKILL to the whole tree, now and at every sweep until it is gone.
     /// Returns how many processes were alive.
     fn kill_all(&mut self) -> usize {
-        self.killing = true;
-        self.terminating = true;
+        self.stopping = Stopping::Killing;
         let below = tree::descendants(self.me);
-        tree::signal(&below, self.group, Signal::SIGKILL)
+        tree::signal(&below, self.command.group(), Signal::SIGKILL)
     }
 
     /// Reaps every child that ended (the command, and orphans of its tree
@@ -301,7 +293,7 @@ impl Watch {
                 Err(_) => return true,
                 Ok(status) => status,
             };
-            let is_command = status.pid().is_some() && status.pid() == self.command;
+            let is_command = status.pid().is_some() && status.pid() == self.command.running();
             if !is_command {
                 continue;
             }
@@ -316,29 +308,25 @@ impl Watch {
         }
     }
 
-    /// Forgets the last command (whose tree is gone) before the next starts.
-    fn next_command(&mut self) {
-        self.started = true;
-        self.command = None;
-        self.group = None;
-        self.exited = false;
-        self.gone_reported = false;
-        self.suspended = false;
-        self.terminating = false;
-        self.kill_at = None;
-        self.killing = false;
-    }
-
     /// Whether the deadline minus kill-after has passed.
     fn deadline_due(&self) -> bool {
-        self.deadline
-            .is_some_and(|d| d.saturating_sub(self.kill_after).has_passed())
+        self.sigterm_at().is_some_and(BootInstant::has_passed)
     }
 
     fn command_ended(&mut self, raw_status: i32) {
-        self.command = None;
-        self.exited = true;
+        self.command = Command::Ended {
+            group: self.command.group(),
+        };
         self.send(&Report::Exited(raw_status));
+    }
+
+    /// No child is left: an ended command's tree is gone, which yaraus
+    /// hears once.
+    fn all_gone(&mut self) {
+        if let Command::Ended { group } = self.command {
+            self.command = Command::Gone { group };
+            self.send(&Report::Gone);
+        }
     }
 
     /// The command ended and children are left (orphans of its tree, handed
@@ -386,7 +374,7 @@ impl Watch {
     }
 
     fn yaraus_gone(&mut self) {
-        self.orphaned = true;
+        self.yaraus = Link::Orphaned;
         let _ = self.kill_all();
     }
 
@@ -400,22 +388,6 @@ impl Watch {
                 deadline,
                 kill_after_ns,
             } => {
-                // One command at a time: a new one only once the last one's
-                // whole tree is gone (`index` starts one per assignment).
-                if self.started && !self.gone_reported {
-                    return;
-                }
-                self.next_command();
-                self.deadline = Some(BootInstant::from_nanos(deadline));
-                self.kill_after = Duration::from_nanos(kill_after_ns);
-                // A command whose time to stop has already come is not
-                // started at all (yaraus was held up between its check and
-                // this order).
-                if self.deadline_due() {
-                    self.exited = true;
-                    self.send(&Report::TooLate);
-                    return;
-                }
                 let start = CommandStart {
                     argv: &argv,
                     env: &env,
@@ -423,48 +395,80 @@ impl Watch {
                     take_terminal,
                     parent: self.me,
                 };
-                match sys::spawn_command(start) {
-                    Ok(pid) => {
-                        self.command = Some(pid);
-                        self.group = Some(pid);
-                        self.send(&Report::Started(pid.as_raw()));
-                    }
-                    Err(e) => {
-                        self.exited = true;
-                        self.send(&Report::NotStarted {
-                            errno: e.raw_os_error(),
-                            message: e.to_string(),
-                        });
-                    }
-                }
+                self.spawn(start, deadline, kill_after_ns);
             }
             Order::Deadline(at) => {
-                if !self.terminating {
+                // Once stopping has started, a renewal cannot call it off.
+                if self.stopping == Stopping::No {
                     self.deadline = Some(BootInstant::from_nanos(at));
                 }
             }
             Order::Signal(sig) => {
-                if let (Some(group), Ok(sig)) = (self.command, Signal::try_from(sig)) {
+                if let (Some(group), Ok(sig)) = (self.command.running(), Signal::try_from(sig)) {
                     let _ = killpg(group, sig);
                 }
             }
-            Order::Suspend => self.suspended = true,
-            Order::Resume => {
-                self.suspended = false;
-                if let (Some(group), false) = (self.command, self.killing) {
-                    let _ = killpg(group, Signal::SIGCONT);
-                }
-            }
+            Order::Suspend | Order::Resume => self.job_control(order == Order::Suspend),
             Order::Terminate => self.terminate(),
             Order::Kill => {
                 let _ = self.kill_all();
             }
-            Order::StandDown => {
-                self.stood_down = true;
-                // Only sent once nothing is left; if something is, it goes.
-                if self.reap() {
-                    let _ = self.kill_all();
-                }
+            Order::StandDown => self.stand_down(),
+        }
+    }
+
+    /// yaraus needs us no more. It says so only once nothing is left; if
+    /// something is, it goes.
+    fn stand_down(&mut self) {
+        if self.yaraus == Link::Open {
+            self.yaraus = Link::StoodDown;
+        }
+        if self.reap() {
+            let _ = self.kill_all();
+        }
+    }
+
+    /// Starts the next command, the last one's tree being gone; one whose
+    /// time to stop has already come is not started at all (yaraus was
+    /// held up between its check and this order).
+    fn spawn(&mut self, start: CommandStart, deadline: u64, kill_after_ns: u64) {
+        if !self.command.may_start() {
+            return;
+        }
+        self.stopping = Stopping::No;
+        self.deadline = Some(BootInstant::from_nanos(deadline));
+        self.kill_after = Duration::from_nanos(kill_after_ns);
+        if self.deadline_due() {
+            self.command = Command::Ended { group: None };
+            self.send(&Report::TooLate);
+            return;
+        }
+        match sys::spawn_command(start) {
+            Ok(pid) => {
+                self.command = Command::Running {
+                    pid,
+                    suspended: false,
+                };
+                self.send(&Report::Started(pid.as_raw()));
+            }
+            Err(e) => {
+                self.command = Command::Ended { group: None };
+                self.send(&Report::NotStarted {
+                    errno: e.raw_os_error(),
+                    message: e.to_string(),
+                });
+            }
+        }
+    }
+
+    /// yaraus stops itself with the stopped command (`suspend`), or was
+    /// continued (`fg`) and continues the command, unless it is being
+    /// killed.
+    fn job_control(&mut self, suspend: bool) {
+        if let Command::Running { pid, suspended } = &mut self.command {
+            *suspended = suspend;
+            if !suspend && self.stopping != Stopping::Killing {
+                let _ = killpg(*pid, Signal::SIGCONT);
             }
         }
     }
@@ -472,7 +476,7 @@ impl Watch {
     /// Queues a report; it is written as the socket takes it, never waiting
     /// for yaraus (which may be frozen).
     fn send(&mut self, report: &Report) {
-        if self.orphaned {
+        if self.yaraus == Link::Orphaned {
             return;
         }
         self.outbox.extend_from_slice(&frame(report));
