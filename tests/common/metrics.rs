@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 /// What Prometheus asks for: OpenMetrics first.
@@ -97,7 +97,7 @@ pub fn assert_promtool_passes(page: &str, openmetrics: bool) {
         "prometheus",
         "/metrics is checked with promtool check metrics",
     );
-    let mut child = Command::new("promtool")
+    let mut child = super::command("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
