@@ -258,7 +258,7 @@ struct Fenced {
 
 async fn fence_one(node: &mut Node, keys: &HiloKeys, fence: &str) -> Result<Phase<Fenced>> {
     let answer = ask(node, &FENCE, keys, &[fence]).await?;
-    match answer.code {
+    match answer.code()? {
         1 => Ok(Phase::Accepted(Fenced {
             hwm: super::parse_id(&answer, 1)?,
             open: answer.counter(2)?,
@@ -276,7 +276,7 @@ async fn raise_one(
     size: &str,
 ) -> Result<Phase<()>> {
     let answer = ask(node, &RAISE, keys, &[fence, hwm, size]).await?;
-    match answer.code {
+    match answer.code()? {
         1 => Ok(Phase::Accepted(())),
         2 => Ok(Phase::Refused(answer.text(1)?)),
         _ => Err(answer.unknown()),
@@ -286,7 +286,7 @@ async fn raise_one(
 async fn create_one(node: &mut Node, keys: &HiloKeys, fence: &str, window: Window) -> Result<()> {
     let (start, end) = (wire(window.start), wire(window.end));
     let answer = ask(node, &CREATE, keys, &[fence, &start, &end]).await?;
-    match answer.code {
+    match answer.code()? {
         1 => Ok(()),
         2 => Err(Error::Exhausted(format!(
             "refused: the shard's fence is now {:?} (a newer agent run, or it restarted)",

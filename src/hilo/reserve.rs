@@ -111,7 +111,7 @@ impl Reserver {
     async fn reserve_on(&mut self, shard: usize, batch: u64) -> Result<Outcome> {
         let node = &mut self.shards.nodes_mut()[shard];
         let answer = ask(node, &RESERVE, &self.keys, &[&wire(batch)]).await?;
-        match answer.code {
+        match answer.code()? {
             1 => {
                 let first = answer.counter(1)?;
                 let next = answer.counter(2)?;

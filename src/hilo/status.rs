@@ -63,7 +63,7 @@ pub async fn shard_statuses(shards: &mut Quorum, keys: &HiloKeys) -> Vec<Result<
 /// Reads what `node` holds of the sequence of `keys`.
 pub async fn shard_status(node: &mut Node, keys: &HiloKeys) -> Result<ShardStatus> {
     let answer = ask(node, &STATUS, keys, &[]).await?;
-    match answer.code {
+    match answer.code()? {
         1 => {}
         3 => return Ok(ShardStatus::default()),
         _ => return Err(answer.unknown()),

@@ -23,7 +23,8 @@
 use super::{PoolKeys, WorkerId, pool_error};
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
-use crate::store::{Store, reply};
+use crate::store::Store;
+use crate::store::reply::Answer;
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 
@@ -335,16 +336,16 @@ async fn decide(
         .arg(min)
         .arg(max)
         .arg(if force { "1" } else { "0" });
-    let reply = match store.script::<Vec<redis::Value>>(&invocation).await? {
+    let reply = match store.script::<redis::Value>(&invocation).await? {
         Ok(reply) => reply,
         Err(e) => return Err(pool_error(store, &e)),
     };
-    let label = store.target().display().to_string();
-    let recorded: i64 = reply::field(&label, &reply, 0)?;
+    let reply = Answer::new(store.target().display().to_string().into(), reply)?;
+    let recorded = reply.code()?;
     let mut leased = Vec::new();
     for i in (1..reply.len()).step_by(2) {
-        let member: String = reply::field(&label, &reply, i)?;
-        let owner: String = reply::field(&label, &reply, i + 1)?;
+        let member = reply.text(i)?;
+        let owner = reply.text(i + 1)?;
         let id = WorkerId::decode(&member).map_or(member, |id| id.to_string());
         leased.push((id, owner));
     }

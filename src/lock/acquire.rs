@@ -4,6 +4,7 @@
 
 use super::tally::{NodeAcquire, Tally, Unkept};
 use super::*;
+use crate::store::reply::Answer;
 
 impl Claimant for Locker {
     type Held = HeldLock;
@@ -205,7 +206,7 @@ impl Locker {
                     kind.acquire(key, fence_key, token, ttl_ms, mode, waiting)
                 });
                 let reply: redis::Value = node.script_or(&invocation, || unqueued.take()).await?;
-                let acquired = parse_acquire(node.label(), reply)?;
+                let acquired = parse_acquire(node.answer(reply)?)?;
                 if matches!(acquired, NodeAcquire::Taken { .. }) {
                     node.confirm(key).await?;
                 }
@@ -233,33 +234,24 @@ impl Locker {
     }
 }
 
-fn parse_acquire(label: &str, reply: redis::Value) -> Result<NodeAcquire> {
-    let items = reply::items(label, reply)?;
-    let code: i64 = reply::field(label, &items, 0)?;
-    match code {
+fn parse_acquire(answer: Answer) -> Result<NodeAcquire> {
+    match answer.code()? {
         1 => Ok(NodeAcquire::Taken {
-            voted: reply::field::<i64>(label, &items, 1)? == 1,
-            counter: reply::counter(label, &reply::field::<String>(label, &items, 2)?)?,
-            before: if items.len() > 3 {
-                Some(reply::counter(
-                    label,
-                    &reply::field::<String>(label, &items, 3)?,
-                )?)
+            voted: answer.get::<i64>(1)? == 1,
+            counter: answer.counter(2)?,
+            before: if answer.len() > 3 {
+                Some(answer.counter(3)?)
             } else {
                 None
             },
         }),
         0 => Ok(NodeAcquire::Held {
-            holder: reply::field(label, &items, 1)?,
-            ttl_ms: reply::field(label, &items, 2)?,
-            counter: reply::counter(label, &reply::field::<String>(label, &items, 3)?)?,
-            holders: if items.len() > 4 {
-                Some(reply::field(label, &items, 4)?)
-            } else {
-                None
-            },
+            holder: answer.get(1)?,
+            ttl_ms: answer.get(2)?,
+            counter: answer.counter(3)?,
+            holders: answer.optional(4)?,
         }),
-        2 => Ok(NodeAcquire::WrongType(reply::field(label, &items, 1)?)),
-        _ => Err(reply::unknown_code(label, code)),
+        2 => Ok(NodeAcquire::WrongType(answer.get(1)?)),
+        _ => Err(answer.unknown()),
     }
 }

@@ -1,6 +1,7 @@
 //! Extending the lock, and healing masters that lost it.
 
 use super::*;
+use crate::store::reply::Answer;
 
 /// One node's reply to the extend script.
 #[derive(Debug)]
@@ -128,7 +129,7 @@ impl Locker {
             .map(|node| async move {
                 let invocation = kind.extend(key, token, ttl_ms, n);
                 let reply: redis::Value = node.script(&invocation).await?;
-                let extended = parse_extend(node.label(), reply)?;
+                let extended = parse_extend(node.answer(reply)?)?;
                 if matches!(extended, NodeExtend::Extended) {
                     node.confirm(key).await?;
                 }
@@ -150,15 +151,13 @@ impl Locker {
     }
 }
 
-fn parse_extend(label: &str, reply: redis::Value) -> Result<NodeExtend> {
-    let items = reply::items(label, reply)?;
-    let code: i64 = reply::field(label, &items, 0)?;
-    match code {
+fn parse_extend(answer: Answer) -> Result<NodeExtend> {
+    match answer.code()? {
         1 => Ok(NodeExtend::Extended),
         2 => Ok(NodeExtend::SetAgain),
         3 => Ok(NodeExtend::Missing),
-        0 => Ok(NodeExtend::Taken(reply::field(label, &items, 1)?)),
-        4 => Ok(NodeExtend::WrongType(reply::field(label, &items, 1)?)),
-        _ => Err(reply::unknown_code(label, code)),
+        0 => Ok(NodeExtend::Taken(answer.get(1)?)),
+        4 => Ok(NodeExtend::WrongType(answer.get(1)?)),
+        _ => Err(answer.unknown()),
     }
 }

@@ -14,6 +14,7 @@
 //! never ran a command, and a token is this process's alone.
 
 use super::*;
+use crate::store::Node;
 
 /// How many tokens of failed attempts are given back again, the newest.
 const LEFTOVERS_KEPT: usize = 16;
@@ -196,7 +197,7 @@ impl Locker {
                         break;
                     }
                 }
-                freed_and_lacking(node.label(), reply)
+                freed_and_lacking(node, reply)
             })
             .collect();
         // Every node gets its full request timeout, where a round elsewhere
@@ -223,14 +224,12 @@ impl Locker {
 /// A release script's reply: whether it freed the lock, and whether the
 /// fencing counter was missing there (a semaphore's script says only the
 /// first).
-fn freed_and_lacking(label: &str, reply: redis::Value) -> Result<(bool, bool)> {
+fn freed_and_lacking(node: &Node, reply: redis::Value) -> Result<(bool, bool)> {
     match reply {
         redis::Value::Int(freed) => Ok((freed == 1, false)),
         other => {
-            let items = reply::items(label, other)?;
-            let freed: i64 = reply::field(label, &items, 0)?;
-            let lacks: i64 = reply::field(label, &items, 1)?;
-            Ok((freed == 1, lacks == 1))
+            let answer = node.answer(other)?;
+            Ok((answer.code()? == 1, answer.get::<i64>(1)? == 1))
         }
     }
 }

@@ -82,7 +82,7 @@ async fn transition(
         .zip(steps)
         .map(|(node, (from, to))| async move {
             let answer = node.ask(&TRANSITION, key, &[from, to]).await?;
-            match answer.code {
+            match answer.code()? {
                 1 => Ok(true),
                 0 => Ok(false),
                 _ => Err(answer.unknown()),

@@ -45,7 +45,7 @@ pub async fn set_floor(quorum: &mut Quorum, key: &str, floor: u64) -> Vec<NodeFl
             let floor = floor.as_str();
             async move {
                 let answer = node.ask(&SET_FLOOR, key, &[floor]).await?;
-                match answer.code {
+                match answer.code()? {
                     1 => Ok(FloorOutcome::Raised),
                     0 => Ok(FloorOutcome::Above(answer.counter(1)?)),
                     _ => Err(answer.unknown()),

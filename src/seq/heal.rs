@@ -196,7 +196,7 @@ async fn ask_each(
             };
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let answer = node.ask(&HEAL, key, &args).await?;
-            Ok(match (args[0], answer.code) {
+            Ok(match (args[0], answer.code()?) {
                 ("mark", 1) => Some(Step::Marked),
                 ("ripe", 1) => Some(Step::Ripe(args[1].to_string())),
                 ("repair", 1) => Some(Step::Repaired(answer.counter(1)?)),

@@ -449,7 +449,7 @@ impl MajoritySequence {
                 let (first, last) = (first.as_str(), last.as_str());
                 async move {
                     let answer = node.ask(&PROPOSE, key, &[first, last]).await?;
-                    match answer.code {
+                    match answer.code()? {
                         1 => Ok(Vote::Accepted(answer.counter(1)?)),
                         0 => Ok(Vote::Refused(answer.counter(1)?)),
                         2 => Ok(Vote::Missing),

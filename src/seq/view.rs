@@ -207,7 +207,7 @@ impl View {
 
 /// What a node's answer to `read.lua` says it holds.
 fn holding(answer: crate::store::reply::Answer) -> Result<Holding> {
-    match answer.code {
+    match answer.code()? {
         1 => Ok(Holding::Counter(answer.counter(1)?)),
         0 => Ok(Holding::Lacks(answer.text(1)?)),
         _ => Err(answer.unknown()),

@@ -315,6 +315,12 @@ impl Node {
             invocation.arg(*arg);
         }
         let reply: redis::Value = self.script(&invocation).await?;
+        self.answer(reply)
+    }
+
+    /// Takes the reply of one of our scripts apart, naming this node in
+    /// its errors.
+    pub fn answer(&self, reply: redis::Value) -> Result<super::reply::Answer> {
         super::reply::Answer::new(Arc::clone(&self.label), reply)
     }
 
