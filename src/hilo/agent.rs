@@ -8,9 +8,7 @@
 //! Between phases it stops at the first shard that refuses: the fence of a
 //! newer run means another agent took over, and it does the work.
 
-use super::{
-    CREATE, FENCE, HiloKeys, RAISE, ShardStatus, Window, ask, everyone, shard_statuses, wire,
-};
+use super::{CREATE, FENCE, HiloKeys, RAISE, ShardStatus, Window, ask, shard_statuses, wire};
 use crate::base::setting::Setting;
 use crate::claim::Claim;
 use crate::error::{Error, Result};
@@ -164,33 +162,24 @@ impl Agent {
 
     /// The three phases, with `fence` for this run.
     async fn stock(&mut self, seen: &[ShardStatus], fence: &str) -> Result<AgentRun> {
-        let (labels, limit) = (self.shards.labels(), self.shards.round_timeout());
-        let replies = {
-            let keys = &self.keys;
-            let futures: Vec<_> = self
-                .shards
-                .nodes_mut()
-                .iter_mut()
-                .map(|node| fence_one(node, keys, fence))
-                .collect();
-            everyone(futures, &labels, limit).await
-        };
+        let labels = self.shards.labels();
+        let keys = &self.keys;
+        let replies = self
+            .shards
+            .round(|node| fence_one(node, keys, fence))
+            .all()
+            .await;
         let fenced = self.all_or_stop("fence", replies)?;
         let plan = Plan::new(&self.options, &fenced, seen)?;
         if plan.windows.is_empty() && fenced.iter().all(|f| f.hwm == Some(plan.hwm)) {
             return Ok(plan.into_run(Vec::new()));
         }
-        let replies = {
-            let keys = &self.keys;
-            let (hwm, size) = (wire(plan.hwm), wire(self.options.window_size));
-            let futures: Vec<_> = self
-                .shards
-                .nodes_mut()
-                .iter_mut()
-                .map(|node| raise_one(node, keys, fence, &hwm, &size))
-                .collect();
-            everyone(futures, &labels, limit).await
-        };
+        let (hwm, size) = (wire(plan.hwm), wire(self.options.window_size));
+        let replies = self
+            .shards
+            .round(|node| raise_one(node, keys, fence, &hwm, &size))
+            .all()
+            .await;
         self.all_or_stop("raise", replies)?;
         let mut failed = Vec::new();
         let mut created = Vec::new();

@@ -85,8 +85,8 @@ pub use reserve::{Block, Reserver};
 pub use status::{ShardStatus, Window, shard_status, shard_statuses};
 
 use crate::error::{Error, Result};
+use crate::store::Node;
 use crate::store::reply::Answer;
-use crate::store::{Node, gather};
 use std::sync::LazyLock;
 
 const KEYS_LUA: &str = include_str!("keys.lua");
@@ -151,23 +151,6 @@ async fn ask(
     args: &[&str],
 ) -> Result<Answer> {
     node.ask_keys(script, &keys.all(), args).await
-}
-
-/// Sends one request per shard at once and waits for every reply (or its
-/// timeout, `limit`): the agent's phases and the status need every shard.
-async fn everyone<F, T>(
-    futures: Vec<F>,
-    labels: &[String],
-    limit: std::time::Duration,
-) -> Vec<Result<T>>
-where
-    F: std::future::Future<Output = Result<T>>,
-{
-    gather(futures, labels, limit, |_| false)
-        .await
-        .into_iter()
-        .map(|r| r.expect("gather waits for every reply"))
-        .collect()
 }
 
 /// An id as the scripts carry it: 20 digits, zero-padded.

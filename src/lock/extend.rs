@@ -118,36 +118,30 @@ impl Locker {
     async fn extend_round(&mut self, token: &Token) -> Replies<NodeExtend> {
         let n = self.quorum.len();
         let m = self.quorum.majority();
-        let labels = self.quorum.labels();
-        let limit = self.quorum.round_timeout();
         let (key, kind) = (self.key.as_str(), self.kind);
         let ttl_ms = millis_arg(self.ttl);
-        let futures: Vec<_> = self
-            .quorum
-            .nodes_mut()
-            .iter_mut()
-            .map(|node| async move {
-                let invocation = kind.extend(key, token, ttl_ms, n);
-                let reply: redis::Value = node.script(&invocation).await?;
-                let extended = parse_extend(node.answer(reply)?)?;
-                if matches!(extended, NodeExtend::Extended) {
-                    node.confirm(key).await?;
-                }
-                Ok(extended)
+        let round = self.quorum.round(|node| async move {
+            let invocation = kind.extend(key, token, ttl_ms, n);
+            let reply: redis::Value = node.script(&invocation).await?;
+            let extended = parse_extend(node.answer(reply)?)?;
+            if matches!(extended, NodeExtend::Extended) {
+                node.confirm(key).await?;
+            }
+            Ok(extended)
+        });
+        round
+            .until(|replies| {
+                let ours = replies
+                    .iter()
+                    .filter(|r| matches!(r, Some(Ok(NodeExtend::Extended))))
+                    .count();
+                let gone = replies
+                    .iter()
+                    .filter(|r| matches!(r, Some(Ok(e)) if !matches!(e, NodeExtend::Extended)))
+                    .count();
+                ours >= m || gone >= m
             })
-            .collect();
-        gather(futures, &labels, limit, |replies| {
-            let ours = replies
-                .iter()
-                .filter(|r| matches!(r, Some(Ok(NodeExtend::Extended))))
-                .count();
-            let gone = replies
-                .iter()
-                .filter(|r| matches!(r, Some(Ok(e)) if !matches!(e, NodeExtend::Extended)))
-                .count();
-            ours >= m || gone >= m
-        })
-        .await
+            .await
     }
 }
 

@@ -9,7 +9,6 @@
 
 use super::{Locker, Token};
 use crate::error::Result;
-use crate::store::gather;
 use crate::store::reply::Answer;
 use serde::Serialize;
 use std::sync::LazyLock;
@@ -90,35 +89,31 @@ pub struct SemaphoreHolder {
 
 pub(super) async fn inspect(locker: &mut Locker) -> LockInfo {
     let labels = locker.quorum.labels();
-    let limit = locker.quorum.round_timeout();
     let (key, fence_key) = (locker.key.as_str(), locker.fencing.key());
     let zset_state = match locker.kind {
         super::Kind::Semaphore { .. } => "semaphore",
         super::Kind::Lock | super::Kind::Shared => "shared",
     };
-    let futures: Vec<_> = locker
+    let replies = locker
         .quorum
-        .nodes_mut()
-        .iter_mut()
-        .map(|node| async move {
+        .round(|node| async move {
             let mut invocation = INSPECT.prepare_invoke();
             invocation.key(key).key(fence_key);
             let reply: redis::Value = node.script(&invocation).await?;
             parse_node(node.answer(reply)?, zset_state)
         })
-        .collect();
-    let replies = gather(futures, &labels, limit, |_| false).await;
+        .all()
+        .await;
     let nodes: Vec<NodeInfo> = labels
         .iter()
         .zip(replies)
         .map(|(label, reply)| match reply {
-            Some(Ok(node)) => node,
-            Some(Err(e @ crate::error::Error::Refused(_))) => NodeInfo {
+            Ok(node) => node,
+            Err(e @ crate::error::Error::Refused(_)) => NodeInfo {
                 state: "refused",
                 ..unreachable_node(label, e.to_string())
             },
-            Some(Err(e)) => unreachable_node(label, e.to_string()),
-            None => unreachable_node(label, "no answer".into()),
+            Err(e) => unreachable_node(label, e.to_string()),
         })
         .collect();
 

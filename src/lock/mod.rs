@@ -112,7 +112,7 @@ use crate::claim::{
 };
 use crate::error::{Error, Result};
 use crate::seq::MajoritySequence;
-use crate::store::{Quorum, Replies, Target, gather};
+use crate::store::{Quorum, Replies, Target};
 use std::time::Duration;
 use tokio::time::Instant;
 

@@ -42,11 +42,11 @@
 //! or a mark that changed meanwhile, is left for the next caller.
 
 use super::HEAL;
-use super::view::View;
+use super::view::{Until, View};
 use crate::base::BootInstant;
 use crate::base::random::random_hex;
 use crate::error::Result;
-use crate::store::{Quorum, gather};
+use crate::store::Quorum;
 use crate::timing::sequence::{QUARANTINE, ROUND_LIFETIME};
 use std::time::Duration;
 
@@ -75,7 +75,7 @@ pub enum Healed {
 /// Returns what changed, by node label. An error only for a fatal read (a
 /// key of another type, a node not durable).
 pub async fn heal(quorum: &mut Quorum, key: &str) -> Result<Vec<(String, Healed)>> {
-    let view = View::read_all(quorum, key).await?;
+    let view = View::read_until(quorum, key, "", Until::Everyone).await?;
     if view.highest_of_a_majority().is_none() {
         // Too few holders: nothing can be set from a majority.
         return Ok(Vec::new());
@@ -111,7 +111,7 @@ pub async fn heal(quorum: &mut Quorum, key: &str) -> Result<Vec<(String, Healed)
     let fresh = if ripe.is_empty() {
         None
     } else {
-        Some(View::read_all(quorum, key).await?)
+        Some(View::read_until(quorum, key, "", Until::Everyone).await?)
     };
     let in_time = started.elapsed() <= ROUND_LIFETIME;
     if let Some(fresh) = fresh.filter(|_| in_time) {
@@ -184,13 +184,8 @@ async fn ask_each(
     key: &str,
     requests: &[Option<Vec<String>>],
 ) -> Vec<Option<Step>> {
-    let labels = quorum.labels();
-    let limit = quorum.round_timeout();
-    let futures: Vec<_> = quorum
-        .nodes_mut()
-        .iter_mut()
-        .zip(requests)
-        .map(|(node, request)| async move {
+    quorum
+        .round_each(requests, |node, request| async move {
             let Some(args) = request else {
                 return Ok(None);
             };
@@ -205,14 +200,10 @@ async fn ask_each(
                 _ => return Err(answer.unknown()),
             })
         })
-        .collect();
-    gather(futures, &labels, limit, |_| false)
+        .all()
         .await
         .into_iter()
-        .map(|reply| match reply {
-            Some(Ok(step)) => step,
-            _ => None,
-        })
+        .map(|reply| reply.ok().flatten())
         .collect()
 }
 

@@ -30,7 +30,7 @@
 //! the way out (`yaraus acl-rules`), never retried as an outage.
 //!
 //! Several independent masters are a [`Quorum`] of [`Node`]s, asked all at
-//! once by [`gather`]; [`reply`] reads what our scripts return.
+//! once by a [`Round`]; [`reply`] reads what our scripts return.
 
 mod connection;
 mod credentials;
@@ -53,7 +53,7 @@ pub(crate) use errors::{is_denied, said};
 use errors::{is_stale, not_redis};
 pub use listen::{Heard, Listener};
 pub use node::{Fitness, Node};
-pub use quorum::{Quorum, Replies, gather, majority};
+pub use quorum::{Quorum, Replies, Round, majority};
 pub use target::{ConnectOptions, Target, Tls, split_urls};
 
 use crate::base::setting::Setting;
