@@ -88,7 +88,7 @@ impl Leaser {
             // Its command never ran: the clock record goes back as the
             // lease found it, wherever the lease is still ours (a promoted
             // replica may still hold the lease's projected horizon).
-            let release = super::release::Release {
+            let release = super::script::Release {
                 keys: &self.keys,
                 client: &self.client_id,
                 id: kept.id,
@@ -97,7 +97,7 @@ impl Leaser {
                 waker: self.wakeups.waker_arg(),
             };
             let wake = &self.keys.wake;
-            let (invocation, unqueued) = wake.with_queue(true, |queue| release.script(queue));
+            let (invocation, unqueued) = wake.with_queue(true, |queue| release.invocation(queue));
             if self
                 .store
                 .script_or::<i64>(&invocation, || unqueued.take())

@@ -181,17 +181,16 @@ impl Locker {
         let (key, fence_key, kind) = (self.key.as_str(), self.fencing.key(), self.kind);
         let ttl_ms = millis_arg(self.ttl);
         let mark_ms = millis_arg(kind::writer_mark_ttl(self.quorum.round_timeout()));
-        let place = self.wakeups.place_arg();
-        let place = place.as_str();
-        let wake = self.wakeups.channel();
+        let wakeups = &self.wakeups;
+        let wake = wakeups.channel();
         let mark = self.waiting_mark.as_deref().map(|mark| (mark, mark_ms));
         let round = self.quorum.round(|node| async move {
             node.prepare().await?;
             // Refused by a user's ACL without the queue: the same attempt
             // without its place (claim/wake.rs).
-            let (invocation, unqueued) = wake.with_queue(!place.is_empty(), |queue| {
-                let place = queue.map(|queue| (queue, place));
-                let waiting = kind::Waiting { mark, place };
+            let (invocation, unqueued) = wake.with_queue(wakeups.queues(), |queue| {
+                let queued = queue.and_then(|queue| wakeups.queued(queue));
+                let waiting = kind::Waiting { mark, queued };
                 kind.acquire(key, fence_key, token, ttl_ms, mode, waiting)
             });
             let reply: redis::Value = node.script_or(&invocation, || unqueued.take()).await?;

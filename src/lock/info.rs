@@ -7,15 +7,11 @@
 //! value without a holder. The lock counts as held when a majority of the
 //! masters hold the same token, which is exactly when nobody else can take it.
 
+use super::script::Inspect;
 use super::{Locker, Token};
 use crate::error::Result;
 use crate::store::reply::Answer;
 use serde::Serialize;
-use std::sync::LazyLock;
-
-static INSPECT: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&[crate::base::COUNTER_LUA, include_str!("inspect.lua")].concat())
-});
 
 /// The whole picture of one lock.
 #[derive(Clone, Debug, Serialize)]
@@ -97,8 +93,7 @@ pub(super) async fn inspect(locker: &mut Locker) -> LockInfo {
     let replies = locker
         .quorum
         .round(|node| async move {
-            let mut invocation = INSPECT.prepare_invoke();
-            invocation.key(key).key(fence_key);
+            let invocation = Inspect { key, fence_key }.invocation();
             let reply: redis::Value = node.script(&invocation).await?;
             parse_node(node.answer(reply)?, zset_state)
         })

@@ -14,6 +14,7 @@
 //! never ran a command, and a token is this process's alone.
 
 use super::*;
+use crate::claim::wake::Waking;
 use crate::store::Node;
 
 /// How many tokens of failed attempts are given back again, the newest.
@@ -172,7 +173,12 @@ impl Locker {
                 // release without it (claim/wake.rs).
                 let release = |token, withdraw| {
                     wake.with_queue(true, |queue| {
-                        kind.release(key, fence_key, token, withdraw, (wake, queue), waker)
+                        let waking = Waking {
+                            channel: wake,
+                            queue,
+                            waker,
+                        };
+                        kind.release(key, fence_key, token, withdraw, waking)
                     })
                 };
                 let (invocation, unqueued) = release(token, withdraw);
