@@ -8,7 +8,8 @@
 //! Between phases it stops at the first shard that refuses: the fence of a
 //! newer run means another agent took over, and it does the work.
 
-use super::{CREATE, FENCE, HiloKeys, RAISE, ShardStatus, Window, ask, shard_statuses, wire};
+use super::script::{Create, Fence, Raise};
+use super::{HiloKeys, ShardStatus, Window, shard_statuses, wire};
 use crate::base::setting::Setting;
 use crate::claim::Claim;
 use crate::error::{Error, Result};
@@ -174,12 +175,13 @@ impl Agent {
         if plan.windows.is_empty() && fenced.iter().all(|f| f.hwm == Some(plan.hwm)) {
             return Ok(plan.into_run(Vec::new()));
         }
-        let (hwm, size) = (wire(plan.hwm), wire(self.options.window_size));
-        let replies = self
-            .shards
-            .round(|node| raise_one(node, keys, fence, &hwm, &size))
-            .all()
-            .await;
+        let raise = Raise {
+            keys,
+            fence,
+            hwm: plan.hwm,
+            window_size: self.options.window_size,
+        };
+        let replies = self.shards.round(|node| raise_one(node, raise)).all().await;
         self.all_or_stop("raise", replies)?;
         let mut failed = Vec::new();
         let mut created = Vec::new();
@@ -246,7 +248,7 @@ struct Fenced {
 }
 
 async fn fence_one(node: &mut Node, keys: &HiloKeys, fence: &str) -> Result<Phase<Fenced>> {
-    let answer = ask(node, &FENCE, keys, &[fence]).await?;
+    let answer = node.ask(&Fence { keys, fence }.invocation()).await?;
     match answer.code()? {
         1 => Ok(Phase::Accepted(Fenced {
             hwm: super::parse_id(&answer, 1)?,
@@ -257,14 +259,8 @@ async fn fence_one(node: &mut Node, keys: &HiloKeys, fence: &str) -> Result<Phas
     }
 }
 
-async fn raise_one(
-    node: &mut Node,
-    keys: &HiloKeys,
-    fence: &str,
-    hwm: &str,
-    size: &str,
-) -> Result<Phase<()>> {
-    let answer = ask(node, &RAISE, keys, &[fence, hwm, size]).await?;
+async fn raise_one(node: &mut Node, raise: Raise<'_>) -> Result<Phase<()>> {
+    let answer = node.ask(&raise.invocation()).await?;
     match answer.code()? {
         1 => Ok(Phase::Accepted(())),
         2 => Ok(Phase::Refused(answer.text(1)?)),
@@ -273,8 +269,13 @@ async fn raise_one(
 }
 
 async fn create_one(node: &mut Node, keys: &HiloKeys, fence: &str, window: Window) -> Result<()> {
-    let (start, end) = (wire(window.start), wire(window.end));
-    let answer = ask(node, &CREATE, keys, &[fence, &start, &end]).await?;
+    let create = Create {
+        keys,
+        fence,
+        start: window.start,
+        end: window.end,
+    };
+    let answer = node.ask(&create.invocation()).await?;
     match answer.code()? {
         1 => Ok(()),
         2 => Err(Error::Exhausted(format!(

@@ -1,7 +1,8 @@
 //! What one shard holds for a sequence, read in one script: the agent's
 //! first look at every shard, and `yaraus hilo status`.
 
-use super::{HiloKeys, STATUS, ask, garbled, parse_id};
+use super::script::Status;
+use super::{HiloKeys, garbled, parse_id};
 use crate::error::Result;
 use crate::store::{Node, Quorum};
 
@@ -56,7 +57,7 @@ pub async fn shard_statuses(shards: &mut Quorum, keys: &HiloKeys) -> Vec<Result<
 
 /// Reads what `node` holds of the sequence of `keys`.
 pub async fn shard_status(node: &mut Node, keys: &HiloKeys) -> Result<ShardStatus> {
-    let answer = ask(node, &STATUS, keys, &[]).await?;
+    let answer = node.ask(&Status { keys }.invocation()).await?;
     match answer.code()? {
         1 => {}
         3 => return Ok(ShardStatus::default()),

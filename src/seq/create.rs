@@ -34,7 +34,7 @@
 //! marks only a missing key and returns what the key holds, so every reader
 //! sees the first mark.
 
-use super::TRANSITION;
+use super::script::Transition;
 use super::view::Holding;
 use crate::error::{Error, Result};
 use crate::store::Quorum;
@@ -76,7 +76,7 @@ async fn transition(
 ) -> Result<bool> {
     let replies = quorum
         .round_each(steps, |node, (from, to)| async move {
-            let answer = node.ask(&TRANSITION, key, &[from, to]).await?;
+            let answer = node.ask(&Transition { key, from, to }.invocation()).await?;
             match answer.code()? {
                 1 => Ok(true),
                 0 => Ok(false),

@@ -13,7 +13,7 @@
 //! vote, so any node that did not answer is reported, and the caller exits
 //! non-zero until a rerun reaches it.
 
-use super::SET_FLOOR;
+use super::script::SetFloor;
 use crate::error::Result;
 use crate::store::Quorum;
 
@@ -36,11 +36,9 @@ pub struct NodeFloor {
 /// Raises the counter at `key` to at least `floor` on every node.
 pub async fn set_floor(quorum: &mut Quorum, key: &str, floor: u64) -> Vec<NodeFloor> {
     let labels = quorum.labels();
-    let floor = floor.to_string();
-    let floor = floor.as_str();
     let replies = quorum
         .round(|node| async move {
-            let answer = node.ask(&SET_FLOOR, key, &[floor]).await?;
+            let answer = node.ask(&SetFloor { key, floor }.invocation()).await?;
             match answer.code()? {
                 1 => Ok(FloorOutcome::Raised),
                 0 => Ok(FloorOutcome::Above(answer.counter(1)?)),

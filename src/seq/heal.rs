@@ -41,7 +41,7 @@
 //! Healing never fails the call that does it: a node that does not answer,
 //! or a mark that changed meanwhile, is left for the next caller.
 
-use super::HEAL;
+use super::script::{Heal, HealStep};
 use super::view::{Until, View};
 use crate::base::BootInstant;
 use crate::base::random::random_hex;
@@ -81,14 +81,20 @@ pub async fn heal(quorum: &mut Quorum, key: &str) -> Result<Vec<(String, Healed)
         return Ok(Vec::new());
     }
     let token = random_hex::<TOKEN_BYTES>("a quarantine mark")?;
-    let quarantine_ms = QUARANTINE.as_millis().to_string();
-    let first: Vec<Option<Vec<String>>> = requests(
+    let first: Vec<Option<HealStep>> = requests(
         &view.lacking(),
         |state| {
+            let state = state.to_string();
             if state.starts_with("healing:") {
-                Some(vec!["ripe".into(), state.into(), quarantine_ms.clone()])
+                Some(HealStep::Ripe {
+                    state,
+                    quarantine: QUARANTINE,
+                })
             } else if state.is_empty() || state.starts_with("unborn:") {
-                Some(vec!["mark".into(), state.into(), token.clone()])
+                Some(HealStep::Mark {
+                    state,
+                    token: token.clone(),
+                })
             } else {
                 // A creation's claim beside holders: not ours to touch.
                 None
@@ -116,16 +122,14 @@ pub async fn heal(quorum: &mut Quorum, key: &str) -> Result<Vec<(String, Healed)
     let in_time = started.elapsed() <= ROUND_LIFETIME;
     if let Some(fresh) = fresh.filter(|_| in_time) {
         if let Some(highest) = fresh.highest_of_a_majority() {
-            let highest = highest.to_string();
             let second = requests(
                 &ripe,
                 |state| {
-                    Some(vec![
-                        "repair".into(),
-                        state.into(),
-                        highest.clone(),
-                        quarantine_ms.clone(),
-                    ])
+                    Some(HealStep::Repair {
+                        state: state.to_string(),
+                        counter: highest,
+                        quarantine: QUARANTINE,
+                    })
                 },
                 quorum.len(),
             );
@@ -166,9 +170,9 @@ impl From<Step> for Option<Healed> {
 /// only).
 fn requests(
     states: &[(usize, String)],
-    of: impl Fn(&str) -> Option<Vec<String>>,
+    of: impl Fn(&str) -> Option<HealStep>,
     nodes: usize,
-) -> Vec<Option<Vec<String>>> {
+) -> Vec<Option<HealStep>> {
     (0..nodes)
         .map(|i| {
             let (_, state) = states.iter().find(|(j, _)| *j == i)?;
@@ -182,19 +186,18 @@ fn requests(
 async fn ask_each(
     quorum: &mut Quorum,
     key: &str,
-    requests: &[Option<Vec<String>>],
+    requests: &[Option<HealStep>],
 ) -> Vec<Option<Step>> {
     quorum
         .round_each(requests, |node, request| async move {
-            let Some(args) = request else {
+            let Some(step) = request else {
                 return Ok(None);
             };
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let answer = node.ask(&HEAL, key, &args).await?;
-            Ok(match (args[0], answer.code()?) {
-                ("mark", 1) => Some(Step::Marked),
-                ("ripe", 1) => Some(Step::Ripe(args[1].to_string())),
-                ("repair", 1) => Some(Step::Repaired(answer.counter(1)?)),
+            let answer = node.ask(&Heal { key, step }.invocation()).await?;
+            Ok(match (step, answer.code()?) {
+                (HealStep::Mark { .. }, 1) => Some(Step::Marked),
+                (HealStep::Ripe { state, .. }, 1) => Some(Step::Ripe(state.clone())),
+                (HealStep::Repair { .. }, 1) => Some(Step::Repaired(answer.counter(1)?)),
                 (_, 2) => Some(Step::Quarantined(Duration::from_millis(answer.counter(1)?))),
                 (_, 0) => None,
                 _ => return Err(answer.unknown()),

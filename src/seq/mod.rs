@@ -80,6 +80,7 @@
 mod create;
 mod floor;
 pub mod heal;
+mod script;
 pub mod serve;
 mod view;
 
@@ -91,6 +92,7 @@ use crate::base::{BootInstant, COUNTER_LUA};
 use crate::error::{Error, Result};
 use crate::store::{Quorum, Replies};
 use crate::timing::sequence::{HEAL_EVERY, ROUND_LIFETIME};
+use script::Propose;
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -439,8 +441,6 @@ impl MajoritySequence {
         let n = quorum.len();
         let m = quorum.majority();
         let key = self.key.as_str();
-        let (first, last) = (first.to_string(), last.to_string());
-        let (first, last) = (first.as_str(), last.as_str());
         let settled = |replies: &[Option<Result<Vote>>]| {
             let yes = replies
                 .iter()
@@ -454,7 +454,7 @@ impl MajoritySequence {
         };
         quorum
             .round(|node| async move {
-                let answer = node.ask(&PROPOSE, key, &[first, last]).await?;
+                let answer = node.ask(&Propose { key, first, last }.invocation()).await?;
                 match answer.code()? {
                     1 => Ok(Vote::Accepted(answer.counter(1)?)),
                     0 => Ok(Vote::Refused(answer.counter(1)?)),

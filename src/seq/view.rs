@@ -13,7 +13,7 @@
 //!   way out. A node without the counter may be one that lost it, and the
 //!   answers cannot tell; guessing there is how a number comes out twice.
 
-use super::READ;
+use super::script::Read;
 use crate::error::{Error, Result};
 use crate::store::{Quorum, Replies};
 use std::sync::Arc;
@@ -89,7 +89,7 @@ impl View {
         let m = quorum.majority();
         let labels = quorum.labels();
         let replies = quorum
-            .round(|node| async move { holding(node.ask(&READ, key, &[mark]).await?) })
+            .round(|node| async move { holding(node.ask(&Read { key, mark }.invocation()).await?) })
             .until(|replies| match until {
                 Until::MajorityHolds => {
                     replies
