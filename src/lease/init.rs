@@ -25,7 +25,6 @@ use super::{PoolKeys, WorkerId, pool_error};
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use crate::store::Store;
-use crate::store::reply::Answer;
 use std::ops::RangeInclusive;
 
 /// Ids per write; about 13 ms of server time each on a 4-million-id pool.
@@ -327,7 +326,7 @@ async fn decide(
         Ok(reply) => reply,
         Err(e) => return Err(pool_error(store, &e)),
     };
-    let reply = Answer::new(store.target().display().to_string().into(), reply)?;
+    let reply = store.answer(reply)?;
     let recorded = reply.code()?;
     let mut leased = Vec::new();
     for i in (1..reply.len()).step_by(2) {

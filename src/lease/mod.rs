@@ -377,11 +377,11 @@ impl Claim for Lease {
             Ok(Err(e)) => return Err(RenewError::Failed(pool_error(&self.store, &e))),
             Err(e) => return Err(RenewError::Failed(e)),
         };
-        let (ok, owner_or_expiry, now_ms): (i64, redis::Value, i64) =
-            redis::from_redis_value(reply)
-                .map_err(|e| RenewError::Failed(Error::Redis(e.to_string())))?;
+        let answer = self.store.answer(reply).map_err(RenewError::Failed)?;
+        let ok = answer.code().map_err(RenewError::Failed)?;
+        let now_ms: i64 = answer.get(2).map_err(RenewError::Failed)?;
         if ok == 0 {
-            let owner: String = redis::from_redis_value(owner_or_expiry).unwrap_or_default();
+            let owner: String = answer.get(1).unwrap_or_default();
             return Err(RenewError::Lost(if owner.is_empty() {
                 format!("id {} is gone from the pool {}", self.id, self.keys.ids)
             } else {

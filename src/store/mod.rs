@@ -114,6 +114,12 @@ impl Store {
         &self.remote.target
     }
 
+    /// Takes the reply of one of our scripts apart, naming this server in
+    /// its errors.
+    pub fn answer(&self, reply: redis::Value) -> Result<reply::Answer> {
+        reply::Answer::new(self.target().display().to_string().into(), reply)
+    }
+
     pub fn timeouts(&self) -> Timeouts {
         self.remote.timeouts
     }
