@@ -7,6 +7,7 @@
 //! 20-digit text ([`wire`]): the one place the Rust side knows the layout.
 
 use super::{HiloKeys, wire};
+use crate::store::invoke;
 use std::sync::LazyLock;
 
 const KEYS_LUA: &str = include_str!("keys.lua");
@@ -26,11 +27,7 @@ type Invocation = redis::ScriptInvocation<'static>;
 
 /// `script` with the sequence's keys, in their order.
 fn with_keys(script: &'static redis::Script, keys: &HiloKeys) -> Invocation {
-    let mut invocation = script.prepare_invoke();
-    for key in keys.all() {
-        invocation.key(key);
-    }
-    invocation
+    invoke(script, &keys.all())
 }
 
 /// reserve.lua: a block of `batch` ids from the lowest open window.

@@ -7,6 +7,7 @@
 //! pushes them in that order: the one place the Rust side knows it.
 
 use super::{IndexKeys, Pair};
+use crate::store::invoke;
 use std::sync::LazyLock;
 
 static TICK: LazyLock<redis::Script> =
@@ -35,14 +36,18 @@ impl Tick<'_> {
         let holding = self
             .holding
             .map_or(String::new(), |p| format!("{}/{}", p.index, p.replicas));
-        let mut invocation = TICK.prepare_invoke();
+        let mut invocation = invoke(
+            &TICK,
+            &[
+                &keys.config(),
+                &keys.count(n),
+                &keys.who(n),
+                &keys.count(n - 1),
+                &keys.who(n - 1),
+                &keys.transition(n),
+            ],
+        );
         invocation
-            .key(keys.config())
-            .key(keys.count(n))
-            .key(keys.who(n))
-            .key(keys.count(n - 1))
-            .key(keys.who(n - 1))
-            .key(keys.transition(n))
             .arg(n)
             .arg(self.interval_ms)
             .arg(self.client)
@@ -63,12 +68,9 @@ pub(super) struct Confirm<'a> {
 
 impl Confirm<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = CONFIRM.prepare_invoke();
-        invocation
-            .key(self.keys.who(self.number - 1))
-            .key(self.keys.transition(self.number))
-            .arg(self.client)
-            .arg(self.keep_ms);
+        let (keys, n) = (self.keys, self.number);
+        let mut invocation = invoke(&CONFIRM, &[&keys.who(n - 1), &keys.transition(n)]);
+        invocation.arg(self.client).arg(self.keep_ms);
         invocation
     }
 }

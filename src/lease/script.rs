@@ -12,6 +12,7 @@ use super::clock::Offset;
 use super::{PoolKeys, WorkerId};
 use crate::claim::WAKE_LUA;
 use crate::claim::wake::{Queued, Waking};
+use crate::store::invoke;
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 
@@ -52,12 +53,11 @@ pub(super) struct Acquire<'a> {
 impl Acquire<'_> {
     pub fn invocation(&self) -> Invocation {
         let keys = self.keys;
-        let mut invocation = ACQUIRE.prepare_invoke();
+        let mut invocation = invoke(
+            &ACQUIRE,
+            &[&keys.ids, &keys.clients, &keys.stats, &keys.clock],
+        );
         invocation
-            .key(&keys.ids)
-            .key(&keys.clients)
-            .key(&keys.stats)
-            .key(&keys.clock)
             .arg(self.client)
             .arg(self.host)
             .arg(self.ttl_ms)
@@ -87,12 +87,11 @@ pub(super) struct Renew<'a> {
 impl Renew<'_> {
     pub fn invocation(&self) -> Invocation {
         let keys = self.keys;
-        let mut invocation = RENEW.prepare_invoke();
+        let mut invocation = invoke(
+            &RENEW,
+            &[&keys.ids, &keys.clients, &keys.stats, &keys.clock],
+        );
         invocation
-            .key(&keys.ids)
-            .key(&keys.clients)
-            .key(&keys.stats)
-            .key(&keys.clock)
             .arg(self.client)
             .arg(self.id.encode())
             .arg(self.ttl_ms)
@@ -124,11 +123,8 @@ impl Release<'_> {
     /// wakes the first of) if any.
     pub fn invocation(&self, queue: Option<&str>) -> Invocation {
         let keys = self.keys;
-        let mut invocation = RELEASE.prepare_invoke();
+        let mut invocation = invoke(&RELEASE, &[&keys.ids, &keys.clients, &keys.clock]);
         invocation
-            .key(&keys.ids)
-            .key(&keys.clients)
-            .key(&keys.clock)
             .arg(self.client)
             .arg(self.id.encode())
             .arg(if self.live_only { "1" } else { "" })
@@ -154,11 +150,9 @@ pub(super) struct FinalizeInit<'a> {
 
 impl FinalizeInit<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = FINALIZE.prepare_invoke();
+        let keys = self.keys;
+        let mut invocation = invoke(&FINALIZE, &[&keys.ids, self.tmp, &keys.stats]);
         invocation
-            .key(&self.keys.ids)
-            .key(self.tmp)
-            .key(&self.keys.stats)
             .arg(self.max - self.min + 1)
             .arg(self.min)
             .arg(self.max);
@@ -177,11 +171,9 @@ pub(super) struct Resize<'a> {
 
 impl Resize<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = RESIZE.prepare_invoke();
+        let keys = self.keys;
+        let mut invocation = invoke(&RESIZE, &[&keys.ids, &keys.clients, &keys.stats]);
         invocation
-            .key(&self.keys.ids)
-            .key(&self.keys.clients)
-            .key(&self.keys.stats)
             .arg(self.min)
             .arg(self.max)
             .arg(if self.force { "1" } else { "0" });
@@ -197,8 +189,7 @@ pub(super) struct Shrink<'a> {
 
 impl Shrink<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = SHRINK.prepare_invoke();
-        invocation.key(&self.keys.ids).key(&self.keys.clients);
+        let mut invocation = invoke(&SHRINK, &[&self.keys.ids, &self.keys.clients]);
         for n in self.ids.clone() {
             invocation.arg(WorkerId(n).encode());
         }
@@ -215,11 +206,8 @@ pub(super) struct Leased<'a> {
 
 impl Leased<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = LEASED.prepare_invoke();
-        invocation
-            .key(&self.keys.ids)
-            .arg(self.after)
-            .arg(self.page);
+        let mut invocation = invoke(&LEASED, &[&self.keys.ids]);
+        invocation.arg(self.after).arg(self.page);
         invocation
     }
 }
@@ -232,12 +220,9 @@ pub(super) struct Stats<'a> {
 impl Stats<'_> {
     pub fn invocation(&self) -> Invocation {
         let keys = self.keys;
-        let mut invocation = STATS.prepare_invoke();
-        invocation
-            .key(&keys.ids)
-            .key(&keys.stats)
-            .key(&keys.clients)
-            .key(&keys.clock);
-        invocation
+        invoke(
+            &STATS,
+            &[&keys.ids, &keys.stats, &keys.clients, &keys.clock],
+        )
     }
 }

@@ -11,6 +11,7 @@
 use crate::base::COUNTER_LUA;
 use crate::claim::WAKE_LUA;
 use crate::claim::wake::{Queued, Waking};
+use crate::store::invoke;
 use std::sync::LazyLock;
 
 const SHARED_LUA: &str = include_str!("shared.lua");
@@ -83,12 +84,8 @@ pub(super) struct Acquire<'a> {
 
 impl Acquire<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = ACQUIRE.prepare_invoke();
-        invocation
-            .key(self.key)
-            .key(self.fence_key)
-            .arg(self.token)
-            .arg(self.ttl_ms);
+        let mut invocation = invoke(&ACQUIRE, &[self.key, self.fence_key]);
+        invocation.arg(self.token).arg(self.ttl_ms);
         match self.fence {
             FenceMode::Increment => invocation.arg("incr").arg(""),
             FenceMode::Propose(v) => invocation.arg("propose").arg(v),
@@ -116,13 +113,8 @@ pub(super) struct SemaphoreAcquire<'a> {
 
 impl SemaphoreAcquire<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = SEMAPHORE_ACQUIRE.prepare_invoke();
-        invocation
-            .key(self.key)
-            .key(self.fence_key)
-            .arg(self.token)
-            .arg(self.ttl_ms)
-            .arg(self.limit);
+        let mut invocation = invoke(&SEMAPHORE_ACQUIRE, &[self.key, self.fence_key]);
+        invocation.arg(self.token).arg(self.ttl_ms).arg(self.limit);
         if let Some(queued) = self.queued {
             queued.add_to(&mut invocation);
         }
@@ -141,12 +133,8 @@ pub(super) struct SharedAcquire<'a> {
 
 impl SharedAcquire<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = SHARED_ACQUIRE.prepare_invoke();
-        invocation
-            .key(self.key)
-            .key(self.fence_key)
-            .arg(self.token)
-            .arg(self.ttl_ms);
+        let mut invocation = invoke(&SHARED_ACQUIRE, &[self.key, self.fence_key]);
+        invocation.arg(self.token).arg(self.ttl_ms);
         invocation
     }
 }
@@ -162,9 +150,8 @@ pub(super) struct Extend<'a> {
 
 impl Extend<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = EXTEND.prepare_invoke();
+        let mut invocation = invoke(&EXTEND, &[self.key]);
         invocation
-            .key(self.key)
             .arg(self.token)
             .arg(self.ttl_ms)
             .arg(if self.heal { "1" } else { "0" });
@@ -183,13 +170,9 @@ pub(super) struct SemaphoreExtend<'a> {
 
 impl SemaphoreExtend<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = SEMAPHORE_EXTEND.prepare_invoke();
+        let mut invocation = invoke(&SEMAPHORE_EXTEND, &[self.key]);
         // ARGV[3] is unused: the place of extend.lua's `heal`.
-        invocation
-            .key(self.key)
-            .arg(self.token)
-            .arg(self.ttl_ms)
-            .arg("0");
+        invocation.arg(self.token).arg(self.ttl_ms).arg("0");
         if self.shared {
             invocation.arg("shared");
         }
@@ -207,8 +190,8 @@ pub(super) struct Release<'a> {
 
 impl Release<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = RELEASE.prepare_invoke();
-        invocation.key(self.key).key(self.fence_key).arg(self.token);
+        let mut invocation = invoke(&RELEASE, &[self.key, self.fence_key]);
+        invocation.arg(self.token);
         self.waking.add_to(&mut invocation);
         invocation
     }
@@ -227,13 +210,8 @@ pub(super) struct Withdraw<'a> {
 
 impl Withdraw<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = WITHDRAW.prepare_invoke();
-        invocation
-            .key(self.key)
-            .key(self.fence_key)
-            .arg(self.token)
-            .arg(self.ours)
-            .arg(self.before);
+        let mut invocation = invoke(&WITHDRAW, &[self.key, self.fence_key]);
+        invocation.arg(self.token).arg(self.ours).arg(self.before);
         self.waking.add_to(&mut invocation);
         invocation
     }
@@ -248,8 +226,8 @@ pub(super) struct SemaphoreRelease<'a> {
 
 impl SemaphoreRelease<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = SEMAPHORE_RELEASE.prepare_invoke();
-        invocation.key(self.key).arg(self.token);
+        let mut invocation = invoke(&SEMAPHORE_RELEASE, &[self.key]);
+        invocation.arg(self.token);
         self.waking.add_to(&mut invocation);
         invocation
     }
@@ -263,8 +241,6 @@ pub(super) struct Inspect<'a> {
 
 impl Inspect<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = INSPECT.prepare_invoke();
-        invocation.key(self.key).key(self.fence_key);
-        invocation
+        invoke(&INSPECT, &[self.key, self.fence_key])
     }
 }

@@ -7,6 +7,7 @@
 //! the counter.
 
 use super::{HEAL, PROPOSE, READ, SET_FLOOR, TRANSITION};
+use crate::store::invoke;
 use std::time::Duration;
 
 type Invocation = redis::ScriptInvocation<'static>;
@@ -20,8 +21,8 @@ pub(super) struct Propose<'a> {
 
 impl Propose<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = PROPOSE.prepare_invoke();
-        invocation.key(self.key).arg(self.first).arg(self.last);
+        let mut invocation = invoke(&PROPOSE, &[self.key]);
+        invocation.arg(self.first).arg(self.last);
         invocation
     }
 }
@@ -35,8 +36,8 @@ pub(super) struct Read<'a> {
 
 impl Read<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = READ.prepare_invoke();
-        invocation.key(self.key).arg(self.mark);
+        let mut invocation = invoke(&READ, &[self.key]);
+        invocation.arg(self.mark);
         invocation
     }
 }
@@ -50,8 +51,8 @@ pub(super) struct Transition<'a> {
 
 impl Transition<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = TRANSITION.prepare_invoke();
-        invocation.key(self.key).arg(self.from).arg(self.to);
+        let mut invocation = invoke(&TRANSITION, &[self.key]);
+        invocation.arg(self.from).arg(self.to);
         invocation
     }
 }
@@ -64,8 +65,8 @@ pub(super) struct SetFloor<'a> {
 
 impl SetFloor<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = SET_FLOOR.prepare_invoke();
-        invocation.key(self.key).arg(self.floor);
+        let mut invocation = invoke(&SET_FLOOR, &[self.key]);
+        invocation.arg(self.floor);
         invocation
     }
 }
@@ -95,8 +96,7 @@ pub(super) enum HealStep {
 impl Heal<'_> {
     pub fn invocation(&self) -> Invocation {
         let ms = |d: &Duration| d.as_millis() as u64;
-        let mut invocation = HEAL.prepare_invoke();
-        invocation.key(self.key);
+        let mut invocation = invoke(&HEAL, &[self.key]);
         match self.step {
             HealStep::Mark { state, token } => invocation.arg("mark").arg(state).arg(token),
             HealStep::Ripe { state, quarantine } => {

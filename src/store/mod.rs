@@ -62,6 +62,17 @@ use connection::Dialer;
 use link::Link;
 use std::sync::Arc;
 
+/// A call of one of our scripts with its `keys`, in their order: the start
+/// of every builder of a script's KEYS and ARGV (a `script.rs` beside the
+/// script), which then pushes the arguments.
+pub fn invoke(script: &'static redis::Script, keys: &[&str]) -> redis::ScriptInvocation<'static> {
+    let mut invocation = script.prepare_invoke();
+    for key in keys {
+        invocation.key(*key);
+    }
+    invocation
+}
+
 /// One Redis server and, while it lasts, a connection to it. Clones share
 /// that connection, and its replacement after a failure (`link.rs`).
 #[derive(Clone)]

@@ -95,8 +95,8 @@ impl Quorum {
     /// is written to any: a node that must be refused (not durable, or
     /// refusing our password) then stops the command before it left a trace
     /// on the others. Waits for a majority to be ready, and the others for a
-    /// grace period ([`Round::until`]); a node that does not answer is checked on
-    /// first contact later.
+    /// grace period ([`Round::until`]); a node that does not answer is
+    /// checked on first contact later.
     pub async fn prepare_all(&mut self) -> Result<()> {
         if self.nodes.iter().all(Node::is_prepared) {
             return Ok(());
@@ -218,7 +218,7 @@ where
     }
 
     /// Waits until `decided` says the replies so far settle the round, then
-    /// gives the stragglers their grace period ([`gather`]).
+    /// gives the stragglers their grace period (`gather`).
     pub async fn until(self, decided: impl FnMut(&[Option<Result<T>>]) -> bool) -> Replies<T> {
         gather(self.futures, &self.labels, self.limit, decided).await
     }
