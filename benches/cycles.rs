@@ -20,8 +20,8 @@ use serde::Serialize;
 use std::time::Duration;
 use yaraus::error::{Error, Result};
 use yaraus::lock::{Attempt, LockOptions, Locker, Token};
+use yaraus::store::Quorum;
 use yaraus::store::Target;
-use yaraus::store::{Quorum, gather};
 
 /// What [`acquire_release_cycles`] measured.
 #[derive(Clone, Debug, Serialize)]
@@ -130,20 +130,14 @@ async fn one_cycle(locker: &mut Locker) -> Result<()> {
 }
 
 async fn ping_all(quorum: &mut Quorum) -> Result<()> {
-    let labels = quorum.labels();
-    let limit = quorum.round_timeout();
-    let futures: Vec<_> = quorum
-        .nodes_mut()
-        .iter_mut()
-        .map(|node| async move {
+    let replies = quorum
+        .round(|node| async move {
             node.store()
                 .query::<String>(&redis::cmd("PING"))
                 .await
                 .map(drop)
         })
-        .collect();
-    for reply in gather(futures, &labels, limit, |_| false).await {
-        reply.unwrap_or_else(|| Err(Error::Unavailable("no answer".into())))?;
-    }
-    Ok(())
+        .all()
+        .await;
+    replies.into_iter().collect()
 }

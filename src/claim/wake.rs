@@ -93,6 +93,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+mod script;
+pub use script::{Queued, Waking};
+
 /// The Lua prelude of every script that frees what waiters wait for: its
 /// `wake(channel, mode)` publishes the wake-up (wake.lua).
 pub const WAKE_LUA: &str = include_str!("wake.lua");
@@ -189,7 +192,7 @@ impl Channel {
         (build(queue), unqueued)
     }
 
-    /// What the freeing scripts publish with (their ARGV).
+    /// What the freeing scripts publish with ([`Waking`]).
     pub fn command(&self) -> &'static str {
         if self.sharded { "spublish" } else { "publish" }
     }
@@ -308,17 +311,23 @@ impl Wakeups {
         self
     }
 
-    /// The place an attempt carries (wake.lua: `ARRIVAL:KEEP:MEMBER`), or
-    /// `''`: only while listening, since a place is woken on its channel.
-    pub fn place_arg(&self) -> String {
+    /// Whether an attempt carries a place now: only while listening, since
+    /// a place is woken on its channel.
+    pub fn queues(&self) -> bool {
+        self.queued("").is_some()
+    }
+
+    /// The place an attempt carries in `queue` ([`Channel::with_queue`]
+    /// names it), if it carries one ([`queues`](Self::queues)).
+    pub fn queued<'a>(&'a self, queue: &'a str) -> Option<Queued<'a>> {
         match (&self.place, self.keep, &self.state) {
-            (Some(place), Some(keep), State::Listening(_)) => format!(
-                "{}:{}:{}",
-                place.arrival_us,
-                keep.as_millis().max(1),
-                place.member
-            ),
-            _ => String::new(),
+            (Some(place), Some(keep), State::Listening(_)) => Some(Queued {
+                queue,
+                arrival_us: place.arrival_us,
+                keep,
+                member: &place.member,
+            }),
+            _ => None,
         }
     }
 

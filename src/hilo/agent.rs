@@ -8,9 +8,8 @@
 //! Between phases it stops at the first shard that refuses: the fence of a
 //! newer run means another agent took over, and it does the work.
 
-use super::{
-    CREATE, FENCE, HiloKeys, RAISE, ShardStatus, Window, ask, everyone, shard_statuses, wire,
-};
+use super::script::{Create, Fence, Raise};
+use super::{HiloKeys, ShardStatus, Window, shard_statuses, wire};
 use crate::base::setting::Setting;
 use crate::claim::Claim;
 use crate::error::{Error, Result};
@@ -164,33 +163,25 @@ impl Agent {
 
     /// The three phases, with `fence` for this run.
     async fn stock(&mut self, seen: &[ShardStatus], fence: &str) -> Result<AgentRun> {
-        let (labels, limit) = (self.shards.labels(), self.shards.round_timeout());
-        let replies = {
-            let keys = &self.keys;
-            let futures: Vec<_> = self
-                .shards
-                .nodes_mut()
-                .iter_mut()
-                .map(|node| fence_one(node, keys, fence))
-                .collect();
-            everyone(futures, &labels, limit).await
-        };
+        let labels = self.shards.labels();
+        let keys = &self.keys;
+        let replies = self
+            .shards
+            .round(|node| fence_one(node, keys, fence))
+            .all()
+            .await;
         let fenced = self.all_or_stop("fence", replies)?;
         let plan = Plan::new(&self.options, &fenced, seen)?;
         if plan.windows.is_empty() && fenced.iter().all(|f| f.hwm == Some(plan.hwm)) {
             return Ok(plan.into_run(Vec::new()));
         }
-        let replies = {
-            let keys = &self.keys;
-            let (hwm, size) = (wire(plan.hwm), wire(self.options.window_size));
-            let futures: Vec<_> = self
-                .shards
-                .nodes_mut()
-                .iter_mut()
-                .map(|node| raise_one(node, keys, fence, &hwm, &size))
-                .collect();
-            everyone(futures, &labels, limit).await
+        let raise = Raise {
+            keys,
+            fence,
+            hwm: plan.hwm,
+            window_size: self.options.window_size,
         };
+        let replies = self.shards.round(|node| raise_one(node, raise)).all().await;
         self.all_or_stop("raise", replies)?;
         let mut failed = Vec::new();
         let mut created = Vec::new();
@@ -257,8 +248,8 @@ struct Fenced {
 }
 
 async fn fence_one(node: &mut Node, keys: &HiloKeys, fence: &str) -> Result<Phase<Fenced>> {
-    let answer = ask(node, &FENCE, keys, &[fence]).await?;
-    match answer.code {
+    let answer = node.ask(&Fence { keys, fence }.invocation()).await?;
+    match answer.code()? {
         1 => Ok(Phase::Accepted(Fenced {
             hwm: super::parse_id(&answer, 1)?,
             open: answer.counter(2)?,
@@ -268,15 +259,9 @@ async fn fence_one(node: &mut Node, keys: &HiloKeys, fence: &str) -> Result<Phas
     }
 }
 
-async fn raise_one(
-    node: &mut Node,
-    keys: &HiloKeys,
-    fence: &str,
-    hwm: &str,
-    size: &str,
-) -> Result<Phase<()>> {
-    let answer = ask(node, &RAISE, keys, &[fence, hwm, size]).await?;
-    match answer.code {
+async fn raise_one(node: &mut Node, raise: Raise<'_>) -> Result<Phase<()>> {
+    let answer = node.ask(&raise.invocation()).await?;
+    match answer.code()? {
         1 => Ok(Phase::Accepted(())),
         2 => Ok(Phase::Refused(answer.text(1)?)),
         _ => Err(answer.unknown()),
@@ -284,9 +269,14 @@ async fn raise_one(
 }
 
 async fn create_one(node: &mut Node, keys: &HiloKeys, fence: &str, window: Window) -> Result<()> {
-    let (start, end) = (wire(window.start), wire(window.end));
-    let answer = ask(node, &CREATE, keys, &[fence, &start, &end]).await?;
-    match answer.code {
+    let create = Create {
+        keys,
+        fence,
+        start: window.start,
+        end: window.end,
+    };
+    let answer = node.ask(&create.invocation()).await?;
+    match answer.code()? {
         1 => Ok(()),
         2 => Err(Error::Exhausted(format!(
             "refused: the shard's fence is now {:?} (a newer agent run, or it restarted)",

@@ -77,6 +77,7 @@
 mod agent;
 mod allocator;
 mod reserve;
+mod script;
 mod status;
 
 pub use agent::{Agent, AgentOptions, AgentRun};
@@ -86,21 +87,6 @@ pub use status::{ShardStatus, Window, shard_status, shard_statuses};
 
 use crate::error::{Error, Result};
 use crate::store::reply::Answer;
-use crate::store::{Node, gather};
-use std::sync::LazyLock;
-
-const KEYS_LUA: &str = include_str!("keys.lua");
-
-/// A script of this module: the key-type prologue, then its body.
-fn script(body: &str) -> redis::Script {
-    redis::Script::new(&[KEYS_LUA, body].concat())
-}
-
-static RESERVE: LazyLock<redis::Script> = LazyLock::new(|| script(include_str!("reserve.lua")));
-static FENCE: LazyLock<redis::Script> = LazyLock::new(|| script(include_str!("fence.lua")));
-static RAISE: LazyLock<redis::Script> = LazyLock::new(|| script(include_str!("raise.lua")));
-static CREATE: LazyLock<redis::Script> = LazyLock::new(|| script(include_str!("create.lua")));
-static STATUS: LazyLock<redis::Script> = LazyLock::new(|| script(include_str!("status.lua")));
 
 /// The keys of one sequence (the same on every shard).
 #[derive(Clone, Debug)]
@@ -141,33 +127,6 @@ impl HiloKeys {
     fn all(&self) -> [&str; 3] {
         [&self.meta, &self.open, &self.windows]
     }
-}
-
-/// Runs one of this module's scripts on `node` with the sequence's keys.
-async fn ask(
-    node: &mut Node,
-    script: &redis::Script,
-    keys: &HiloKeys,
-    args: &[&str],
-) -> Result<Answer> {
-    node.ask_keys(script, &keys.all(), args).await
-}
-
-/// Sends one request per shard at once and waits for every reply (or its
-/// timeout, `limit`): the agent's phases and the status need every shard.
-async fn everyone<F, T>(
-    futures: Vec<F>,
-    labels: &[String],
-    limit: std::time::Duration,
-) -> Vec<Result<T>>
-where
-    F: std::future::Future<Output = Result<T>>,
-{
-    gather(futures, labels, limit, |_| false)
-        .await
-        .into_iter()
-        .map(|r| r.expect("gather waits for every reply"))
-        .collect()
 }
 
 /// An id as the scripts carry it: 20 digits, zero-padded.

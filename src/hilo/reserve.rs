@@ -8,7 +8,8 @@
 //! shard has failed is the call an error, and the error names what each
 //! shard said.
 
-use super::{HiloKeys, RESERVE, ask, garbled, wire};
+use super::script::Reserve;
+use super::{HiloKeys, garbled};
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use crate::store::Quorum;
@@ -110,8 +111,12 @@ impl Reserver {
 
     async fn reserve_on(&mut self, shard: usize, batch: u64) -> Result<Outcome> {
         let node = &mut self.shards.nodes_mut()[shard];
-        let answer = ask(node, &RESERVE, &self.keys, &[&wire(batch)]).await?;
-        match answer.code {
+        let reserve = Reserve {
+            keys: &self.keys,
+            batch,
+        };
+        let answer = node.ask(&reserve.invocation()).await?;
+        match answer.code()? {
             1 => {
                 let first = answer.counter(1)?;
                 let next = answer.counter(2)?;

@@ -1,7 +1,8 @@
 //! What one shard holds for a sequence, read in one script: the agent's
 //! first look at every shard, and `yaraus hilo status`.
 
-use super::{HiloKeys, STATUS, ask, everyone, garbled, parse_id};
+use super::script::Status;
+use super::{HiloKeys, garbled, parse_id};
 use crate::error::Result;
 use crate::store::{Node, Quorum};
 
@@ -51,19 +52,13 @@ impl ShardStatus {
 /// What every shard holds of the sequence of `keys`, read at once, in
 /// `--redis` order.
 pub async fn shard_statuses(shards: &mut Quorum, keys: &HiloKeys) -> Vec<Result<ShardStatus>> {
-    let (labels, limit) = (shards.labels(), shards.round_timeout());
-    let futures: Vec<_> = shards
-        .nodes_mut()
-        .iter_mut()
-        .map(|node| shard_status(node, keys))
-        .collect();
-    everyone(futures, &labels, limit).await
+    shards.round(|node| shard_status(node, keys)).all().await
 }
 
 /// Reads what `node` holds of the sequence of `keys`.
 pub async fn shard_status(node: &mut Node, keys: &HiloKeys) -> Result<ShardStatus> {
-    let answer = ask(node, &STATUS, keys, &[]).await?;
-    match answer.code {
+    let answer = node.ask(&Status { keys }.invocation()).await?;
+    match answer.code()? {
         1 => {}
         3 => return Ok(ShardStatus::default()),
         _ => return Err(answer.unknown()),

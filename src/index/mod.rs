@@ -92,6 +92,7 @@
 //! * [`status`]: what `--status` reports.
 
 mod replica;
+mod script;
 mod slot;
 pub mod status;
 pub mod timing;
@@ -104,11 +105,6 @@ use crate::base::BootInstant;
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
-use redis::Script;
-use std::sync::LazyLock;
-
-static TICK: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("tick.lua")));
-static CONFIRM: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("confirm.lua")));
 
 /// The keys of one index, `NS:index:{NAME}…`: the braces keep them in one
 /// Cluster slot, and a NAME cannot contain them, so no two names' keys meet.
@@ -159,13 +155,6 @@ pub struct Pair {
     /// 0-based; the 1-based rank is `index + 1`.
     pub index: u64,
     pub replicas: u64,
-}
-
-impl Pair {
-    /// The form `tick.lua` compares: `index/replicas`.
-    fn wire(self) -> String {
-        format!("{}/{}", self.index, self.replicas)
-    }
 }
 
 impl std::fmt::Display for Pair {
@@ -253,19 +242,15 @@ impl Index {
     /// Bounded by [`Timing::overdue`]: a tick later than that is no use.
     pub async fn tick(&mut self, number: u64, holding: Option<Pair>) -> Result<TickOutcome> {
         let sent = BootInstant::now();
-        let mut invocation = TICK.prepare_invoke();
-        invocation
-            .key(self.keys.config())
-            .key(self.keys.count(number))
-            .key(self.keys.who(number))
-            .key(self.keys.count(number - 1))
-            .key(self.keys.who(number - 1))
-            .key(self.keys.transition(number))
-            .arg(number)
-            .arg(self.timing.interval_ms())
-            .arg(&self.client)
-            .arg(holding.map(Pair::wire).unwrap_or_default())
-            .arg(self.timing.keep_ms());
+        let invocation = script::Tick {
+            keys: &self.keys,
+            number,
+            interval_ms: self.timing.interval_ms(),
+            client: &self.client,
+            holding,
+            keep_ms: self.timing.keep_ms(),
+        }
+        .invocation();
         let limit = self.timing.overdue();
         let reply: Vec<u64> =
             match tokio::time::timeout(limit, self.store.script(&invocation)).await {
@@ -313,12 +298,13 @@ impl Index {
     /// gone. Returns the confirmations, or `None` if this replica did not
     /// take part in `number - 1` (it has nothing to confirm).
     pub async fn confirm(&mut self, number: u64) -> Result<Option<u64>> {
-        let mut invocation = CONFIRM.prepare_invoke();
-        invocation
-            .key(self.keys.who(number - 1))
-            .key(self.keys.transition(number))
-            .arg(&self.client)
-            .arg(self.timing.keep_ms());
+        let invocation = script::Confirm {
+            keys: &self.keys,
+            number,
+            client: &self.client,
+            keep_ms: self.timing.keep_ms(),
+        }
+        .invocation();
         match self.store.script::<i64>(&invocation).await? {
             Ok(n) => Ok(u64::try_from(n).ok()),
             Err(e) => Err(self.script_failure(&e)),

@@ -20,12 +20,12 @@
 //! The pool's range is recorded in `ns:stats` as `min` and `max`; a pool made
 //! by the Go tool, which has none, is measured by scanning it.
 
+use super::script::{FinalizeInit, Resize, Shrink};
 use super::{PoolKeys, WorkerId, pool_error};
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
-use crate::store::{Store, reply};
+use crate::store::Store;
 use std::ops::RangeInclusive;
-use std::sync::LazyLock;
 
 /// Ids per write; about 13 ms of server time each on a 4-million-id pool.
 const CHUNK: u64 = 10_000;
@@ -37,13 +37,6 @@ pub const MAX_POOL_SIZE: u64 = 1 << 24;
 const SHRINK_CHUNK: u64 = 2_000;
 /// Lifetime of a pool under construction, renewed at every chunk.
 const BUILD_TTL_MS: u64 = 120_000;
-
-static FINALIZE: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("finalize_init.lua")));
-static RESIZE: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("resize.lua")));
-static SHRINK: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("shrink.lua")));
 
 /// What `init` did.
 #[derive(Debug, PartialEq, Eq)]
@@ -228,14 +221,13 @@ async fn build(store: &mut Store, keys: &PoolKeys, min: u64, max: u64) -> Result
             .ignore();
         store.pipeline::<()>(&pipe).await?;
     }
-    let mut invocation = FINALIZE.prepare_invoke();
-    invocation
-        .key(&keys.ids)
-        .key(&tmp)
-        .key(&keys.stats)
-        .arg(max - min + 1)
-        .arg(min)
-        .arg(max);
+    let invocation = FinalizeInit {
+        keys,
+        tmp: &tmp,
+        min,
+        max,
+    }
+    .invocation();
     match store.script::<i64>(&invocation).await? {
         Ok(published) => Ok(published == 1),
         Err(e) => Err(pool_error(store, &e)),
@@ -304,11 +296,7 @@ async fn add(store: &mut Store, ids: &str, range: RangeInclusive<u64>) -> Result
 async fn remove(store: &mut Store, keys: &PoolKeys, range: RangeInclusive<u64>) -> Result<u64> {
     let mut removed = 0;
     for (lo, hi) in chunks(range, SHRINK_CHUNK) {
-        let mut invocation = SHRINK.prepare_invoke();
-        invocation.key(&keys.ids).key(&keys.clients);
-        for n in lo..=hi {
-            invocation.arg(WorkerId(n).encode());
-        }
+        let invocation = Shrink { keys, ids: lo..=hi }.invocation();
         removed += match store.script::<u64>(&invocation).await? {
             Ok(n) => n,
             Err(e) => return Err(pool_error(store, &e)),
@@ -327,24 +315,23 @@ async fn decide(
     force: bool,
     removing: &[RangeInclusive<u64>],
 ) -> Result<Vec<(String, String)>> {
-    let mut invocation = RESIZE.prepare_invoke();
-    invocation
-        .key(&keys.ids)
-        .key(&keys.clients)
-        .key(&keys.stats)
-        .arg(min)
-        .arg(max)
-        .arg(if force { "1" } else { "0" });
-    let reply = match store.script::<Vec<redis::Value>>(&invocation).await? {
+    let invocation = Resize {
+        keys,
+        min,
+        max,
+        force,
+    }
+    .invocation();
+    let reply = match store.script::<redis::Value>(&invocation).await? {
         Ok(reply) => reply,
         Err(e) => return Err(pool_error(store, &e)),
     };
-    let label = store.target().display().to_string();
-    let recorded: i64 = reply::field(&label, &reply, 0)?;
+    let reply = store.answer(reply)?;
+    let recorded = reply.code()?;
     let mut leased = Vec::new();
     for i in (1..reply.len()).step_by(2) {
-        let member: String = reply::field(&label, &reply, i)?;
-        let owner: String = reply::field(&label, &reply, i + 1)?;
+        let member = reply.text(i)?;
+        let owner = reply.text(i + 1)?;
         let id = WorkerId::decode(&member).map_or(member, |id| id.to_string());
         leased.push((id, owner));
     }

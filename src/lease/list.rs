@@ -40,16 +40,13 @@
 
 use super::clock::ClockRecord;
 use super::report::HolderClock;
+use super::script::Leased;
 use super::{PoolKeys, WorkerId};
 use crate::error::{Error, Result};
 use crate::store::{Store, Target, classify};
 use serde::Serialize;
-use std::sync::LazyLock;
 use std::time::{Duration, UNIX_EPOCH};
 use tokio::task::JoinHandle;
-
-static LEASED: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("leased.lua")));
 
 /// Ids per list request.
 const LIST_CHUNK: usize = 5_000;
@@ -200,8 +197,12 @@ async fn leased_ids(
     let mut ids = Vec::with_capacity(leased as usize);
     let mut from = now.to_string();
     loop {
-        let mut invocation = LEASED.prepare_invoke();
-        invocation.key(&keys.ids).arg(&from).arg(LEASED_PAGE);
+        let invocation = Leased {
+            keys,
+            after: &from,
+            page: LEASED_PAGE,
+        }
+        .invocation();
         let (more, last, members): (u8, String, Vec<String>) =
             match store.script(&invocation).await? {
                 Ok(page) => page,

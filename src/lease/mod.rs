@@ -25,8 +25,8 @@ pub mod clock;
 mod init;
 mod list;
 mod recovery;
-mod release;
 mod report;
+mod script;
 mod waiting;
 mod worker_id;
 
@@ -43,14 +43,7 @@ use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
 pub use clock::ClockPolicy;
 use clock::{ClockRecord, Offset, WallWatch, wall_ms};
-use std::sync::LazyLock;
 use std::time::Duration;
-
-static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&[crate::claim::WAKE_LUA, include_str!("acquire.lua")].concat())
-});
-static RENEW: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("renew.lua")));
 
 /// The four keys of one pool.
 #[derive(Clone, Debug)]
@@ -230,12 +223,11 @@ impl Leaser {
         let sent_wall = wall_ms();
         let deadline = sent + validity(self.expire);
         let known = self.offset.unwrap_or(Offset::UNKNOWN);
-        let (place, horizon) = (self.wakeups.place_arg(), watch.wall_at(deadline));
+        let horizon = watch.wall_at(deadline);
         // Refused by a user's ACL without the queue: the same attempt
         // without its place (claim/wake.rs).
         let wake = self.keys.wake.clone();
-        let (invocation, unqueued) = wake.with_queue(!place.is_empty(), |queue| {
-            let queue = queue.map(|queue| (queue, place.as_str()));
+        let (invocation, unqueued) = wake.with_queue(self.wakeups.queues(), |queue| {
             self.acquire_script(horizon, known, queue)
         });
         let (ok, client, member, expiry_ms, now_ms, record) =
@@ -297,34 +289,26 @@ impl Leaser {
             why: format!("leased id {id} but {why}; released it"),
         })
     }
-}
 
-impl Leaser {
     /// The acquire script: `horizon` is the lease's deadline on our wall
-    /// clock, `known` our offset from the server, `queue` the queue of
-    /// waiters and our place in it, if we queue.
+    /// clock, `known` our offset from the server; with `queue` (the queue
+    /// of waiters), our place in it, if we queue.
     fn acquire_script(
         &self,
         horizon: i64,
         known: Offset,
-        queue: Option<(&str, &str)>,
+        queue: Option<&str>,
     ) -> redis::ScriptInvocation<'static> {
-        let mut invocation = ACQUIRE.prepare_invoke();
-        invocation
-            .key(&self.keys.ids)
-            .key(&self.keys.clients)
-            .key(&self.keys.stats)
-            .key(&self.keys.clock)
-            .arg(self.client_id.as_str())
-            .arg(host_name())
-            .arg(self.expire.as_millis() as u64)
-            .arg(horizon)
-            .arg(known.ms)
-            .arg(known.error_ms);
-        if let Some((queue, place)) = queue {
-            invocation.key(queue).arg(place);
+        script::Acquire {
+            keys: &self.keys,
+            client: &self.client_id,
+            host: &host_name(),
+            ttl_ms: self.expire.as_millis() as u64,
+            horizon,
+            offset: known,
+            queued: queue.and_then(|queue| self.wakeups.queued(queue)),
         }
-        invocation
+        .invocation()
     }
 }
 
@@ -385,29 +369,26 @@ impl Claim for Lease {
         let sent = BootInstant::now();
         let sent_wall = wall_ms();
         let horizon = self.watch.wall_at(sent + validity(self.expire));
-        let mut invocation = RENEW.prepare_invoke();
-        invocation
-            .key(&self.keys.ids)
-            .key(&self.keys.clients)
-            .key(&self.keys.stats)
-            .key(&self.keys.clock)
-            .arg(&self.client_id)
-            .arg(self.id.encode())
-            .arg(self.expire.as_millis() as u64)
-            .arg(horizon)
-            .arg(self.offset.ms)
-            .arg(self.offset.error_ms)
-            .arg(if stepped.is_some() { "1" } else { "0" });
+        let invocation = script::Renew {
+            keys: &self.keys,
+            client: &self.client_id,
+            id: self.id,
+            ttl_ms: self.expire.as_millis() as u64,
+            horizon,
+            offset: self.offset,
+            stepped_back: stepped.is_some(),
+        }
+        .invocation();
         let reply: redis::Value = match self.store.script(&invocation).await {
             Ok(Ok(v)) => v,
             Ok(Err(e)) => return Err(RenewError::Failed(pool_error(&self.store, &e))),
             Err(e) => return Err(RenewError::Failed(e)),
         };
-        let (ok, owner_or_expiry, now_ms): (i64, redis::Value, i64) =
-            redis::from_redis_value(reply)
-                .map_err(|e| RenewError::Failed(Error::Redis(e.to_string())))?;
+        let answer = self.store.answer(reply).map_err(RenewError::Failed)?;
+        let ok = answer.code().map_err(RenewError::Failed)?;
+        let now_ms: i64 = answer.get(2).map_err(RenewError::Failed)?;
         if ok == 0 {
-            let owner: String = redis::from_redis_value(owner_or_expiry).unwrap_or_default();
+            let owner: String = answer.get(1).unwrap_or_default();
             return Err(RenewError::Lost(if owner.is_empty() {
                 format!("id {} is gone from the pool {}", self.id, self.keys.ids)
             } else {
@@ -449,7 +430,7 @@ impl Claim for Lease {
             ),
             None => ("", ""),
         };
-        let release = release::Release {
+        let release = script::Release {
             keys: &self.keys,
             client: &self.client_id,
             id: self.id,
@@ -459,7 +440,7 @@ impl Claim for Lease {
         };
         // Refused by a user's ACL without the queue: the same release
         // without it (claim/wake.rs).
-        let (invocation, unqueued) = self.keys.wake.with_queue(true, |q| release.script(q));
+        let (invocation, unqueued) = self.keys.wake.with_queue(true, |q| release.invocation(q));
         match self
             .store
             .script_or::<i64>(&invocation, || unqueued.take())

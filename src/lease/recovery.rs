@@ -13,6 +13,7 @@
 //!   before later attempts and after the one that succeeds.
 
 use super::*;
+use crate::store::reply::Answer;
 
 /// An id a failed attempt leased and released, released again until its
 /// lease would surely have run out (`Leaser::leftovers`).
@@ -22,6 +23,19 @@ pub(super) struct Leftover {
     pub until: tokio::time::Instant,
     /// The clock record the attempt's lease found ('' for none).
     pub found: String,
+}
+
+/// What acquire.lua answered: its code, the client id, the id, the
+/// expiry and the server's time (ms), and the id's clock record.
+fn acquired(answer: Answer) -> Result<(i64, String, String, i64, i64, String)> {
+    Ok((
+        answer.code()?,
+        answer.text(1)?,
+        answer.text(2)?,
+        answer.get(3)?,
+        answer.get(4)?,
+        answer.text(5)?,
+    ))
 }
 
 impl Leaser {
@@ -43,7 +57,7 @@ impl Leaser {
             reply = self.store.script(&invocation).await?;
         }
         let e = match reply {
-            Ok(reply) => return Ok(reply),
+            Ok(reply) => return acquired(self.store.answer(reply)?),
             Err(e) => e,
         };
         let (true, Some((min, max))) = (is_uninit(&e), self.recreate) else {
@@ -61,7 +75,7 @@ impl Leaser {
             InitOutcome::Resized { .. } => unreachable!("create_missing never resizes"),
         }
         match self.store.script(&invocation).await? {
-            Ok(reply) => Ok(reply),
+            Ok(reply) => acquired(self.store.answer(reply)?),
             Err(e) => Err(pool_error(&self.store, &e)),
         }
     }
@@ -88,7 +102,7 @@ impl Leaser {
             // Its command never ran: the clock record goes back as the
             // lease found it, wherever the lease is still ours (a promoted
             // replica may still hold the lease's projected horizon).
-            let release = super::release::Release {
+            let release = super::script::Release {
                 keys: &self.keys,
                 client: &self.client_id,
                 id: kept.id,
@@ -97,7 +111,7 @@ impl Leaser {
                 waker: self.wakeups.waker_arg(),
             };
             let wake = &self.keys.wake;
-            let (invocation, unqueued) = wake.with_queue(true, |queue| release.script(queue));
+            let (invocation, unqueued) = wake.with_queue(true, |queue| release.invocation(queue));
             if self
                 .store
                 .script_or::<i64>(&invocation, || unqueued.take())

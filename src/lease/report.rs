@@ -11,14 +11,10 @@
 //! running workers, which one reply carries (about 40 bytes each).
 
 use super::clock::ClockRecord;
-use super::{PoolKeys, WorkerId, pool_error};
+use super::{PoolKeys, WorkerId, pool_error, script};
 use crate::error::Result;
 use crate::store::Store;
 use serde::Serialize;
-use std::sync::LazyLock;
-
-static STATS: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("stats.lua")));
 
 /// The figures of `yaraus stats`; the first thirteen are the Go tool's.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -101,12 +97,7 @@ impl Stats {
 
 /// Reads the pool's statistics in one script.
 pub async fn stats(store: &mut Store, keys: &PoolKeys) -> Result<Stats> {
-    let mut invocation = STATS.prepare_invoke();
-    invocation
-        .key(&keys.ids)
-        .key(&keys.stats)
-        .key(&keys.clients)
-        .key(&keys.clock);
+    let invocation = script::Stats { keys }.invocation();
     type Reply = (
         i64,
         Vec<(String, String)>,

@@ -4,6 +4,7 @@
 
 use super::tally::{NodeAcquire, Tally, Unkept};
 use super::*;
+use crate::store::reply::Answer;
 
 impl Claimant for Locker {
     type Held = HeldLock;
@@ -95,23 +96,18 @@ impl Locker {
     /// holders need not wait for it to expire. Best effort: it expires by
     /// itself.
     async fn withdraw_mark(&mut self, mark: &str) {
-        let labels = self.quorum.labels();
-        let limit = self.quorum.round_timeout();
         let key = self.key.as_str();
         let wake = self.wakeups.channel();
-        let futures: Vec<_> = self
-            .quorum
-            .nodes_mut()
-            .iter_mut()
-            .map(|node| async move {
+        self.quorum
+            .round(|node| async move {
                 node.prepare().await?;
                 let (invocation, unqueued) =
                     wake.with_queue(true, |queue| kind::withdraw_mark(key, mark, wake, queue));
                 node.script_or::<redis::Value>(&invocation, || unqueued.take())
                     .await
             })
-            .collect();
-        gather(futures, &labels, limit, |_| false).await;
+            .all()
+            .await;
     }
 
     /// One attempt, with `token`: the Redlock round (and, with several
@@ -182,84 +178,68 @@ impl Locker {
     async fn acquire_round(&mut self, token: &Token, mode: FenceMode) -> Replies<NodeAcquire> {
         let n = self.quorum.len();
         let m = self.quorum.majority();
-        let labels = self.quorum.labels();
-        let limit = self.quorum.round_timeout();
         let (key, fence_key, kind) = (self.key.as_str(), self.fencing.key(), self.kind);
         let ttl_ms = millis_arg(self.ttl);
-        let mark_ms = millis_arg(kind::writer_mark_ttl(limit));
-        let place = self.wakeups.place_arg();
-        let place = place.as_str();
-        let wake = self.wakeups.channel();
+        let mark_ms = millis_arg(kind::writer_mark_ttl(self.quorum.round_timeout()));
+        let wakeups = &self.wakeups;
+        let wake = wakeups.channel();
         let mark = self.waiting_mark.as_deref().map(|mark| (mark, mark_ms));
-        let futures: Vec<_> = self
-            .quorum
-            .nodes_mut()
-            .iter_mut()
-            .map(|node| async move {
-                node.prepare().await?;
-                // Refused by a user's ACL without the queue: the same attempt
-                // without its place (claim/wake.rs).
-                let (invocation, unqueued) = wake.with_queue(!place.is_empty(), |queue| {
-                    let place = queue.map(|queue| (queue, place));
-                    let waiting = kind::Waiting { mark, place };
-                    kind.acquire(key, fence_key, token, ttl_ms, mode, waiting)
-                });
-                let reply: redis::Value = node.script_or(&invocation, || unqueued.take()).await?;
-                let acquired = parse_acquire(node.label(), reply)?;
-                if matches!(acquired, NodeAcquire::Taken { .. }) {
-                    node.confirm(key).await?;
-                }
-                Ok(acquired)
-            })
-            .collect();
-        gather(futures, &labels, limit, |replies| {
-            let (mut good, mut taken, mut refused, mut unvoted) = (0, 0, 0, 0);
-            for reply in replies.iter().flatten() {
-                match reply {
-                    Ok(NodeAcquire::Taken { voted, .. }) => {
-                        taken += 1;
-                        if *voted {
-                            good += 1;
-                        } else {
-                            unvoted += 1;
-                        }
-                    }
-                    _ => refused += 1,
-                }
+        let round = self.quorum.round(|node| async move {
+            node.prepare().await?;
+            // Refused by a user's ACL without the queue: the same attempt
+            // without its place (claim/wake.rs).
+            let (invocation, unqueued) = wake.with_queue(wakeups.queues(), |queue| {
+                let queued = queue.and_then(|queue| wakeups.queued(queue));
+                let waiting = kind::Waiting { mark, queued };
+                kind.acquire(key, fence_key, token, ttl_ms, mode, waiting)
+            });
+            let reply: redis::Value = node.script_or(&invocation, || unqueued.take()).await?;
+            let acquired = parse_acquire(node.answer(reply)?)?;
+            if matches!(acquired, NodeAcquire::Taken { .. }) {
+                node.confirm(key).await?;
             }
-            good >= m || refused > n - m || (taken >= m && refused + unvoted > n - m)
-        })
-        .await
+            Ok(acquired)
+        });
+        round
+            .until(|replies| {
+                let (mut good, mut taken, mut refused, mut unvoted) = (0, 0, 0, 0);
+                for reply in replies.iter().flatten() {
+                    match reply {
+                        Ok(NodeAcquire::Taken { voted, .. }) => {
+                            taken += 1;
+                            if *voted {
+                                good += 1;
+                            } else {
+                                unvoted += 1;
+                            }
+                        }
+                        _ => refused += 1,
+                    }
+                }
+                good >= m || refused > n - m || (taken >= m && refused + unvoted > n - m)
+            })
+            .await
     }
 }
 
-fn parse_acquire(label: &str, reply: redis::Value) -> Result<NodeAcquire> {
-    let items = reply::items(label, reply)?;
-    let code: i64 = reply::field(label, &items, 0)?;
-    match code {
+fn parse_acquire(answer: Answer) -> Result<NodeAcquire> {
+    match answer.code()? {
         1 => Ok(NodeAcquire::Taken {
-            voted: reply::field::<i64>(label, &items, 1)? == 1,
-            counter: reply::counter(label, &reply::field::<String>(label, &items, 2)?)?,
-            before: if items.len() > 3 {
-                Some(reply::counter(
-                    label,
-                    &reply::field::<String>(label, &items, 3)?,
-                )?)
+            voted: answer.get::<i64>(1)? == 1,
+            counter: answer.counter(2)?,
+            before: if answer.len() > 3 {
+                Some(answer.counter(3)?)
             } else {
                 None
             },
         }),
         0 => Ok(NodeAcquire::Held {
-            holder: reply::field(label, &items, 1)?,
-            ttl_ms: reply::field(label, &items, 2)?,
-            counter: reply::counter(label, &reply::field::<String>(label, &items, 3)?)?,
-            holders: if items.len() > 4 {
-                Some(reply::field(label, &items, 4)?)
-            } else {
-                None
-            },
+            holder: answer.get(1)?,
+            ttl_ms: answer.get(2)?,
+            counter: answer.counter(3)?,
+            holders: answer.optional(4)?,
         }),
-        2 => Ok(NodeAcquire::WrongType(reply::field(label, &items, 1)?)),
-        _ => Err(reply::unknown_code(label, code)),
+        2 => Ok(NodeAcquire::WrongType(answer.get(1)?)),
+        _ => Err(answer.unknown()),
     }
 }

@@ -1,6 +1,7 @@
 //! Extending the lock, and healing masters that lost it.
 
 use super::*;
+use crate::store::reply::Answer;
 
 /// One node's reply to the extend script.
 #[derive(Debug)]
@@ -117,48 +118,40 @@ impl Locker {
     async fn extend_round(&mut self, token: &Token) -> Replies<NodeExtend> {
         let n = self.quorum.len();
         let m = self.quorum.majority();
-        let labels = self.quorum.labels();
-        let limit = self.quorum.round_timeout();
         let (key, kind) = (self.key.as_str(), self.kind);
         let ttl_ms = millis_arg(self.ttl);
-        let futures: Vec<_> = self
-            .quorum
-            .nodes_mut()
-            .iter_mut()
-            .map(|node| async move {
-                let invocation = kind.extend(key, token, ttl_ms, n);
-                let reply: redis::Value = node.script(&invocation).await?;
-                let extended = parse_extend(node.label(), reply)?;
-                if matches!(extended, NodeExtend::Extended) {
-                    node.confirm(key).await?;
-                }
-                Ok(extended)
+        let round = self.quorum.round(|node| async move {
+            let invocation = kind.extend(key, token, ttl_ms, n);
+            let reply: redis::Value = node.script(&invocation).await?;
+            let extended = parse_extend(node.answer(reply)?)?;
+            if matches!(extended, NodeExtend::Extended) {
+                node.confirm(key).await?;
+            }
+            Ok(extended)
+        });
+        round
+            .until(|replies| {
+                let ours = replies
+                    .iter()
+                    .filter(|r| matches!(r, Some(Ok(NodeExtend::Extended))))
+                    .count();
+                let gone = replies
+                    .iter()
+                    .filter(|r| matches!(r, Some(Ok(e)) if !matches!(e, NodeExtend::Extended)))
+                    .count();
+                ours >= m || gone >= m
             })
-            .collect();
-        gather(futures, &labels, limit, |replies| {
-            let ours = replies
-                .iter()
-                .filter(|r| matches!(r, Some(Ok(NodeExtend::Extended))))
-                .count();
-            let gone = replies
-                .iter()
-                .filter(|r| matches!(r, Some(Ok(e)) if !matches!(e, NodeExtend::Extended)))
-                .count();
-            ours >= m || gone >= m
-        })
-        .await
+            .await
     }
 }
 
-fn parse_extend(label: &str, reply: redis::Value) -> Result<NodeExtend> {
-    let items = reply::items(label, reply)?;
-    let code: i64 = reply::field(label, &items, 0)?;
-    match code {
+fn parse_extend(answer: Answer) -> Result<NodeExtend> {
+    match answer.code()? {
         1 => Ok(NodeExtend::Extended),
         2 => Ok(NodeExtend::SetAgain),
         3 => Ok(NodeExtend::Missing),
-        0 => Ok(NodeExtend::Taken(reply::field(label, &items, 1)?)),
-        4 => Ok(NodeExtend::WrongType(reply::field(label, &items, 1)?)),
-        _ => Err(reply::unknown_code(label, code)),
+        0 => Ok(NodeExtend::Taken(answer.get(1)?)),
+        4 => Ok(NodeExtend::WrongType(answer.get(1)?)),
+        _ => Err(answer.unknown()),
     }
 }

@@ -7,15 +7,11 @@
 //! value without a holder. The lock counts as held when a majority of the
 //! masters hold the same token, which is exactly when nobody else can take it.
 
+use super::script::Inspect;
 use super::{Locker, Token};
 use crate::error::Result;
-use crate::store::{gather, reply};
+use crate::store::reply::Answer;
 use serde::Serialize;
-use std::sync::LazyLock;
-
-static INSPECT: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&[crate::base::COUNTER_LUA, include_str!("inspect.lua")].concat())
-});
 
 /// The whole picture of one lock.
 #[derive(Clone, Debug, Serialize)]
@@ -89,35 +85,30 @@ pub struct SemaphoreHolder {
 
 pub(super) async fn inspect(locker: &mut Locker) -> LockInfo {
     let labels = locker.quorum.labels();
-    let limit = locker.quorum.round_timeout();
     let (key, fence_key) = (locker.key.as_str(), locker.fencing.key());
     let zset_state = match locker.kind {
         super::Kind::Semaphore { .. } => "semaphore",
         super::Kind::Lock | super::Kind::Shared => "shared",
     };
-    let futures: Vec<_> = locker
+    let replies = locker
         .quorum
-        .nodes_mut()
-        .iter_mut()
-        .map(|node| async move {
-            let mut invocation = INSPECT.prepare_invoke();
-            invocation.key(key).key(fence_key);
+        .round(|node| async move {
+            let invocation = Inspect { key, fence_key }.invocation();
             let reply: redis::Value = node.script(&invocation).await?;
-            parse_node(node.label(), reply, zset_state)
+            parse_node(node.answer(reply)?, zset_state)
         })
-        .collect();
-    let replies = gather(futures, &labels, limit, |_| false).await;
+        .all()
+        .await;
     let nodes: Vec<NodeInfo> = labels
         .iter()
         .zip(replies)
         .map(|(label, reply)| match reply {
-            Some(Ok(node)) => node,
-            Some(Err(e @ crate::error::Error::Refused(_))) => NodeInfo {
+            Ok(node) => node,
+            Err(e @ crate::error::Error::Refused(_)) => NodeInfo {
                 state: "refused",
                 ..unreachable_node(label, e.to_string())
             },
-            Some(Err(e)) => unreachable_node(label, e.to_string()),
-            None => unreachable_node(label, "no answer".into()),
+            Err(e) => unreachable_node(label, e.to_string()),
         })
         .collect();
 
@@ -173,14 +164,13 @@ fn unreachable_node(label: &str, error: String) -> NodeInfo {
 }
 
 /// `zset_state`: what a sorted set at the key is (`semaphore`, `shared`).
-fn parse_node(label: &str, reply: redis::Value, zset_state: &'static str) -> Result<NodeInfo> {
-    let items = reply::items(label, reply)?;
-    let kind: String = reply::field(label, &items, 0)?;
-    let value: Vec<u8> = reply::field(label, &items, 1)?;
-    let pttl: i64 = reply::field(label, &items, 2)?;
-    let counter: String = reply::field(label, &items, 3)?;
-    let now_ms: i64 = reply::field(label, &items, 4)?;
-    let mut node = unreachable_node(label, String::new());
+fn parse_node(answer: Answer, zset_state: &'static str) -> Result<NodeInfo> {
+    let kind: String = answer.get(0)?;
+    let value: Vec<u8> = answer.get(1)?;
+    let pttl: i64 = answer.get(2)?;
+    let counter: String = answer.get(3)?;
+    let now_ms: i64 = answer.get(4)?;
+    let mut node = unreachable_node(&answer.label, String::new());
     node.error = None;
     node.fencing_counter = counter.parse().ok();
     match kind.as_str() {
@@ -196,10 +186,10 @@ fn parse_node(label: &str, reply: redis::Value, zset_state: &'static str) -> Res
             node.state = zset_state;
             node.ttl_ms = Some(pttl);
             let mut holders = Vec::new();
-            for pair in items[5..].chunks(2) {
-                let [member, expiry] = pair else { break };
-                let token: Vec<u8> = redis::from_redis_value_ref(member).unwrap_or_default();
-                let expiry: String = redis::from_redis_value_ref(expiry).unwrap_or_default();
+            // Pairs from item 5; an odd one left over is no pair.
+            for i in (5..answer.len().saturating_sub(1)).step_by(2) {
+                let token: Vec<u8> = answer.get(i).unwrap_or_default();
+                let expiry: String = answer.get(i + 1).unwrap_or_default();
                 let expiry: i64 = expiry.parse().unwrap_or(now_ms);
                 if expiry <= now_ms {
                     continue; // expired, not purged yet: nobody holds it

@@ -12,53 +12,14 @@
 //! Redlock lifecycle and the five modes of `yaraus lock`; a second type would
 //! have copied the rounds to remove six `match`es.
 
+use super::script::{
+    Acquire, Extend, FenceMode, Release, SemaphoreAcquire, SemaphoreExtend, SemaphoreRelease,
+    SharedAcquire, Withdraw,
+};
 use super::{Busy, Token, describe_holder};
-use crate::base::COUNTER_LUA;
-use crate::claim::{Channel, WAKE_LUA, Wakeups};
-use std::sync::LazyLock;
+use crate::claim::Wakeups;
+use crate::claim::wake::{Channel, Queued, Waking};
 use std::time::Duration;
-
-const SHARED_LUA: &str = include_str!("shared.lua");
-static ACQUIRE_CODE: LazyLock<String> = LazyLock::new(|| {
-    [
-        COUNTER_LUA,
-        SHARED_LUA,
-        WAKE_LUA,
-        include_str!("acquire.lua"),
-    ]
-    .concat()
-});
-const EXTEND_CODE: &str = include_str!("extend.lua");
-static RELEASE_CODE: LazyLock<String> =
-    LazyLock::new(|| [WAKE_LUA, include_str!("release.lua")].concat());
-static WITHDRAW_CODE: LazyLock<String> =
-    LazyLock::new(|| [WAKE_LUA, include_str!("withdraw.lua")].concat());
-static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&ACQUIRE_CODE));
-static EXTEND: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(EXTEND_CODE));
-static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&RELEASE_CODE));
-static WITHDRAW: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&WITHDRAW_CODE));
-static SEMAPHORE_ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&[COUNTER_LUA, WAKE_LUA, include_str!("semaphore_acquire.lua")].concat())
-});
-static SHARED_ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&[COUNTER_LUA, SHARED_LUA, include_str!("shared_acquire.lua")].concat())
-});
-static SEMAPHORE_EXTEND: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("semaphore_extend.lua")));
-static SEMAPHORE_RELEASE: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&[WAKE_LUA, include_str!("semaphore_release.lua")].concat())
-});
-
-/// The scripts a node of several masters loads before its first request
-/// (see [`crate::store::Quorum::preload`]); a semaphore has one master.
-pub(super) fn quorum_scripts() -> [&'static str; 4] {
-    [
-        ACQUIRE_CODE.as_str(),
-        EXTEND_CODE,
-        RELEASE_CODE.as_str(),
-        WITHDRAW_CODE.as_str(),
-    ]
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -95,17 +56,17 @@ pub(super) fn withdraw_mark(
     wake: &Channel,
     queue: Option<&str>,
 ) -> redis::ScriptInvocation<'static> {
-    let mut invocation = SEMAPHORE_RELEASE.prepare_invoke();
-    invocation.key(key);
-    if let Some(queue) = queue {
-        invocation.key(queue);
+    let waking = Waking {
+        channel: wake,
+        queue,
+        waker: "",
+    };
+    SemaphoreRelease {
+        key,
+        token: mark,
+        waking,
     }
-    invocation
-        .arg(mark)
-        .arg(wake.name())
-        .arg(wake.command())
-        .arg("");
-    invocation
+    .invocation()
 }
 
 pub(super) const WRITER_WAITING: &str = "writer-waiting:";
@@ -116,19 +77,9 @@ pub(super) struct Waiting<'a> {
     /// A waiting writer's mark among shared holders, and how long it
     /// lasts in ms (shared.lua).
     pub mark: Option<(&'a str, u64)>,
-    /// Its place in the queue of waiters: the queue's key and the place
-    /// (claim/wake.rs); in the queue, a refused attempt also leaves the
-    /// queue when it succeeds.
-    pub place: Option<(&'a str, &'a str)>,
-}
-
-/// How the acquire script counts the fencing token.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum FenceMode {
-    /// One master: INCR.
-    Increment,
-    /// Several masters: vote for this value.
-    Propose(u64),
+    /// Its place in the queue of waiters (claim/wake.rs); in the queue, a
+    /// refused attempt also leaves the queue when it succeeds.
+    pub queued: Option<Queued<'a>>,
 }
 
 impl Kind {
@@ -182,9 +133,8 @@ impl Kind {
         }
     }
 
-    /// The acquire script for one node: KEYS key, fencing key; ARGV token,
-    /// ttl in ms, then the limit (semaphore) or how to fence (lock), and
-    /// what a waiting attempt leaves behind ([`Waiting`]).
+    /// The acquire script for one node (script.rs), with what a waiting
+    /// attempt leaves behind ([`Waiting`]).
     pub(super) fn acquire(
         self,
         key: &str,
@@ -194,32 +144,36 @@ impl Kind {
         mode: FenceMode,
         waiting: Waiting<'_>,
     ) -> redis::ScriptInvocation<'static> {
-        let script: &'static redis::Script = match self {
-            Kind::Lock => &ACQUIRE,
-            Kind::Semaphore { .. } => &SEMAPHORE_ACQUIRE,
-            Kind::Shared => &SHARED_ACQUIRE,
-        };
-        let mut invocation = script.prepare_invoke();
-        invocation
-            .key(key)
-            .key(fence_key)
-            .arg(token.as_str())
-            .arg(ttl_ms);
-        match (self, mode) {
-            (Kind::Semaphore { limit }, _) => invocation.arg(limit),
-            (Kind::Shared, _) => &mut invocation,
-            (Kind::Lock, FenceMode::Increment) => invocation.arg("incr").arg(""),
-            (Kind::Lock, FenceMode::Propose(v)) => invocation.arg("propose").arg(v.to_string()),
-        };
-        if self == Kind::Lock {
-            let mark = waiting.mark;
-            invocation.arg(mark.map_or(String::new(), |(mark, ms)| format!("{ms}:{mark}")));
+        let token = token.as_str();
+        match self {
+            Kind::Lock => Acquire {
+                key,
+                fence_key,
+                token,
+                ttl_ms,
+                fence: mode,
+                mark: waiting.mark,
+                queued: waiting.queued,
+            }
+            .invocation(),
+            Kind::Semaphore { limit } => SemaphoreAcquire {
+                key,
+                fence_key,
+                token,
+                ttl_ms,
+                limit,
+                queued: waiting.queued,
+            }
+            .invocation(),
+            // A shared place is freed for many: its waiters do not queue.
+            Kind::Shared => SharedAcquire {
+                key,
+                fence_key,
+                token,
+                ttl_ms,
+            }
+            .invocation(),
         }
-        // A shared place is freed for many: its waiters do not queue.
-        if let Some((queue, place)) = waiting.place.filter(|_| self != Kind::Shared) {
-            invocation.key(queue).arg(place);
-        }
-        invocation
     }
 
     /// The extend script for one node. A lock over several masters heals a
@@ -231,55 +185,60 @@ impl Kind {
         ttl_ms: u64,
         masters: usize,
     ) -> redis::ScriptInvocation<'static> {
-        let (script, heal): (&'static redis::Script, bool) = match self {
-            Kind::Lock => (&EXTEND, masters > 1),
-            Kind::Semaphore { .. } | Kind::Shared => (&SEMAPHORE_EXTEND, false),
-        };
-        let mut invocation = script.prepare_invoke();
-        invocation
-            .key(key)
-            .arg(token.as_str())
-            .arg(ttl_ms)
-            .arg(if heal { "1" } else { "0" });
-        if self == Kind::Shared {
-            invocation.arg("shared");
+        let token = token.as_str();
+        match self {
+            Kind::Lock => Extend {
+                key,
+                token,
+                ttl_ms,
+                heal: masters > 1,
+            }
+            .invocation(),
+            Kind::Semaphore { .. } | Kind::Shared => SemaphoreExtend {
+                key,
+                token,
+                ttl_ms,
+                shared: self == Kind::Shared,
+            }
+            .invocation(),
         }
-        invocation
     }
 
     /// The release script for one node; with `withdraw` (our vote, and the
     /// counter it replaced on this node), a lock also takes back its
     /// fencing vote (withdraw.lua). Each script wakes the first waiter of
-    /// `wake`'s `queue` (if named), or everyone, when it frees something,
-    /// but never the `waker` itself (a waiter's place, `''` for none:
-    /// claim/wake.rs).
+    /// the queue (if `waking` names it), or everyone, when it frees
+    /// something, but never the waker itself (claim/wake.rs).
     pub(super) fn release(
         self,
         key: &str,
         fence_key: &str,
         token: &Token,
         withdraw: Option<(u64, u64)>,
-        (wake, queue): (&Channel, Option<&str>),
-        waker: &str,
+        waking: Waking<'_>,
     ) -> redis::ScriptInvocation<'static> {
-        let mut invocation = match (self, withdraw) {
-            (Kind::Semaphore { .. } | Kind::Shared, _) => SEMAPHORE_RELEASE.prepare_invoke(),
-            (Kind::Lock, None) => RELEASE.prepare_invoke(),
-            (Kind::Lock, Some(_)) => WITHDRAW.prepare_invoke(),
-        };
-        invocation.key(key);
-        if self == Kind::Lock {
-            invocation.key(fence_key);
+        let token = token.as_str();
+        match (self, withdraw) {
+            (Kind::Semaphore { .. } | Kind::Shared, _) => {
+                SemaphoreRelease { key, token, waking }.invocation()
+            }
+            (Kind::Lock, None) => Release {
+                key,
+                fence_key,
+                token,
+                waking,
+            }
+            .invocation(),
+            (Kind::Lock, Some((ours, before))) => Withdraw {
+                key,
+                fence_key,
+                token,
+                ours,
+                before,
+                waking,
+            }
+            .invocation(),
         }
-        if let Some(queue) = queue {
-            invocation.key(queue);
-        }
-        invocation.arg(token.as_str());
-        if let (Kind::Lock, Some((ours, before))) = (self, withdraw) {
-            invocation.arg(ours.to_string()).arg(before.to_string());
-        }
-        invocation.arg(wake.name()).arg(wake.command()).arg(waker);
-        invocation
     }
 
     /// Who holds it, from the first busy node's answer.

@@ -95,14 +95,16 @@ mod held;
 mod info;
 mod kind;
 mod release;
+mod script;
 mod tally;
 mod token;
 
 pub use crate::claim::WAKE_SPREAD;
 pub use held::HeldLock;
 pub use info::{LockInfo, NodeInfo, SemaphoreHolder};
-use kind::{FenceMode, Kind};
+use kind::Kind;
 pub use release::{ReleaseVerdict, Released};
+use script::FenceMode;
 pub use token::{Holder, Token, describe_holder, host};
 
 use crate::base::BootInstant;
@@ -112,7 +114,7 @@ use crate::claim::{
 };
 use crate::error::{Error, Result};
 use crate::seq::MajoritySequence;
-use crate::store::{Quorum, Replies, Target, gather, reply};
+use crate::store::{Quorum, Replies, Target};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -288,7 +290,7 @@ impl Locker {
         if targets.len() > 1 {
             // One master waits for its only node: nothing straggles there,
             // and its first script costs no extra round trip.
-            quorum.preload(&kind::quorum_scripts());
+            quorum.preload(&script::quorum_scripts());
         }
         let key = format!("{}{name}", options.prefix);
         let cluster = targets.iter().any(Target::is_cluster);

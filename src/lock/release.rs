@@ -14,6 +14,8 @@
 //! never ran a command, and a token is this process's alone.
 
 use super::*;
+use crate::claim::wake::Waking;
+use crate::store::Node;
 
 /// How many tokens of failed attempts are given back again, the newest.
 const LEFTOVERS_KEPT: usize = 16;
@@ -87,23 +89,19 @@ impl Locker {
     pub async fn release(&mut self, token: &Token) -> Released {
         let replies = self.release_round(token).await;
         self.heal_if_pending().await;
-        let labels = self.quorum.labels();
         let mut released = Released {
             freed: 0,
             answered: 0,
-            masters: labels.len(),
+            masters: self.quorum.len(),
             problems: Vec::new(),
         };
-        for (label, reply) in labels.iter().zip(replies) {
+        for reply in replies {
             match reply {
-                Some(Ok(freed)) => {
+                Ok(freed) => {
                     released.answered += 1;
                     released.freed += usize::from(freed);
                 }
-                Some(Err(e)) => released.problems.push(e.to_string()),
-                None => released
-                    .problems
-                    .push(format!("Redis at {label} had not answered")),
+                Err(e) => released.problems.push(e.to_string()),
             }
         }
         released
@@ -137,14 +135,14 @@ impl Locker {
         let replies = self.free_round(token, votes, &leftovers).await;
         // Written somewhere, or not known: it may be where this round did
         // not reach (a replica promoted since).
-        if replies.iter().any(|r| !matches!(r, Some(Ok(false)))) {
+        if replies.iter().any(|r| !matches!(r, Ok(false))) {
             self.leftovers.keep(token, self.ttl);
         }
     }
 
     /// Frees the lock wherever `token` holds it. Replies: per node, whether
     /// it freed the lock.
-    pub(super) async fn release_round(&mut self, token: &Token) -> Replies<bool> {
+    pub(super) async fn release_round(&mut self, token: &Token) -> Vec<Result<bool>> {
         self.free_round(token, None, &[]).await
     }
 
@@ -157,30 +155,30 @@ impl Locker {
         token: &Token,
         votes: Option<(u64, &[Option<u64>])>,
         leftovers: &[Token],
-    ) -> Replies<bool> {
-        let labels = self.quorum.labels();
-        let limit = self.quorum.round_timeout();
+    ) -> Vec<Result<bool>> {
         let (key, fence_key, kind) = (self.key.as_str(), self.fencing.key(), self.kind);
         let wake = self.wakeups.channel();
         let waker = self.wakeups.waker_arg();
-        let futures: Vec<_> = self
+        // Per node, the vote to withdraw there: ours, and what it replaced.
+        let withdraws: Vec<Option<(u64, u64)>> = (0..self.quorum.len())
+            .map(|i| {
+                let (ours, replaced) = votes?;
+                Some((ours, replaced.get(i).copied().flatten()?))
+            })
+            .collect();
+        let round = self
             .quorum
-            .nodes_mut()
-            .iter_mut()
-            .enumerate()
-            .map(|(i, node)| async move {
-                let withdraw = votes.and_then(|(ours, replaced)| {
-                    replaced
-                        .get(i)
-                        .copied()
-                        .flatten()
-                        .map(|before| (ours, before))
-                });
+            .round_each(withdraws, |node, withdraw| async move {
                 // Refused by a user's ACL without the queue: the same
                 // release without it (claim/wake.rs).
                 let release = |token, withdraw| {
                     wake.with_queue(true, |queue| {
-                        kind.release(key, fence_key, token, withdraw, (wake, queue), waker)
+                        let waking = Waking {
+                            channel: wake,
+                            queue,
+                            waker,
+                        };
+                        kind.release(key, fence_key, token, withdraw, waking)
                     })
                 };
                 let (invocation, unqueued) = release(token, withdraw);
@@ -196,26 +194,25 @@ impl Locker {
                         break;
                     }
                 }
-                freed_and_lacking(node.label(), reply)
-            })
-            .collect();
+                freed_and_lacking(node, reply)
+            });
         // Every node gets its full request timeout, where a round elsewhere
         // settles on a majority plus a grace period. A straggler dropped
         // then may never be sent its release at all (redis-rs skips a
         // request whose caller is gone), and the key would sit there until
         // its ttl; waiting costs only this process's exit, not the next
         // holder, who needs just the majority freed.
-        let replies = gather(futures, &labels, limit, |_| false).await;
+        let replies = round.all().await;
         // Every master answers a release (or is given its full timeout), so
         // a master restarted empty is seen here, where an acquire round
         // that settled on a majority may not have heard it.
-        let lacking = replies.iter().any(|r| matches!(r, Some(Ok((_, true)))));
+        let lacking = replies.iter().any(|r| matches!(r, Ok((_, true))));
         if lacking && self.kind == Kind::Lock && self.quorum.len() > 1 {
             self.heal_pending |= self.fencing.take_heal_turn();
         }
         replies
             .into_iter()
-            .map(|r| r.map(|r| r.map(|(freed, _)| freed)))
+            .map(|r| r.map(|(freed, _)| freed))
             .collect()
     }
 }
@@ -223,14 +220,12 @@ impl Locker {
 /// A release script's reply: whether it freed the lock, and whether the
 /// fencing counter was missing there (a semaphore's script says only the
 /// first).
-fn freed_and_lacking(label: &str, reply: redis::Value) -> Result<(bool, bool)> {
+fn freed_and_lacking(node: &Node, reply: redis::Value) -> Result<(bool, bool)> {
     match reply {
         redis::Value::Int(freed) => Ok((freed == 1, false)),
         other => {
-            let items = reply::items(label, other)?;
-            let freed: i64 = reply::field(label, &items, 0)?;
-            let lacks: i64 = reply::field(label, &items, 1)?;
-            Ok((freed == 1, lacks == 1))
+            let answer = node.answer(other)?;
+            Ok((answer.code()? == 1, answer.get::<i64>(1)? == 1))
         }
     }
 }

@@ -34,10 +34,10 @@
 //! marks only a missing key and returns what the key holds, so every reader
 //! sees the first mark.
 
-use super::TRANSITION;
+use super::script::Transition;
 use super::view::Holding;
 use crate::error::{Error, Result};
-use crate::store::{Quorum, gather};
+use crate::store::Quorum;
 
 /// Creates the sequence at `key` from `states` (every node's answer to a
 /// marking read, in node order; none a holder) under `claim`. `Ok(true)`: settled on every
@@ -74,25 +74,17 @@ async fn transition(
     steps: &[(String, String)],
     stop_early: bool,
 ) -> Result<bool> {
-    let labels = quorum.labels();
-    let limit = quorum.round_timeout();
-    let futures: Vec<_> = quorum
-        .nodes_mut()
-        .iter_mut()
-        .zip(steps)
-        .map(|(node, (from, to))| async move {
-            let answer = node.ask(&TRANSITION, key, &[from, to]).await?;
-            match answer.code {
+    let replies = quorum
+        .round_each(steps, |node, (from, to)| async move {
+            let answer = node.ask(&Transition { key, from, to }.invocation()).await?;
+            match answer.code()? {
                 1 => Ok(true),
                 0 => Ok(false),
                 _ => Err(answer.unknown()),
             }
         })
-        .collect();
-    let replies = gather(futures, &labels, limit, |replies| {
-        stop_early && replies.iter().any(|r| matches!(r, Some(Ok(false))))
-    })
-    .await;
+        .until(|replies| stop_early && replies.iter().any(|r| matches!(r, Some(Ok(false)))))
+        .await;
     let mut landed = true;
     let mut problems = Vec::new();
     for reply in replies {

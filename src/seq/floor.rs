@@ -13,9 +13,9 @@
 //! vote, so any node that did not answer is reported, and the caller exits
 //! non-zero until a rerun reaches it.
 
-use super::SET_FLOOR;
+use super::script::SetFloor;
 use crate::error::Result;
-use crate::store::{Quorum, gather};
+use crate::store::Quorum;
 
 /// What `set-floor` did on one node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,34 +36,23 @@ pub struct NodeFloor {
 /// Raises the counter at `key` to at least `floor` on every node.
 pub async fn set_floor(quorum: &mut Quorum, key: &str, floor: u64) -> Vec<NodeFloor> {
     let labels = quorum.labels();
-    let limit = quorum.round_timeout();
-    let floor = floor.to_string();
-    let futures: Vec<_> = quorum
-        .nodes_mut()
-        .iter_mut()
-        .map(|node| {
-            let floor = floor.as_str();
-            async move {
-                let answer = node.ask(&SET_FLOOR, key, &[floor]).await?;
-                match answer.code {
-                    1 => Ok(FloorOutcome::Raised),
-                    0 => Ok(FloorOutcome::Above(answer.counter(1)?)),
-                    _ => Err(answer.unknown()),
-                }
+    let replies = quorum
+        .round(|node| async move {
+            let answer = node.ask(&SetFloor { key, floor }.invocation()).await?;
+            match answer.code()? {
+                1 => Ok(FloorOutcome::Raised),
+                0 => Ok(FloorOutcome::Above(answer.counter(1)?)),
+                _ => Err(answer.unknown()),
             }
         })
-        .collect();
-    let replies = gather(futures, &labels, limit, |_| false).await;
+        .all()
+        .await;
     labels
         .iter()
         .zip(replies)
         .map(|(label, outcome)| NodeFloor {
             label: label.clone(),
-            outcome: outcome.unwrap_or_else(|| {
-                Err(crate::error::Error::Unavailable(format!(
-                    "Redis at {label} did not answer"
-                )))
-            }),
+            outcome,
         })
         .collect()
 }

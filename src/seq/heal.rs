@@ -41,12 +41,12 @@
 //! Healing never fails the call that does it: a node that does not answer,
 //! or a mark that changed meanwhile, is left for the next caller.
 
-use super::HEAL;
-use super::view::View;
+use super::script::{Heal, HealStep};
+use super::view::{Until, View};
 use crate::base::BootInstant;
 use crate::base::random::random_hex;
 use crate::error::Result;
-use crate::store::{Quorum, gather};
+use crate::store::Quorum;
 use crate::timing::sequence::{QUARANTINE, ROUND_LIFETIME};
 use std::time::Duration;
 
@@ -75,20 +75,26 @@ pub enum Healed {
 /// Returns what changed, by node label. An error only for a fatal read (a
 /// key of another type, a node not durable).
 pub async fn heal(quorum: &mut Quorum, key: &str) -> Result<Vec<(String, Healed)>> {
-    let view = View::read_all(quorum, key).await?;
+    let view = View::read_until(quorum, key, "", Until::Everyone).await?;
     if view.highest_of_a_majority().is_none() {
         // Too few holders: nothing can be set from a majority.
         return Ok(Vec::new());
     }
     let token = random_hex::<TOKEN_BYTES>("a quarantine mark")?;
-    let quarantine_ms = QUARANTINE.as_millis().to_string();
-    let first: Vec<Option<Vec<String>>> = requests(
+    let first: Vec<Option<HealStep>> = requests(
         &view.lacking(),
         |state| {
+            let state = state.to_string();
             if state.starts_with("healing:") {
-                Some(vec!["ripe".into(), state.into(), quarantine_ms.clone()])
+                Some(HealStep::Ripe {
+                    state,
+                    quarantine: QUARANTINE,
+                })
             } else if state.is_empty() || state.starts_with("unborn:") {
-                Some(vec!["mark".into(), state.into(), token.clone()])
+                Some(HealStep::Mark {
+                    state,
+                    token: token.clone(),
+                })
             } else {
                 // A creation's claim beside holders: not ours to touch.
                 None
@@ -111,21 +117,19 @@ pub async fn heal(quorum: &mut Quorum, key: &str) -> Result<Vec<(String, Healed)
     let fresh = if ripe.is_empty() {
         None
     } else {
-        Some(View::read_all(quorum, key).await?)
+        Some(View::read_until(quorum, key, "", Until::Everyone).await?)
     };
     let in_time = started.elapsed() <= ROUND_LIFETIME;
     if let Some(fresh) = fresh.filter(|_| in_time) {
         if let Some(highest) = fresh.highest_of_a_majority() {
-            let highest = highest.to_string();
             let second = requests(
                 &ripe,
                 |state| {
-                    Some(vec![
-                        "repair".into(),
-                        state.into(),
-                        highest.clone(),
-                        quarantine_ms.clone(),
-                    ])
+                    Some(HealStep::Repair {
+                        state: state.to_string(),
+                        counter: highest,
+                        quarantine: QUARANTINE,
+                    })
                 },
                 quorum.len(),
             );
@@ -166,9 +170,9 @@ impl From<Step> for Option<Healed> {
 /// only).
 fn requests(
     states: &[(usize, String)],
-    of: impl Fn(&str) -> Option<Vec<String>>,
+    of: impl Fn(&str) -> Option<HealStep>,
     nodes: usize,
-) -> Vec<Option<Vec<String>>> {
+) -> Vec<Option<HealStep>> {
     (0..nodes)
         .map(|i| {
             let (_, state) = states.iter().find(|(j, _)| *j == i)?;
@@ -182,37 +186,27 @@ fn requests(
 async fn ask_each(
     quorum: &mut Quorum,
     key: &str,
-    requests: &[Option<Vec<String>>],
+    requests: &[Option<HealStep>],
 ) -> Vec<Option<Step>> {
-    let labels = quorum.labels();
-    let limit = quorum.round_timeout();
-    let futures: Vec<_> = quorum
-        .nodes_mut()
-        .iter_mut()
-        .zip(requests)
-        .map(|(node, request)| async move {
-            let Some(args) = request else {
+    quorum
+        .round_each(requests, |node, request| async move {
+            let Some(step) = request else {
                 return Ok(None);
             };
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let answer = node.ask(&HEAL, key, &args).await?;
-            Ok(match (args[0], answer.code) {
-                ("mark", 1) => Some(Step::Marked),
-                ("ripe", 1) => Some(Step::Ripe(args[1].to_string())),
-                ("repair", 1) => Some(Step::Repaired(answer.counter(1)?)),
+            let answer = node.ask(&Heal { key, step }.invocation()).await?;
+            Ok(match (step, answer.code()?) {
+                (HealStep::Mark { .. }, 1) => Some(Step::Marked),
+                (HealStep::Ripe { state, .. }, 1) => Some(Step::Ripe(state.clone())),
+                (HealStep::Repair { .. }, 1) => Some(Step::Repaired(answer.counter(1)?)),
                 (_, 2) => Some(Step::Quarantined(Duration::from_millis(answer.counter(1)?))),
                 (_, 0) => None,
                 _ => return Err(answer.unknown()),
             })
         })
-        .collect();
-    gather(futures, &labels, limit, |_| false)
+        .all()
         .await
         .into_iter()
-        .map(|reply| match reply {
-            Some(Ok(step)) => step,
-            _ => None,
-        })
+        .map(|reply| reply.ok().flatten())
         .collect()
 }
 

@@ -80,6 +80,7 @@
 mod create;
 mod floor;
 pub mod heal;
+mod script;
 pub mod serve;
 mod view;
 
@@ -89,8 +90,9 @@ pub use view::Holding;
 use crate::base::random::{random_below, random_hex};
 use crate::base::{BootInstant, COUNTER_LUA};
 use crate::error::{Error, Result};
-use crate::store::{Quorum, Replies, gather};
+use crate::store::{Quorum, Replies};
 use crate::timing::sequence::{HEAL_EVERY, ROUND_LIFETIME};
+use script::Propose;
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -464,27 +466,8 @@ impl MajoritySequence {
     async fn propose(&self, quorum: &mut Quorum, first: u64, last: u64) -> Replies<Vote> {
         let n = quorum.len();
         let m = quorum.majority();
-        let labels = quorum.labels();
-        let limit = quorum.round_timeout().min(ROUND_LIFETIME);
         let key = self.key.as_str();
-        let (first, last) = (first.to_string(), last.to_string());
-        let futures: Vec<_> = quorum
-            .nodes_mut()
-            .iter_mut()
-            .map(|node| {
-                let (first, last) = (first.as_str(), last.as_str());
-                async move {
-                    let answer = node.ask(&PROPOSE, key, &[first, last]).await?;
-                    match answer.code {
-                        1 => Ok(Vote::Accepted(answer.counter(1)?)),
-                        0 => Ok(Vote::Refused(answer.counter(1)?)),
-                        2 => Ok(Vote::Missing),
-                        _ => Err(answer.unknown()),
-                    }
-                }
-            })
-            .collect();
-        gather(futures, &labels, limit, |replies| {
+        let settled = |replies: &[Option<Result<Vote>>]| {
             let yes = replies
                 .iter()
                 .filter(|r| matches!(r, Some(Ok(Vote::Accepted(_)))))
@@ -494,8 +477,20 @@ impl MajoritySequence {
                 .filter(|r| matches!(r, Some(Ok(Vote::Refused(_) | Vote::Missing)) | Some(Err(_))))
                 .count();
             yes >= m || no > n - m
-        })
-        .await
+        };
+        quorum
+            .round(|node| async move {
+                let answer = node.ask(&Propose { key, first, last }.invocation()).await?;
+                match answer.code()? {
+                    1 => Ok(Vote::Accepted(answer.counter(1)?)),
+                    0 => Ok(Vote::Refused(answer.counter(1)?)),
+                    2 => Ok(Vote::Missing),
+                    _ => Err(answer.unknown()),
+                }
+            })
+            .within(ROUND_LIFETIME)
+            .until(settled)
+            .await
     }
 }
 

@@ -13,9 +13,9 @@
 //!   way out. A node without the counter may be one that lost it, and the
 //!   answers cannot tell; guessing there is how a number comes out twice.
 
-use super::READ;
+use super::script::Read;
 use crate::error::{Error, Result};
-use crate::store::{Quorum, Replies, gather};
+use crate::store::{Quorum, Replies};
 use std::sync::Arc;
 
 /// What one node holds for a sequence.
@@ -47,6 +47,17 @@ pub struct View {
     majority: usize,
 }
 
+/// How long a read waits.
+#[derive(Clone, Copy, Debug)]
+pub enum Until {
+    /// Until a majority of the nodes holds the counter: enough for a floor.
+    MajorityHolds,
+    /// For every answer (up to the round's bound): a heal pass needs to see
+    /// the nodes without the counter, which a read that stops at a majority
+    /// of holders may not have heard.
+    Everyone,
+}
+
 /// What a [`View`] allows.
 pub enum Verdict {
     /// A majority holds the counter; no number handed out is above this.
@@ -59,48 +70,37 @@ pub enum Verdict {
 }
 
 impl View {
-    /// Reads `key` on every node. `mark` (hex) is left where the key is
-    /// missing, as `unborn:<mark>`; an empty `mark` writes nothing.
+    /// Reads `key` on every node, until a majority holds the counter
+    /// ([`read_until`](Self::read_until)).
     pub async fn read(quorum: &mut Quorum, key: &str, mark: &str) -> Result<View> {
-        quorum.prepare_all().await?;
-        let m = quorum.majority();
-        let labels = quorum.labels();
-        let limit = quorum.round_timeout();
-        let futures: Vec<_> = quorum
-            .nodes_mut()
-            .iter_mut()
-            .map(|node| async move { holding(node.ask(&READ, key, &[mark]).await?) })
-            .collect();
-        let replies = gather(futures, &labels, limit, |replies| {
-            replies
-                .iter()
-                .filter(|r| matches!(r, Some(Ok(Holding::Counter(_)))))
-                .count()
-                >= m
-        })
-        .await;
-        Ok(View {
-            labels,
-            replies,
-            majority: m,
-        })
+        Self::read_until(quorum, key, mark, Until::MajorityHolds).await
     }
 
-    /// Reads `key` on every node, read-only, and waits for every answer (up
-    /// to the round's bound): a heal pass needs to see the nodes without
-    /// the counter, which a read that stops at a majority of holders may
-    /// not have heard.
-    pub async fn read_all(quorum: &mut Quorum, key: &str) -> Result<View> {
+    /// Reads `key` on every node until `until`. `mark` (hex) is left where
+    /// the key is missing, as `unborn:<mark>`; an empty `mark` writes
+    /// nothing.
+    pub async fn read_until(
+        quorum: &mut Quorum,
+        key: &str,
+        mark: &str,
+        until: Until,
+    ) -> Result<View> {
         quorum.prepare_all().await?;
         let m = quorum.majority();
         let labels = quorum.labels();
-        let limit = quorum.round_timeout();
-        let futures: Vec<_> = quorum
-            .nodes_mut()
-            .iter_mut()
-            .map(|node| async move { holding(node.ask(&READ, key, &[""]).await?) })
-            .collect();
-        let replies = gather(futures, &labels, limit, |_| false).await;
+        let replies = quorum
+            .round(|node| async move { holding(node.ask(&Read { key, mark }.invocation()).await?) })
+            .until(|replies| match until {
+                Until::MajorityHolds => {
+                    replies
+                        .iter()
+                        .filter(|r| matches!(r, Some(Ok(Holding::Counter(_)))))
+                        .count()
+                        >= m
+                }
+                Until::Everyone => false,
+            })
+            .await;
         Ok(View {
             labels,
             replies,
@@ -207,7 +207,7 @@ impl View {
 
 /// What a node's answer to `read.lua` says it holds.
 fn holding(answer: crate::store::reply::Answer) -> Result<Holding> {
-    match answer.code {
+    match answer.code()? {
         1 => Ok(Holding::Counter(answer.counter(1)?)),
         0 => Ok(Holding::Lacks(answer.text(1)?)),
         _ => Err(answer.unknown()),

@@ -30,7 +30,7 @@
 //! the way out (`yaraus acl-rules`), never retried as an outage.
 //!
 //! Several independent masters are a [`Quorum`] of [`Node`]s, asked all at
-//! once by [`gather`]; [`reply`] reads what our scripts return.
+//! once by a [`Round`]; [`reply`] reads what our scripts return.
 
 mod connection;
 mod credentials;
@@ -53,7 +53,7 @@ pub(crate) use errors::{is_denied, said};
 use errors::{is_stale, not_redis};
 pub use listen::{Heard, Listener};
 pub use node::{Fitness, Node};
-pub use quorum::{Quorum, Replies, gather, majority};
+pub use quorum::{Quorum, Replies, Round, majority};
 pub use target::{ConnectOptions, Target, Tls, split_urls};
 
 use crate::base::setting::Setting;
@@ -61,6 +61,17 @@ use crate::error::{Error, Result};
 use connection::Dialer;
 use link::Link;
 use std::sync::Arc;
+
+/// A call of one of our scripts with its `keys`, in their order: the start
+/// of every builder of a script's KEYS and ARGV (a `script.rs` beside the
+/// script), which then pushes the arguments.
+pub fn invoke(script: &'static redis::Script, keys: &[&str]) -> redis::ScriptInvocation<'static> {
+    let mut invocation = script.prepare_invoke();
+    for key in keys {
+        invocation.key(*key);
+    }
+    invocation
+}
 
 /// One Redis server and, while it lasts, a connection to it. Clones share
 /// that connection, and its replacement after a failure (`link.rs`).
@@ -112,6 +123,12 @@ impl Store {
 
     pub fn target(&self) -> &Target {
         &self.remote.target
+    }
+
+    /// Takes the reply of one of our scripts apart, naming this server in
+    /// its errors.
+    pub fn answer(&self, reply: redis::Value) -> Result<reply::Answer> {
+        reply::Answer::new(self.target().display().to_string().into(), reply)
     }
 
     pub fn timeouts(&self) -> Timeouts {

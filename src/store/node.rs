@@ -288,33 +288,20 @@ impl Node {
         })
     }
 
-    /// Gets the node ready ([`prepare`](Self::prepare)) and runs one of our
-    /// scripts on `key` with `args`, taking its reply apart.
+    /// Gets the node ready ([`prepare`](Self::prepare)), runs one of our
+    /// scripts and takes its reply apart.
     pub async fn ask(
         &mut self,
-        script: &redis::Script,
-        key: &str,
-        args: &[&str],
-    ) -> Result<super::reply::Answer> {
-        self.ask_keys(script, &[key], args).await
-    }
-
-    /// [`ask`](Self::ask) for a script of several keys.
-    pub async fn ask_keys(
-        &mut self,
-        script: &redis::Script,
-        keys: &[&str],
-        args: &[&str],
+        invocation: &redis::ScriptInvocation<'_>,
     ) -> Result<super::reply::Answer> {
         self.prepare().await?;
-        let mut invocation = script.prepare_invoke();
-        for key in keys {
-            invocation.key(*key);
-        }
-        for arg in args {
-            invocation.arg(*arg);
-        }
-        let reply: redis::Value = self.script(&invocation).await?;
+        let reply: redis::Value = self.script(invocation).await?;
+        self.answer(reply)
+    }
+
+    /// Takes the reply of one of our scripts apart, naming this node in
+    /// its errors.
+    pub fn answer(&self, reply: redis::Value) -> Result<super::reply::Answer> {
         super::reply::Answer::new(Arc::clone(&self.label), reply)
     }
 

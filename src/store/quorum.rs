@@ -8,12 +8,23 @@
 //!   keeps every write, checked on each new connection and when a
 //!   long-running caller asks;
 //! * the majority, `N/2 + 1`;
-//! * [`gather`]: send one request to every node concurrently, bound each by a
-//!   timeout, and stop waiting as soon as the outcome is decided. A node that
-//!   is down or frozen then costs at most the timeout, and a healthy majority
-//!   decides without waiting for it. The requests are futures polled in one
-//!   task, so a caller can drop the whole round (a signal arrived) and nothing
-//!   keeps running behind its back.
+//! * a [`Round`] ([`Quorum::round`]): send one request to every node
+//!   concurrently, bound each by a timeout, and stop waiting as soon as the
+//!   outcome is decided ([`Round::until`]) or every node answered
+//!   ([`Round::all`]). A node that is down or frozen then costs at most the
+//!   timeout, and a healthy majority decides without waiting for it. The
+//!   requests are futures polled in one task, so a caller can drop the
+//!   whole round (a signal arrived) and nothing keeps running behind its
+//!   back.
+//!
+//! Every round of lock/, seq/, hilo/ and the serve probe is one of these:
+//!
+//! ```ignore
+//! let replies = quorum
+//!     .round(|node| async move { node.ask(&invocation).await })
+//!     .until(|replies| settled(replies))
+//!     .await;
+//! ```
 
 use super::{Node, Target, Timeouts};
 use crate::base::setting::Setting;
@@ -84,20 +95,17 @@ impl Quorum {
     /// is written to any: a node that must be refused (not durable, or
     /// refusing our password) then stops the command before it left a trace
     /// on the others. Waits for a majority to be ready, and the others for a
-    /// grace period ([`gather`]); a node that does not answer is checked on
-    /// first contact later.
+    /// grace period ([`Round::until`]); a node that does not answer is
+    /// checked on first contact later.
     pub async fn prepare_all(&mut self) -> Result<()> {
         if self.nodes.iter().all(Node::is_prepared) {
             return Ok(());
         }
         let m = self.majority();
-        let labels = self.labels();
-        let limit = self.round_timeout();
-        let futures: Vec<_> = self.nodes.iter_mut().map(Node::prepare).collect();
-        let replies = gather(futures, &labels, limit, |replies| {
-            replies.iter().filter(|r| matches!(r, Some(Ok(())))).count() >= m
-        })
-        .await;
+        let replies = self
+            .round(Node::prepare)
+            .until(|replies| replies.iter().filter(|r| matches!(r, Some(Ok(())))).count() >= m)
+            .await;
         match replies
             .into_iter()
             .flatten()
@@ -157,6 +165,72 @@ impl Quorum {
     pub fn nodes_mut(&mut self) -> &mut [Node] {
         &mut self.nodes
     }
+
+    /// A round: `ask` makes each node's request, in node order. Nothing is
+    /// sent before the round is awaited ([`Round::until`], [`Round::all`]);
+    /// each node's part is bounded by [`round_timeout`](Self::round_timeout).
+    pub fn round<'q, F>(&'q mut self, mut ask: impl FnMut(&'q mut Node) -> F) -> Round<F>
+    where
+        F: Future,
+    {
+        self.round_each(std::iter::repeat(()), move |node, ()| ask(node))
+    }
+
+    /// A round in which node i's request is made of `each`'s item i
+    /// (a node without one is not asked).
+    pub fn round_each<'q, X, F>(
+        &'q mut self,
+        each: impl IntoIterator<Item = X>,
+        mut ask: impl FnMut(&'q mut Node, X) -> F,
+    ) -> Round<F>
+    where
+        F: Future,
+    {
+        Round {
+            labels: self.labels(),
+            limit: self.round_timeout(),
+            futures: self
+                .nodes
+                .iter_mut()
+                .zip(each)
+                .map(|(node, x)| ask(node, x))
+                .collect(),
+        }
+    }
+}
+
+/// One request per node, sent at once when awaited: see [`Quorum::round`].
+#[must_use = "a round sends nothing until it is awaited"]
+pub struct Round<F> {
+    futures: Vec<F>,
+    labels: Arc<[String]>,
+    limit: Duration,
+}
+
+impl<F, T> Round<F>
+where
+    F: Future<Output = Result<T>>,
+{
+    /// Bounds each node's part by `limit` too, if that is shorter.
+    pub fn within(mut self, limit: Duration) -> Round<F> {
+        self.limit = self.limit.min(limit);
+        self
+    }
+
+    /// Waits until `decided` says the replies so far settle the round, then
+    /// gives the stragglers their grace period (`gather`).
+    pub async fn until(self, decided: impl FnMut(&[Option<Result<T>>]) -> bool) -> Replies<T> {
+        gather(self.futures, &self.labels, self.limit, decided).await
+    }
+
+    /// Waits for every node's reply, or its timeout: one outcome per node.
+    pub async fn all(self) -> Vec<Result<T>> {
+        self.until(|_| false)
+            .await
+            .into_iter()
+            .map(|r| r.expect("a round that is never decided waits for every node"))
+            .collect()
+    }
 }
 
 /// `N/2 + 1`.
@@ -179,7 +253,7 @@ pub type Replies<T> = Vec<Option<Result<T>>>;
 /// every master, not on a bare majority; a frozen node costs at most twice
 /// what the majority took. Futures still running after that are dropped,
 /// which cancels them.
-pub async fn gather<F, T>(
+async fn gather<F, T>(
     futures: Vec<F>,
     labels: &[String],
     limit: Duration,
@@ -249,6 +323,55 @@ mod tests {
             (1..=7).map(majority).collect::<Vec<_>>(),
             [1, 2, 2, 3, 3, 4, 4]
         );
+    }
+
+    fn three_nodes() -> Quorum {
+        let targets: Vec<Target> = (1..=3)
+            .map(|p| Target::parse(&format!("redis://127.0.0.1:{p}/0")).unwrap())
+            .collect();
+        Quorum::new(&targets, Duration::from_secs(60), false).unwrap()
+    }
+
+    // Nothing here dials: the requests only look at their node.
+    #[tokio::test(start_paused = true)]
+    async fn a_round_asks_each_node_in_order_and_within_bounds_every_part() {
+        let mut quorum = three_nodes();
+        let replies = quorum
+            .round_each(["a", "b", "c"], |node, x| async move {
+                Ok(format!("{x}@{}", node.label()))
+            })
+            .all()
+            .await;
+        let replies: Vec<String> = replies.into_iter().map(Result::unwrap).collect();
+        assert_eq!(
+            replies,
+            [
+                "a@redis://127.0.0.1:1/0",
+                "b@redis://127.0.0.1:2/0",
+                "c@redis://127.0.0.1:3/0"
+            ]
+        );
+
+        let replies = quorum
+            .round(|node| async move {
+                if node.label().contains(":2/") {
+                    std::future::pending::<()>().await;
+                }
+                Ok(())
+            })
+            .within(Duration::from_millis(20))
+            .all()
+            .await;
+        assert!(replies[0].is_ok() && replies[2].is_ok());
+        match &replies[1] {
+            Err(Error::Unavailable(m)) => {
+                assert!(
+                    m.contains("127.0.0.1:2") && m.contains("within 20ms"),
+                    "{m}"
+                )
+            }
+            other => panic!("{:?}", other.as_ref().map(drop)),
+        }
     }
 
     #[tokio::test]

@@ -42,23 +42,23 @@ fn only_a_listening_waiter_that_wakes_one_carries_a_place() {
         member: "f00d".into(),
         arrival_us: 7,
     });
-    assert_eq!(wakeups.place_arg(), "", "wake-all: no queue");
+    assert_eq!(wakeups.queued("q"), None, "wake-all: no queue");
     let mut wakeups = Wakeups::new(channel).waking_one(Duration::from_millis(1500));
     wakeups.place = Some(Place {
         member: "f00d".into(),
         arrival_us: 7,
     });
     assert_eq!(
-        wakeups.place_arg(),
-        "",
+        wakeups.queued("q"),
+        None,
         "not listening: not woken on its channel"
     );
     wakeups.state = State::Listening(SelectAll::new());
-    assert_eq!(wakeups.place_arg(), "7:1500:f00d");
+    let queued = wakeups.queued("q").unwrap();
+    assert_eq!((queued.queue, queued.place()), ("q", "7:1500:f00d".into()));
+    assert!(wakeups.queues());
     assert_eq!(wakeups.waker_arg(), "f00d");
     wakeups.disarm();
-    assert_eq!(
-        (wakeups.place_arg(), wakeups.waker_arg()),
-        (String::new(), "")
-    );
+    assert_eq!((wakeups.queued("q"), wakeups.waker_arg()), (None, ""));
+    assert!(!wakeups.queues());
 }

@@ -31,7 +31,7 @@
 //! on it.
 
 use crate::metrics::Metrics;
-use crate::store::{Fitness, Quorum, gather};
+use crate::store::{Fitness, Quorum};
 use std::fmt::Write;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -218,23 +218,18 @@ pub async fn probe_forever(
 /// One probe of every node ([`Node::recheck`]), each bounded by a round's
 /// bound: what it finds is also what the rounds go by.
 async fn probe(quorum: &mut Quorum) -> Vec<(NodeState, Option<String>)> {
-    let labels = quorum.labels();
-    let limit = quorum.round_timeout();
-    let futures: Vec<_> = quorum
-        .nodes_mut()
-        .iter_mut()
-        .map(|node| async move { Ok(node.recheck().await) })
-        .collect();
-    let replies = gather(futures, &labels, limit, |_| false).await;
+    let replies = quorum
+        .round(|node| async move { Ok(node.recheck().await) })
+        .all()
+        .await;
     replies
         .into_iter()
         .map(|reply| match reply {
-            Some(Ok(Fitness::Fit)) => (NodeState::Ok, None),
-            Some(Ok(Fitness::NotDurable(why))) => (NodeState::NotDurable, Some(why)),
-            Some(Ok(Fitness::Refused(why))) => (NodeState::Refused, Some(why)),
-            Some(Ok(Fitness::Down(why))) => (NodeState::Down, Some(why)),
-            Some(Err(e)) => (NodeState::Down, Some(e.to_string())),
-            None => (NodeState::Down, None),
+            Ok(Fitness::Fit) => (NodeState::Ok, None),
+            Ok(Fitness::NotDurable(why)) => (NodeState::NotDurable, Some(why)),
+            Ok(Fitness::Refused(why)) => (NodeState::Refused, Some(why)),
+            Ok(Fitness::Down(why)) => (NodeState::Down, Some(why)),
+            Err(e) => (NodeState::Down, Some(e.to_string())),
         })
         .collect()
 }

@@ -1,0 +1,117 @@
+//! The builders of the sequence scripts' KEYS and ARGV, one per script.
+//!
+//! A script's header (its `.lua` file, beside this one) is the contract:
+//! which keys and arguments, in which order, and what it returns. Each
+//! builder has a field per key or argument and pushes them in that order:
+//! the one place the Rust side knows it. Every script here has one key,
+//! the counter.
+
+use super::{HEAL, PROPOSE, READ, SET_FLOOR, TRANSITION};
+use crate::store::invoke;
+use std::time::Duration;
+
+type Invocation = redis::ScriptInvocation<'static>;
+
+/// propose.lua: one node's vote for the block `first..=last`.
+pub(super) struct Propose<'a> {
+    pub key: &'a str,
+    pub first: u64,
+    pub last: u64,
+}
+
+impl Propose<'_> {
+    pub fn invocation(&self) -> Invocation {
+        let mut invocation = invoke(&PROPOSE, &[self.key]);
+        invocation.arg(self.first).arg(self.last);
+        invocation
+    }
+}
+
+/// read.lua: one node's state; `mark` (hex) is left where the key is
+/// missing, `''` for a read-only look.
+pub(super) struct Read<'a> {
+    pub key: &'a str,
+    pub mark: &'a str,
+}
+
+impl Read<'_> {
+    pub fn invocation(&self) -> Invocation {
+        let mut invocation = invoke(&READ, &[self.key]);
+        invocation.arg(self.mark);
+        invocation
+    }
+}
+
+/// transition.lua: compare-and-set of a node's whole state.
+pub(super) struct Transition<'a> {
+    pub key: &'a str,
+    pub from: &'a str,
+    pub to: &'a str,
+}
+
+impl Transition<'_> {
+    pub fn invocation(&self) -> Invocation {
+        let mut invocation = invoke(&TRANSITION, &[self.key]);
+        invocation.arg(self.from).arg(self.to);
+        invocation
+    }
+}
+
+/// set_floor.lua: raise a node's counter to at least `floor`.
+pub(super) struct SetFloor<'a> {
+    pub key: &'a str,
+    pub floor: u64,
+}
+
+impl SetFloor<'_> {
+    pub fn invocation(&self) -> Invocation {
+        let mut invocation = invoke(&SET_FLOOR, &[self.key]);
+        invocation.arg(self.floor);
+        invocation
+    }
+}
+
+/// heal.lua: one step of the quarantined repair of a node.
+pub(super) struct Heal<'a> {
+    pub key: &'a str,
+    pub step: &'a HealStep,
+}
+
+/// A step of heal.lua, each with the exact state it was read in.
+#[derive(Clone, Debug)]
+pub(super) enum HealStep {
+    /// Start the quarantine of a node found without the counter (`''`
+    /// or an `unborn:` mark), under a fresh `token`.
+    Mark { state: String, token: String },
+    /// Ask whether the quarantine of `healing:…` is over.
+    Ripe { state: String, quarantine: Duration },
+    /// Set the counter again, if the quarantine is over.
+    Repair {
+        state: String,
+        counter: u64,
+        quarantine: Duration,
+    },
+}
+
+impl Heal<'_> {
+    pub fn invocation(&self) -> Invocation {
+        let ms = |d: &Duration| d.as_millis() as u64;
+        let mut invocation = invoke(&HEAL, &[self.key]);
+        match self.step {
+            HealStep::Mark { state, token } => invocation.arg("mark").arg(state).arg(token),
+            HealStep::Ripe { state, quarantine } => {
+                invocation.arg("ripe").arg(state).arg(ms(quarantine))
+            }
+            HealStep::Repair {
+                state,
+                counter,
+                quarantine,
+            } => invocation
+                .arg("repair")
+                .arg(state)
+                .arg(counter)
+                .arg(ms(quarantine)),
+        };
+        invocation
+    }
+}
