@@ -26,7 +26,12 @@
 //!   `WAIT`), or a [`store::Quorum`] of independent masters asked at once;
 //! * the bottom: [`timing`] (every timing rule, with its reason), [`base`]
 //!   (the boot clock, random tokens, the counter Lua prelude, key names,
-//!   settings), [`error`] and [`log`].
+//!   settings) and [`error`].
+//!
+//! The library logs through the [`log`](https://docs.rs/log) facade, with
+//! the node a line is about as a key-value (`node`); it installs no logger
+//! and sets no level: that is the embedding program's choice (the binary's
+//! logger writes text or JSON lines through a bounded queue).
 //!
 //! # Embedding
 //!
@@ -116,8 +121,6 @@ pub mod hilo;
 pub mod index;
 pub mod lease;
 pub mod lock;
-#[macro_use]
-pub mod log;
 pub mod metrics;
 pub mod seq;
 pub mod store;

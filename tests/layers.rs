@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// the code is laid out").
 const LAYERS: &[(&str, &[&str])] = &[
     ("errors", &["error"]),
-    ("bottom", &["log", "base"]),
+    ("bottom", &["base"]),
     ("metrics", &["metrics"]),
     ("timing rules", &["timing"]),
     ("store", &["store"]),
@@ -86,12 +86,6 @@ fn library_imports() -> BTreeMap<String, BTreeSet<String>> {
         let module = first.trim_end_matches(".rs").to_string();
         let named = graph.entry(module.clone()).or_default();
         for name in names_after(&code(&file), "crate::") {
-            // The logging macros are exported at the crate root.
-            let name = if ["info", "warn", "debug", "__log"].contains(&name) {
-                "log"
-            } else {
-                name
-            };
             if name != module {
                 named.insert(name.to_string());
             }

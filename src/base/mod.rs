@@ -1,5 +1,5 @@
 //! The bottom layer: what several layers share, and which imports nothing
-//! of the crate but [`crate::error`] and [`crate::log`].
+//! of the crate but [`crate::error`].
 //!
 //! * [`duration`]: how every message writes a duration (as it is typed);
 //! * [`clock`]: instants on `CLOCK_BOOTTIME`, the clock of every deadline
@@ -9,6 +9,8 @@
 //!   companion key in its key's slot, names that go inside a tag);
 //! * [`setting`]: the settings messages name, spelled as the front end
 //!   registered (the binary: its flags);
+//! * [`Throttle`]: a warning that can come many times a second, written at
+//!   most once per interval with the count of those held back;
 //! * [`COUNTER_LUA`]: the Lua prelude of every script that reads or proposes
 //!   a 64-bit counter (the majority sequence, a lock's fencing token);
 //! * `sys.rs`: the crate's only unsafe code (fork, pre-exec, a timer for tokio).
@@ -24,8 +26,10 @@ pub mod keys;
 pub mod random;
 pub mod setting;
 pub(crate) mod sys;
+mod throttle;
 
 pub use clock::BootInstant;
+pub use throttle::{Held, Throttle};
 
 /// The counter helpers every script that touches a 64-bit counter starts
 /// with (a script cannot include another, so the prelude is concatenated

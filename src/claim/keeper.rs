@@ -19,8 +19,8 @@
 //! keeper says why the claim ended, when it ends by itself, and a `watch` of
 //! the current deadline, which the watchdog is told after every renewal.
 //!
-//! A log line never holds the keeper up: logging only queues ([`crate::log`]),
-//! and neither does a metric: recording one is an atomic add
+//! A log line never holds the keeper up with the binary's logger, which only
+//! queues (`src/bin/yaraus/logger/`), and neither does a metric: recording one is an atomic add
 //! ([`crate::metrics`]), read by the `--metrics-listen` task on its own.
 
 use crate::base::BootInstant;
@@ -236,7 +236,7 @@ async fn renew_until_stopped<C: Claim>(
         tokio::select! {
             _ = &mut *stop => return claim,
             _ = give_up(&deadline).sleep_until() => {
-                crate::warn!("{}: {}", claim.describe(), Loss::DeadlinePassed);
+                log::warn!("{}: {}", claim.describe(), Loss::DeadlinePassed);
                 metrics.claim_lost();
                 let _ = lost.send(Loss::DeadlinePassed).await;
                 return claim;
@@ -256,7 +256,7 @@ async fn renew_until_stopped<C: Claim>(
                 deadline.send_replace(sent + validity);
                 // Each renewal, for an operator looking into a problem: how
                 // long it took and how long the claim now holds.
-                crate::debug!(
+                log::debug!(
                     "{}: renewed in {}, valid for {}",
                     claim.describe(),
                     crate::base::duration::shown(sent.elapsed()),
@@ -268,7 +268,7 @@ async fn renew_until_stopped<C: Claim>(
                 }
             }
             Err(RenewError::Lost(why)) => {
-                crate::warn!("{}: lost: {why}", claim.describe());
+                log::warn!("{}: lost: {why}", claim.describe());
                 metrics.claim_lost();
                 let _ = lost.send(Loss::Taken(why)).await;
                 return claim;
@@ -276,7 +276,7 @@ async fn renew_until_stopped<C: Claim>(
             Err(RenewError::Failed(e)) => {
                 metrics.renewal_failed();
                 let left = give_up(&deadline).remaining();
-                crate::warn!(
+                log::warn!(
                     "{}: renewal failed: {e}; will give up in {}",
                     claim.describe(),
                     crate::base::duration::shown(left)

@@ -211,7 +211,7 @@ impl Report {
         if !due {
             // Every attempt between the lines above, for an operator who
             // asked for them.
-            crate::debug!(
+            log::debug!(
                 "{}; retrying in {} (waiting for {wanted})",
                 refusal.message,
                 crate::base::duration::measured(pause)
@@ -232,8 +232,8 @@ impl Report {
             format!("still waiting for {wanted} ({waited} so far): {message}")
         };
         match refusal.kind {
-            RefusalKind::Busy => crate::info!("{line}"),
-            _ => crate::warn!("{line}"),
+            RefusalKind::Busy => log::info!("{line}"),
+            _ => log::warn!("{line}"),
         }
     }
 }

@@ -66,7 +66,7 @@ async fn wait_loop<C: Claimant>(
             Ended::Done(Ok(Attempt::Acquired(held))) => match claimant.check(&held) {
                 Ok(()) => return Ok(*held),
                 Err(why) => {
-                    crate::warn!("{}: {why}; releasing and retrying", held.describe());
+                    log::warn!("{}: {why}; releasing and retrying", held.describe());
                     let mut held = *held;
                     let _ = held.release().await;
                     continue;
@@ -150,7 +150,7 @@ async fn one_attempt<C: Claimant>(
         biased;
         e = cancel => match tokio::time::timeout(settle, &mut attempt).await {
             Ok(Ok(Attempt::Acquired(mut held))) => {
-                crate::info!("{}: taken just as the wait ended; giving it back", held.describe());
+                log::info!("{}: taken just as the wait ended; giving it back", held.describe());
                 let _ = held.release().await;
                 Ended::Interrupted(e, true)
             }

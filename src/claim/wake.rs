@@ -216,7 +216,7 @@ impl<T> Unqueued<'_, T> {
         }
         let channel = self.channel;
         if channel.queue_allowed.swap(false, Ordering::Relaxed) {
-            crate::warn!(
+            log::warn!(
                 "Redis denies this user the queue of waiters {}: a release now wakes every \
                  waiter, not the first one; give the user the rules that `yaraus acl-rules` \
                  prints for this command line",

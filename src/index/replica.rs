@@ -176,10 +176,10 @@ impl Replica {
         let warning = match &outcome {
             Ok(TickOutcome::Counted(t)) => {
                 if self.warned.take().is_some() {
-                    crate::info!("interval {number}: counted again");
+                    log::info!("interval {number}: counted again");
                 }
                 if let Some(pair) = t.pair.filter(|p| Some(*p) != before) {
-                    crate::info!("interval {number}: {pair} (rank {})", pair.index + 1);
+                    log::info!("interval {number}: {pair} (rank {})", pair.index + 1);
                 }
                 None
             }
@@ -192,7 +192,7 @@ impl Replica {
         };
         if let Some(w) = warning {
             if self.warned.as_deref() != Some(w.as_str()) {
-                crate::warn!("{w}");
+                log::warn!("{w}");
                 self.warned = Some(w);
             }
         }
@@ -233,7 +233,7 @@ impl Replica {
                     pair,
                     deadline,
                 } => {
-                    crate::info!(
+                    log::info!(
                         "interval {number}: every replica of the interval before is settled; \
                          starting with {pair}"
                     );
@@ -243,7 +243,7 @@ impl Replica {
                 Readiness::Until(at) => Some(at),
                 Readiness::Confirmations { number, have, need } => {
                     if reported != Some((number, have)) {
-                        crate::info!(
+                        log::info!(
                             "interval {number}: {have} of {need} replicas settled; waiting for \
                              the others' commands to stop"
                         );

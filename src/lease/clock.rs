@@ -120,7 +120,7 @@ impl Lease {
     /// stepped back.
     pub(super) fn watch_wall_clock(&mut self) -> Option<Duration> {
         let step = self.watch.sample()?;
-        crate::warn!(
+        log::warn!(
             "this host's wall clock stepped back by {} while id {} was held (an NTP step, a \
              restored snapshot); the id's record keeps the highest time it showed; counted as \
              clock_step_back",
@@ -151,7 +151,7 @@ impl Lease {
         }
         let drifting = self.offset.surely_exceeds(self.clock.warn_over);
         if drifting && !self.offset_warned {
-            crate::warn!(
+            log::warn!(
                 "this host's clock is {}: the grace delay assumes clocks that agree; {}",
                 self.offset.describe(),
                 self.what_guards_the_ids()

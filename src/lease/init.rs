@@ -152,10 +152,10 @@ async fn resize(
     let removing = difference(cur_min..=cur_max, min..=max);
     let taken = decide(store, keys, (min, max), force, &removing).await?;
     if !removing.is_empty() {
-        crate::info!("removing ids {} from {}", ranges(&removing), keys.ids);
+        log::info!("removing ids {} from {}", ranges(&removing), keys.ids);
     }
     if !taken.is_empty() {
-        crate::warn!(
+        log::warn!(
             "taking {} from their holders ({}): each loses its id at its next renewal, \
              and its command is stopped",
             holders(&taken),

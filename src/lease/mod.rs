@@ -329,7 +329,7 @@ impl Lease {
         }
         if r.shortfall() {
             self.shortfalls += 1;
-            crate::warn!(
+            log::warn!(
                 "{done} id {}, but {} in time; counted as wait_shortfall ({} makes this a \
                  failure)",
                 self.id,

@@ -64,7 +64,7 @@ impl Leaser {
             return Err(pool_error(&self.store, &e));
         };
         match create_missing(&mut self.store, &self.keys, min, max).await? {
-            InitOutcome::Created { .. } => crate::warn!(
+            InitOutcome::Created { .. } => log::warn!(
                 "the pool {} did not exist (a Redis restarted without persistence, or never \
                  initialised); created it with ids {min}..{max}; {} still holds back the \
                  command, for a previous holder whose record may have been lost with it",
@@ -140,7 +140,7 @@ impl Leaser {
         let Some(given) = self.recreate.filter(|&given| given != (min, max)) else {
             return;
         };
-        crate::warn!(
+        log::warn!(
             "the pool {} holds ids {min}..{max}, not the {}..{} of {} and {}: it is left as it \
              is (`yaraus init` resizes it)",
             self.keys.ids,

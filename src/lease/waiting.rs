@@ -24,7 +24,7 @@ impl Claimant for Leaser {
         // (bad input) gets one line on stderr: the error.
         // (A server out of reach is said by the wait loop, once.)
         if !self.announced && attempt.is_ok() {
-            crate::info!("getting new id...");
+            log::info!("getting new id...");
             self.announced = true;
         }
         match attempt {

@@ -150,7 +150,7 @@ impl Locker {
     async fn keep(&mut self, tally: &mut Tally, mode: FenceMode) -> Result<u64, Unkept> {
         tally.verdict(self)?;
         for (node, w) in &tally.wrong {
-            crate::warn!(node = node.as_str(); "{}: {w}; the other masters make a majority", self.what());
+            log::warn!(node = node.as_str(); "{}: {w}; the other masters make a majority", self.what());
         }
         let fencing_token = match tally.fence(mode, self.quorum.majority()) {
             Some(f) => f,

@@ -96,7 +96,7 @@ impl Locker {
         let tally = Extension::count(&self.quorum.labels(), replies);
         if tally.ours >= m {
             if !tally.set_again.is_empty() {
-                crate::info!(
+                log::info!(
                     "{}: set our token again on {}, which had lost it",
                     self.what(),
                     tally.set_again.join(", ")

@@ -82,9 +82,9 @@ impl Listener {
             .local_addr()
             .map_or_else(|_| requested.to_string(), |a: SocketAddr| a.to_string());
         if requested.ends_with(":0") {
-            crate::warn!("metrics: listening on http://{addr}/metrics");
+            log::warn!("metrics: listening on http://{addr}/metrics");
         } else {
-            crate::info!("metrics: listening on http://{addr}/metrics");
+            log::info!("metrics: listening on http://{addr}/metrics");
         }
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(accept(listener, metrics, stopped));
@@ -100,7 +100,7 @@ impl Listener {
 
 async fn accept(listener: TcpListener, metrics: Metrics, mut stopped: watch::Receiver<bool>) {
     let slots = Slots::default();
-    let mut warnings = crate::log::Throttle::new(ACCEPT_WARNING_EVERY);
+    let mut warnings = crate::base::Throttle::new(ACCEPT_WARNING_EVERY);
     loop {
         let accepted = tokio::select! {
             _ = stopped.changed() => return,
@@ -111,7 +111,7 @@ async fn accept(listener: TcpListener, metrics: Metrics, mut stopped: watch::Rec
             Err(e) => {
                 // Out of file descriptors, mostly: pause rather than spin.
                 if let Some(held) = warnings.admit(Instant::now()) {
-                    crate::warn!("metrics: cannot accept a connection: {e}{held}");
+                    log::warn!("metrics: cannot accept a connection: {e}{held}");
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;

@@ -214,12 +214,12 @@ async fn ask_each(
 pub fn report(key: &str, healed: &[(String, Healed)]) {
     for (label, what) in healed {
         match what {
-            Healed::Marked => crate::warn!(node = label.as_str();
+            Healed::Marked => log::warn!(node = label.as_str();
                 "{label} does not hold the counter {key} (restarted empty?): quarantined for {}, \
                  then set again from a majority by the next caller",
                 crate::base::duration::shown(QUARANTINE)
             ),
-            Healed::Repaired(v) => crate::info!(node = label.as_str();
+            Healed::Repaired(v) => log::info!(node = label.as_str();
                 "{label}: {key} set again to {v} from a majority after its quarantine; it votes \
                  again"
             ),

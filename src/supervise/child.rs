@@ -213,11 +213,11 @@ impl Child {
             terminal.give_to(self.pid);
             return self.continued(&expired).await;
         }
-        crate::info!("the command was stopped by {sig}; stopping too");
-        // The stop stops the log's writer thread too: the line goes out
-        // first, unless the terminal is itself paused, which must not keep
-        // yaraus from following its command.
-        crate::log::flush(Duration::from_millis(100));
+        log::info!("the command was stopped by {sig}; stopping too");
+        // The stop stops the log's writer too: the line goes out first
+        // (the binary's logger waits a bounded time, so a paused terminal
+        // does not keep yaraus from following its command).
+        log::logger().flush();
         terminal.take_back_from(self.pid);
         self.order(Order::Suspend).await?;
         let own = match sig {
@@ -229,7 +229,7 @@ impl Child {
         let _ = nix::sys::signal::kill(nix::unistd::getpid(), own);
         let killed = self.continued(&expired).await?;
         if !killed {
-            crate::info!("continued; so is the command");
+            log::info!("continued; so is the command");
         }
         Ok(killed)
     }

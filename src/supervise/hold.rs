@@ -215,7 +215,7 @@ impl<C: Claim> Hold<C> {
             Ok(continued) => continued,
             Err(early) => return End::Early(early, watchdog),
         };
-        crate::info!("starting...");
+        log::info!("starting...");
         let kill_after = self.options.kill_after;
         let child = match Child::spawn(watchdog, spec, self.keeper.deadline(), kill_after).await {
             Ok(child) => child,
@@ -246,7 +246,7 @@ impl<C: Claim> Hold<C> {
     ) -> Result<tokio::signal::unix::Signal, Early> {
         let delay = self.options.delay;
         if !delay.is_zero() {
-            crate::info!(
+            log::info!(
                 "sleep {} for making sure that the previous holder has stopped",
                 crate::base::duration::shown(delay)
             );
@@ -272,7 +272,7 @@ impl<C: Claim> Hold<C> {
         let mut said = false;
         while let Ok(gap) = after.at.duration_since(SystemTime::now()) {
             if !said {
-                crate::info!(
+                log::info!(
                     "waiting {} more for this host's clock to pass {}, {}",
                     crate::base::duration::shown(Duration::from_millis(gap.as_millis() as u64 + 1)),
                     humantime::format_rfc3339_millis(after.at),
@@ -324,7 +324,7 @@ impl Running {
                     // is the command's parent, and the command dies with
                     // it); what the command left behind is ours to stop, as
                     // the subreaper.
-                    crate::warn!("{e}; stopping what is left of the command");
+                    log::warn!("{e}; stopping what is left of the command");
                     super::tree::kill_own_descendants().await;
                     return End::WatchdogLost(e);
                 }
@@ -348,7 +348,7 @@ impl Running {
         tokio::select! {
             event = self.child.event() => return self.on_event(event?, keeper).await,
             loss = keeper.lost(), if self.killed.is_none() => {
-                crate::warn!("killing the command (process group {}): {loss}", self.child.pid());
+                log::warn!("killing the command (process group {}): {loss}", self.child.pid());
                 self.killed = Some(loss.to_string());
                 self.child.terminate().await?;
             }
@@ -383,12 +383,12 @@ impl Running {
                 self.ran_out_while_stopped(killed_now)?;
             }
             ChildEvent::Leftovers(n) => {
-                crate::warn!(
+                log::warn!(
                     "the child left processes in its group or below it ({n}); stopping them"
                 );
             }
             ChildEvent::Killing(n) => {
-                crate::warn!(
+                log::warn!(
                     "{n} process(es) of the command did not stop within {}; sending SIGKILL",
                     crate::base::duration::shown(self.kill_after)
                 );
@@ -399,7 +399,7 @@ impl Running {
                         "no renewal succeeded in time: the claim runs out in {}",
                         crate::base::duration::shown(self.kill_after)
                     );
-                    crate::warn!(
+                    log::warn!(
                         "killing the command (process group {}): {why}",
                         self.child.pid()
                     );
@@ -414,7 +414,7 @@ impl Running {
     fn ran_out_while_stopped(&mut self, outcome: Result<bool>) -> Result<()> {
         if outcome? && self.killed.is_none() {
             let why = "the claim ran out while the command was stopped".to_string();
-            crate::warn!("killing the command where it stands: {why}");
+            log::warn!("killing the command where it stands: {why}");
             self.killed = Some(why);
         }
         Ok(())
@@ -440,11 +440,11 @@ async fn release_after<C: Claim>(
         claim.command_gone(ran);
     }
     let what = claim.describe();
-    crate::info!("releasing {what}...");
+    log::info!("releasing {what}...");
     match tokio::time::timeout(options.release_timeout, claim.release()).await {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => crate::warn!("could not release {what}: {e}; it will expire by itself"),
-        Err(_) => crate::warn!("could not release {what} in time; it will expire by itself"),
+        Ok(Err(e)) => log::warn!("could not release {what}: {e}; it will expire by itself"),
+        Err(_) => log::warn!("could not release {what} in time; it will expire by itself"),
     }
     what
 }

@@ -24,7 +24,10 @@
 //! * `base/sys.rs`: the crate's only unsafe code (fork, pre-exec, a timer
 //!   for tokio), in the bottom layer so that the clock can use it too.
 //!
-//! Logging never blocks any of this: [`crate::log`] drops rather than waits.
+//! Logging never blocks any of this with the binary's logger, which drops
+//! lines rather than waits (`src/bin/yaraus/logger/`); an embedding program
+//! that installs a blocking logger gives that up, though not the deadline,
+//! which the watchdog keeps by itself.
 
 pub mod child;
 pub mod hold;

@@ -9,11 +9,12 @@
 
 mod cli;
 mod commands;
+mod logger;
 mod settings;
 
 use cli::Cli;
+use logger::EXIT_FLUSH;
 use yaraus::error::{EXIT_SOFTWARE, EXIT_USAGE};
-use yaraus::log::EXIT_FLUSH;
 use yaraus::supervise::Watchdog;
 
 fn main() {
@@ -38,14 +39,14 @@ fn main() {
         Err(e) => {
             // Queued after the lines still waiting, so that it comes last;
             // through the queue, so that a blocked stderr cannot hang the exit.
-            yaraus::log::final_error(format_args!("{e}"), e.exit_code(), EXIT_FLUSH);
+            logger::final_error(format_args!("{e}"), e.exit_code(), EXIT_FLUSH);
             e.exit_code()
         }
     };
     // Leave pending tasks (a stopped keeper's socket) behind without waiting.
     runtime.shutdown_background();
     // exit does not wait for the log's writer thread.
-    yaraus::log::flush(EXIT_FLUSH);
+    logger::flush(EXIT_FLUSH);
     std::process::exit(code);
 }
 
@@ -73,22 +74,22 @@ fn parse() -> Cli {
 /// (`seq serve`: the words as typed, up to the first that is not one).
 fn configure_log(cli: &Cli, matches: &clap::ArgMatches) {
     let log = &cli.global.log;
-    yaraus::log::set_format(log.log_format.into());
+    logger::set_format(log.log_format.into());
     let lock = matches!(cli.command, cli::Command::Lock(_));
-    yaraus::log::set_level(log.level(lock));
+    logger::install(log.level(lock));
     let mut words = Vec::new();
     let mut at = matches;
     while let Some((name, sub)) = at.subcommand() {
         words.push(name);
         at = sub;
     }
-    yaraus::log::set_context("subcommand", words.join(" "));
+    logger::set_context("subcommand", words.join(" "));
 }
 
 /// The error that ends yaraus before it has done anything, in the log's
 /// format, and the exit with `code`.
 fn fail(msg: std::fmt::Arguments<'_>, code: i32) -> ! {
-    yaraus::log::final_error(msg, code, EXIT_FLUSH);
+    logger::final_error(msg, code, EXIT_FLUSH);
     std::process::exit(code);
 }
 
@@ -115,7 +116,7 @@ fn exit_on_parse_error(e: clap::Error) -> ! {
         };
         std::process::exit(code);
     }
-    yaraus::log::set_format(format_despite_the_error());
+    logger::set_format(format_despite_the_error());
     fail(
         format_args!("{} (see yaraus --help)", one_line(&e)),
         EXIT_USAGE,
@@ -126,13 +127,13 @@ fn exit_on_parse_error(e: clap::Error) -> ! {
 /// usage error is said in JSON when `--log-format json` (or
 /// `YARAUS_LOG_FORMAT=json`) was given, valid, beside the mistake. Text
 /// when the format is itself the mistake.
-fn format_despite_the_error() -> yaraus::log::Format {
+fn format_despite_the_error() -> logger::Format {
     cli::command()
         .ignore_errors(true)
         .try_get_matches()
         .ok()
         .and_then(|m| m.get_one::<cli::LogFormat>("log_format").copied())
-        .map_or(yaraus::log::Format::Text, Into::into)
+        .map_or(logger::Format::Text, Into::into)
 }
 
 /// clap's first line, without its "error: " prefix and the usage block that

@@ -321,7 +321,7 @@ impl Handler<'_> {
     fn timed_out(&self) {
         self.server.stats.auth_timeouts.fetch_add(1, Relaxed);
         if let Some(left_out) = self.server.guard.unauthenticated.admit() {
-            crate::warn!(
+            log::warn!(
                 "seq serve: closed the connection of {}: not authenticated within {}{}",
                 self.client.peer,
                 crate::base::duration::shown(self.auth_time()),
@@ -333,7 +333,7 @@ impl Handler<'_> {
     /// Logs that this unauthenticated connection gave its slot.
     fn log_evicted(&self) {
         if let Some(left_out) = self.server.guard.unauthenticated.admit() {
-            crate::warn!(
+            log::warn!(
                 "seq serve: closed the connection of {}: not authenticated, and every slot of \
                  --max-clients was taken when a new connection came{}",
                 self.client.peer,

@@ -119,22 +119,22 @@ impl Health {
             }
             let label = &self.labels[i];
             match (now, why) {
-                (NodeState::Ok, _) => crate::info!("seq serve: {label} votes again"),
+                (NodeState::Ok, _) => log::info!("seq serve: {label} votes again"),
                 (_, Some(why)) => {
-                    crate::warn!("seq serve: {label} does not vote ({}): {why}", now.name())
+                    log::warn!("seq serve: {label} does not vote ({}): {why}", now.name())
                 }
-                (_, None) => crate::warn!("seq serve: {label} does not vote ({})", now.name()),
+                (_, None) => log::warn!("seq serve: {label} does not vote ({})", now.name()),
             }
         }
         if ready != state.ready || first {
             let summary = self.summary(&nodes);
             if ready {
-                crate::info!(
+                log::info!(
                     "seq serve: ready: {ok} of {} nodes answer ({summary})",
                     nodes.len()
                 );
             } else {
-                crate::warn!(
+                log::warn!(
                     "seq serve: not ready, every INCR fails until a majority ({}) answers: \
                      {ok} of {} nodes answer ({summary})",
                     self.majority,

@@ -181,7 +181,7 @@ impl Server {
         ));
         tokio::pin!(stop);
         let mut next_id = 0u64;
-        let mut warnings = crate::log::Throttle::new(ACCEPT_WARNING_EVERY);
+        let mut warnings = crate::base::Throttle::new(ACCEPT_WARNING_EVERY);
         loop {
             let accepted = tokio::select! {
                 () = &mut stop => break,
@@ -190,14 +190,14 @@ impl Server {
             match accepted {
                 Ok((stream, peer)) => {
                     next_id += 1;
-                    crate::debug!("seq serve: connection {next_id} from {peer:?}");
+                    log::debug!("seq serve: connection {next_id} from {peer:?}");
                     server.clone().admit(stream, next_id, shutdown.clone());
                 }
                 Err(e) => {
                     // Out of file descriptors, mostly: a pause lets
                     // connections close instead of spinning on the error.
                     if let Some(held) = warnings.admit(std::time::Instant::now()) {
-                        crate::warn!("seq serve: cannot accept a connection: {e}{held}");
+                        log::warn!("seq serve: cannot accept a connection: {e}{held}");
                     }
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
@@ -217,7 +217,7 @@ impl Server {
         };
         let limit = server.timeout * 2 + DRAIN_GRACE;
         if tokio::time::timeout(limit, drained).await.is_err() {
-            crate::warn!(
+            log::warn!(
                 "seq serve: {} connections still open {} after the stop; closing them",
                 server.stats.connected.load(Relaxed),
                 crate::base::duration::shown(limit)

@@ -197,7 +197,7 @@ const ID_REPLY: usize = 27;
 fn too_large(server: &Server, client: &Client) -> Outcome {
     server.stats.too_large.fetch_add(1, Relaxed);
     if let Some(left_out) = server.guard.too_large.admit() {
-        crate::warn!(
+        log::warn!(
             "seq serve: closed the connection of {}: its transaction's replies would exceed {} \
              bytes, the bound on one connection's replies{}",
             client.peer,

@@ -81,7 +81,7 @@ fn wrong_password(server: &Server, client: &mut Client) -> Outcome {
     server.stats.auth_failures.fetch_add(1, Relaxed);
     server.metrics.seq_auth_failure();
     if let Some(left_out) = server.guard.wrong_password.admit() {
-        crate::warn!(
+        log::warn!(
             "seq serve: wrong password from {} ({} of the {} a connection is allowed; each is \
              answered after {}){}",
             client.peer,

@@ -6,8 +6,8 @@
 //! systemd unit or a container sets them once in its environment. Stdout
 //! (ids, reports, tokens) is never logging and none of them changes it.
 
+use crate::logger::{Format, Level};
 use clap::{ArgAction, Args, ValueEnum};
-use yaraus::log::{Format, Level};
 
 /// The heading of the logging options in `--help`.
 const LOGGING: &str = "Logging options";

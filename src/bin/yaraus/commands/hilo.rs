@@ -28,7 +28,7 @@ fn shards(ctx: &Context) -> Result<Quorum> {
 
 async fn next(ctx: &Context, args: HiloNextArgs) -> Result<i32> {
     let keys = HiloKeys::new(ctx.namespace(), &args.name)?;
-    yaraus::log::set_context("sequence", keys.name());
+    crate::logger::set_context("sequence", keys.name());
     let mut reserver = Reserver::new(shards(ctx)?, keys)?;
     let wanted = format!("a shard of the hilo sequence {}", args.name);
     let Some(count) = args.count else {
@@ -90,7 +90,7 @@ fn observe(metrics: &Metrics, labels: &[String], run: &Result<AgentRun>) {
 
 async fn agent_with(ctx: &Context, args: HiloAgentArgs, metrics: Metrics) -> Result<i32> {
     let keys = HiloKeys::new(ctx.namespace(), &args.name)?;
-    yaraus::log::set_context("sequence", keys.name());
+    crate::logger::set_context("sequence", keys.name());
     let options = AgentOptions {
         window_size: args.window_size,
         min_open: args.min_open,
@@ -125,10 +125,10 @@ async fn agent_with(ctx: &Context, args: HiloAgentArgs, metrics: Metrics) -> Res
         match run {
             Ok(run) => {
                 if let Err(e) = report(&agent, &run) {
-                    yaraus::warn!("{e}");
+                    log::warn!("{e}");
                 }
             }
-            Err(e) => yaraus::warn!("{e}"),
+            Err(e) => log::warn!("{e}"),
         }
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
@@ -143,17 +143,17 @@ fn report(agent: &Agent, run: &AgentRun) -> Result<()> {
     let name = agent.keys().name();
     let labels = agent.labels();
     if run.new_sequence {
-        yaraus::info!("hilo {name}: a new sequence");
+        log::info!("hilo {name}: a new sequence");
     }
     for (shard, window) in &run.created {
-        yaraus::info!(
+        log::info!(
             "hilo {name}: opened [{}, {}) on {}",
             window.start,
             window.end,
             labels[*shard]
         );
     }
-    yaraus::info!(
+    log::info!(
         "hilo {name}: {} window(s) opened, high-water mark {}",
         run.created.len(),
         run.hwm
@@ -170,7 +170,7 @@ fn report(agent: &Agent, run: &AgentRun) -> Result<()> {
 
 async fn status(ctx: &Context, name: &str) -> Result<i32> {
     let keys = HiloKeys::new(ctx.namespace(), name)?;
-    yaraus::log::set_context("sequence", keys.name());
+    crate::logger::set_context("sequence", keys.name());
     let mut quorum = shards(ctx)?;
     let wanted = format!("a shard of the hilo sequence {name}");
     let (doc, known) = ctx

@@ -70,9 +70,9 @@ async fn index_with(
         signal = signals.recv() => return Err(Error::Interrupted(signal as i32)),
         checked = patience.retry(&server, async |_| index.check().await) => checked?,
     }
-    yaraus::log::set_context("index", index.keys().name());
-    yaraus::log::set_context("client_id", index.client());
-    yaraus::info!(
+    crate::logger::set_context("index", index.keys().name());
+    crate::logger::set_context("client_id", index.client());
+    log::info!(
         "index {}: interval {}, skew {}, client id {}",
         index.keys().name(),
         yaraus::base::duration::shown(timing.interval()),
@@ -147,7 +147,7 @@ async fn supervise(
         let outcome = hold_once(keeper, watchdog, &spec(command, pair), options, signals).await;
         match outcome.restartable() {
             Ok((why, back)) => {
-                yaraus::info!("{why}; it starts again once a fresh pair is settled");
+                log::info!("{why}; it starts again once a fresh pair is settled");
                 watchdog = back;
             }
             Err(outcome) => return outcome.finish().await,
@@ -187,7 +187,7 @@ fn print_status(doc: Option<serde_json::Value>, keys: &IndexKeys) -> Result<i32>
         None => {
             let doc = serde_json::json!({"name": keys.name(), "current": null, "pairs": [], "intervals": []});
             write_stdout(format!("{doc:#}\n").as_bytes())?;
-            yaraus::warn!(
+            log::warn!(
                 "the index {} has no recent interval (never used, or idle for {} intervals)",
                 keys.name(),
                 yaraus::index::timing::KEEP

@@ -53,7 +53,7 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
         require_fsync: ctx.requires_durable(),
     };
     let mut locker = Locker::new(ctx.targets(), &args.name, options)?;
-    yaraus::log::set_context("lock", locker.name());
+    crate::logger::set_context("lock", locker.name());
     advise(&args, &mode, &locker);
     let conflict_code = i32::from(args.conflict_exit_code);
     // -n and -w, or the default of the mode (settings/wait.rs).
@@ -91,10 +91,10 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
     match outcome {
         Err(Error::Exhausted(message)) => {
             // One line, as the binary prints every error, with our own code.
-            yaraus::log::final_error(
+            crate::logger::final_error(
                 format_args!("{message}"),
                 conflict_code,
-                yaraus::log::EXIT_FLUSH,
+                crate::logger::EXIT_FLUSH,
             );
             Ok(conflict_code)
         }
@@ -117,14 +117,14 @@ fn advise(args: &LockArgs, mode: &Mode, locker: &Locker) {
         } else {
             String::new()
         };
-        yaraus::info!(
+        log::info!(
             "{n} masters: a majority is {m}, so {} may fail{even}",
             n - m
         );
     }
-    if args.timeout_typed && args.wait.is_none() && !args.no_wait && !yaraus::log::is_quiet() {
+    if args.timeout_typed && args.wait.is_none() && !args.no_wait && !crate::logger::is_quiet() {
         if let Mode::Wrap(_) | Mode::Acquire = mode {
-            yaraus::warn!(
+            log::warn!(
                 "--timeout bounds each request to Redis, not the wait for the lock: that is \
                  -w/--wait (without it, as long as it takes)"
             );
@@ -198,7 +198,7 @@ async fn take(
 /// are said anyway.
 fn silent_from_now_unless(verbose: bool) {
     if !verbose {
-        yaraus::log::set_level(yaraus::log::level().min(yaraus::log::Level::Warn));
+        crate::logger::set_level(crate::logger::level().min(crate::logger::Level::Warn));
     }
 }
 
@@ -218,7 +218,7 @@ async fn wrap(locker: &mut Locker, how: Held, args: &LockArgs, argv: Vec<String>
     let held = take(locker, how.wait, &mut signals).await?;
     silent_from_now_unless(args.verbose);
     let fence = held.fencing_token().to_string();
-    yaraus::info!(
+    log::info!(
         "{}: acquired on {} of {} masters; fencing token {fence}",
         locker.name(),
         held.taken_on(),
@@ -286,7 +286,7 @@ async fn acquire(
         // back now rather than leave it held for a whole ttl.
         let released = locker.release(held.token()).await;
         if released.verdict(locker.majority()) != ReleaseVerdict::Freed {
-            yaraus::warn!(
+            log::warn!(
                 "{}: could not give back the lock whose token was not printed; it expires \
                  by itself in {}",
                 locker.name(),
@@ -295,7 +295,7 @@ async fn acquire(
         }
         return Err(e);
     }
-    yaraus::info!(
+    log::info!(
         "{}: acquired on {} of {} masters; fencing token {}; held for {} unless extended \
          (yaraus lock --extend) or released (yaraus lock --release)",
         locker.name(),
@@ -321,7 +321,7 @@ async fn extend(locker: &mut Locker, token: &Token, patience: &mut Patience) -> 
         .await?;
     match extended {
         Ok(validity) => {
-            yaraus::info!(
+            log::info!(
                 "{}: extended; valid for {}",
                 locker.name(),
                 yaraus::base::duration::shown(validity)
@@ -362,7 +362,7 @@ async fn release(locker: &mut Locker, token: &Token, patience: &mut Patience) ->
         .await?;
     match released.verdict(m) {
         ReleaseVerdict::Freed => {
-            yaraus::info!(
+            log::info!(
                 "{}: released on {} of {n} masters",
                 locker.name(),
                 released.freed

@@ -40,10 +40,10 @@ async fn run_with(
         safeguards: !args.no_safeguards,
     })?;
     if args.no_safeguards {
-        yaraus::warn!("safeguards are off: --expire, --interval and --delay are used as given");
+        log::warn!("safeguards are off: --expire, --interval and --delay are used as given");
     }
     for adjusted in warnings {
-        yaraus::warn!("WARNING: {adjusted} (--no-safeguards keeps it)");
+        log::warn!("WARNING: {adjusted} (--no-safeguards keeps it)");
     }
     // Caught from now on, so that a signal during the wait ends it cleanly.
     let mut signals =
@@ -73,7 +73,7 @@ async fn run_with(
     // Said once the command is sure to start, so that a run that fails
     // before it (no free id, a bad URL) still says one line: its error.
     if let Some(warning) = unplaced_id(&args.command, &args.replacement) {
-        yaraus::warn!("{warning}");
+        log::warn!("{warning}");
     }
 
     let spec = ChildSpec {
@@ -175,9 +175,9 @@ fn clock_guard(
 /// The lease in the log: every line from here on names the id and the
 /// client (JSON fields), and a line says which they are.
 fn said_leased(lease: &Lease) {
-    yaraus::log::set_context("id", lease.id().0);
-    yaraus::log::set_context("client_id", lease.client_id());
-    yaraus::info!("client id: {}, id: {}", lease.client_id(), lease.id());
+    crate::logger::set_context("id", lease.id().0);
+    crate::logger::set_context("client_id", lease.client_id());
+    log::info!("client id: {}, id: {}", lease.client_id(), lease.id());
 }
 
 #[cfg(test)]

@@ -109,8 +109,8 @@ pub fn in_argv(secret: &str) -> bool {
 /// Warns (unless `--quiet`) that `what` is on the command line, where every
 /// local user can read it, and says what to use `instead`.
 pub fn warn_on_command_line(what: &str, instead: &str) {
-    if !yaraus::log::is_quiet() {
-        yaraus::warn!(
+    if !crate::logger::is_quiet() {
+        log::warn!(
             "WARNING: {what} is on the command line, where every local user can read it (ps, \
              /proc/PID/cmdline); {instead} (--quiet hides this)"
         );

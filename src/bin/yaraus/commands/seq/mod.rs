@@ -32,7 +32,7 @@ pub async fn seq(ctx: &Context, args: SeqArgs) -> Result<i32> {
 /// The nodes, and the counter key of `name` on them.
 fn quorum(ctx: &Context, name: &str) -> Result<(Quorum, String)> {
     let key = SeqKeys::new(ctx.namespace()).counter(name)?;
-    yaraus::log::set_context("sequence", name);
+    crate::logger::set_context("sequence", name);
     let quorum = ctx.quorum(ctx.timeouts().sequence_request())?;
     Ok((quorum, key))
 }
@@ -78,10 +78,10 @@ async fn get(ctx: &Context, name: &str) -> Result<i32> {
             Ok(0)
         }
         None => {
-            yaraus::log::final_error(
+            crate::logger::final_error(
                 format_args!("no node holds the sequence {name} ({key}): it was never used"),
                 1,
-                yaraus::log::EXIT_FLUSH,
+                crate::logger::EXIT_FLUSH,
             );
             Ok(1)
         }

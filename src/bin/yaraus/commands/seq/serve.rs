@@ -57,9 +57,9 @@ async fn serve_with(ctx: &Context, args: SeqServeArgs, metrics: Metrics) -> Resu
     );
     // A port picked by the system must reach the user even with --quiet.
     if args.listen.ends_with(":0") {
-        yaraus::warn!("{line}");
+        log::warn!("{line}");
     } else {
-        yaraus::info!("{line}");
+        log::info!("{line}");
     }
 
     let mut signals =
@@ -70,7 +70,7 @@ async fn serve_with(ctx: &Context, args: SeqServeArgs, metrics: Metrics) -> Resu
         loop {
             let sig = signals.recv().await;
             n += 1;
-            yaraus::info!("seq serve: {sig}, stopping: finishing the rounds in flight");
+            log::info!("seq serve: {sig}, stopping: finishing the rounds in flight");
             if n == 1 {
                 let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
             }
@@ -97,7 +97,7 @@ async fn serve_with(ctx: &Context, args: SeqServeArgs, metrics: Metrics) -> Resu
     };
     // Listening, and the signals caught: a client may come, a stop drains.
     if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
-        yaraus::warn!("seq serve: cannot tell systemd it is ready (NOTIFY_SOCKET): {e}");
+        log::warn!("seq serve: cannot tell systemd it is ready (NOTIFY_SOCKET): {e}");
     }
     let mut first = count.clone();
     let stop = async move {
@@ -105,7 +105,7 @@ async fn serve_with(ctx: &Context, args: SeqServeArgs, metrics: Metrics) -> Resu
     };
     tokio::select! {
         () = Server::run(listener, config, stop) => {
-            yaraus::info!("seq serve: stopped");
+            log::info!("seq serve: stopped");
             Ok(0)
         }
         _ = count.wait_for(|&n| n >= 2) => Err(Error::Interrupted(sigint_number())),

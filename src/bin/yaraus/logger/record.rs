@@ -17,6 +17,7 @@
 //! The three kinds of line (an event, the notice of dropped lines, the final
 //! error) are written here and only here, so the two formats cannot drift.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
@@ -77,7 +78,7 @@ pub enum Format {
 }
 
 /// A named value of a line: the subcommand, an id, a lock's name, a node.
-pub type Field = (&'static str, Value);
+pub type Field = (Cow<'static, str>, Value);
 
 /// What the lines of one logger share: their format and the process-wide
 /// fields that every JSON line carries.
@@ -117,7 +118,13 @@ impl Style {
             Format::Text => {
                 let _ = writeln!(out, "{} ({what})", humantime::format_rfc3339_millis(now));
             }
-            Format::Json => self.json(out, now, Level::Warn, &what, &[("dropped", gap.into())]),
+            Format::Json => self.json(
+                out,
+                now,
+                Level::Warn,
+                &what,
+                &[("dropped".into(), gap.into())],
+            ),
         }
     }
 
@@ -151,14 +158,14 @@ impl Style {
         out.push_str(",\"message\":");
         push_json(out, &Value::from(msg));
         let context = (self.context)();
-        let shadowed = |key: &str| fields.iter().any(|(k, _)| *k == key);
+        let shadowed = |key: &str| fields.iter().any(|(k, _)| k == key);
         let own = context.iter().filter(|(k, _)| !shadowed(k));
         for (key, value) in own.chain(fields) {
-            if matches!(*key, "time" | "level" | "message") {
+            if matches!(key.as_ref(), "time" | "level" | "message") {
                 continue;
             }
             out.push(',');
-            push_json(out, &Value::from(*key));
+            push_json(out, &Value::from(key.as_ref()));
             out.push(':');
             push_json(out, value);
         }
@@ -203,7 +210,7 @@ mod tests {
     }
 
     fn context() -> Vec<Field> {
-        vec![("subcommand", "run".into()), ("id", 7.into())]
+        vec![("subcommand".into(), "run".into()), ("id".into(), 7.into())]
     }
 
     const TEXT: Style = Style {
@@ -253,7 +260,7 @@ mod tests {
     #[test]
     fn json_is_one_object_a_line_with_the_context_and_the_line_s_own_fields() {
         let mut out = String::new();
-        let fields = [("id", 8.into()), ("node", "a\nb".into())];
+        let fields = [("id".into(), 8.into()), ("node".into(), "a\nb".into())];
         JSON.line(&mut out, at(), Level::Info, format_args!("x\ny"), &fields);
         JSON.notice(&mut out, at(), 4);
         JSON.final_error(&mut out, at(), format_args!("gone"), &[]);

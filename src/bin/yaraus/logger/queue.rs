@@ -166,6 +166,8 @@ impl Logger {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Lines dropped in all (the tests' measure of a full queue).
+    #[cfg(test)]
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
@@ -375,7 +377,7 @@ mod tests {
     fn in_json_every_line_parses_and_the_notices_count_the_dropped_lines() {
         let json = Style {
             format: Format::Json,
-            context: || vec![("subcommand", "run".into())],
+            context: || vec![("subcommand".into(), "run".into())],
         };
         let (read, write) = full_pipe();
         let logger = Arc::new(Logger::new(write, CAPACITY, json));
