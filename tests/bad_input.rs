@@ -8,7 +8,7 @@
 //! checked there is that the error is one line, not that `run` is silent
 //! about its progress.
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::time::Duration;

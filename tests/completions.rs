@@ -2,7 +2,7 @@
 //! (`yaraus completions SHELL`); the man pages are checked by a unit test of
 //! the binary (`src/bin/yaraus/cli/man.rs`).
 
-mod common;
+use crate::common;
 
 #[test]
 fn completions_are_generated_for_every_shell() {

@@ -2,7 +2,7 @@
 //! snapshots notice changes. If these fail, no other integration test means
 //! anything.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -7,7 +7,7 @@
 //! "Votes again" is shown the only way it can be: with another node frozen,
 //! the healed node is needed for a majority.
 
-mod common;
+use crate::common;
 
 use common::RedisServer;
 use common::lock::*;

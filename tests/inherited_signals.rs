@@ -7,7 +7,7 @@
 //! The waiter here is started the way those shells start it: `sh -c 'trap ""
 //! HUP INT; exec yaraus …'` (a disposition of "ignore" survives exec).
 
-mod common;
+use crate::common;
 
 use common::RedisServer;
 use common::process::{Run, lock_cmd};

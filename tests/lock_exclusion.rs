@@ -3,7 +3,7 @@
 //! with one master, three, and five while masters are killed and frozen; and
 //! three masters with two down, where nobody may hold the lock.
 
-mod common;
+use crate::common;
 
 use common::lock::*;
 use common::{RedisServer, wait_until};

@@ -3,7 +3,7 @@
 //! master (INCR in the acquire script) and with three (the majority
 //! sequence), in the order the lock was actually held.
 
-mod common;
+use crate::common;
 
 use common::RedisServer;
 use common::lock::*;

@@ -2,7 +2,7 @@
 //! sequence (64-bit values kept exact, nodes without fsync refused, a
 //! minority down) and the in-process benchmark hook.
 
-mod common;
+use crate::common;
 
 use common::RedisServer;
 use common::lock::masters;

@@ -6,7 +6,7 @@
 //!
 //! `/dev/full` refuses every write with ENOSPC.
 
-mod common;
+use crate::common;
 
 use common::RedisServer;
 use common::pool::{NS, init_pool};

@@ -6,7 +6,7 @@
 //! durability checks, 64-bit values at the top of the range, and bad input
 //! (one stderr line, the documented code, Redis unchanged).
 
-mod common;
+use crate::common;
 
 use common::RedisServer;
 use common::lock::*;

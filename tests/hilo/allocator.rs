@@ -2,8 +2,8 @@
 //! two allocators never repeat, blocks are reserved ahead, the batch grows
 //! when blocks go fast, and a SIGKILLed shard is left for another.
 
-use crate::common::RedisServer;
-use crate::*;
+use crate::hilo::common::RedisServer;
+use crate::hilo::*;
 use std::collections::HashSet;
 use std::time::Duration;
 use yaraus::hilo::{Allocator, AllocatorOptions, HiloKeys, Reserver};

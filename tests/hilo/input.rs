@@ -1,8 +1,8 @@
 //! Bad input (one line on stderr, the documented status, every shard
 //! unchanged), `hilo status`, and ids at the top of the 64-bit range.
 
-use crate::common::{RedisServer, ServerOptions};
-use crate::*;
+use crate::hilo::common::{RedisServer, ServerOptions};
+use crate::hilo::*;
 
 /// Runs `args` over `on` and checks: status `code`, one line on stderr
 /// containing `says`, and no shard changed.

@@ -1,8 +1,8 @@
 //! Losing shards: the one with the highest window restarted empty, an
 //! agent with a shard down, a sequence with no open window left.
 
-use crate::common::RedisServer;
-use crate::*;
+use crate::hilo::common::RedisServer;
+use crate::hilo::*;
 
 #[test]
 fn the_shard_with_the_highest_window_restarted_empty_never_gets_a_window_twice() {

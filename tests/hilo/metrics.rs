@@ -4,10 +4,10 @@
 //! succeeds. The page passes promtool in both formats.
 
 use super::{NAME, shards};
-use crate::common::metrics::Endpoint;
-use crate::common::process::{Run, yaraus_in};
-use crate::common::scratch::Scratch;
-use crate::common::{EVENT, wait_until};
+use crate::hilo::common::metrics::Endpoint;
+use crate::hilo::common::process::{Run, yaraus_in};
+use crate::hilo::common::scratch::Scratch;
+use crate::hilo::common::{EVENT, wait_until};
 use nix::sys::signal::Signal;
 
 const WINDOWS_OPEN: &str = "yaraus_hilo_windows_open{shard=";

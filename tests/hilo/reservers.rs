@@ -1,9 +1,9 @@
 //! Many reservers at once: eight `hilo next` loops on three shards while
 //! two agents run at once, and reservers moving on from a SIGKILLed shard.
 
-use crate::common::RedisServer;
-use crate::common::lock::finish;
-use crate::*;
+use crate::hilo::common::RedisServer;
+use crate::hilo::common::lock::finish;
+use crate::hilo::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::process::{Child, Stdio};
@@ -13,7 +13,7 @@ use std::thread;
 
 /// `hilo agent --every` over `on`, running in the background.
 fn agent_every(on: &[&RedisServer], size: u64, min_open: u32) -> Child {
-    let mut cmd = crate::common::yaraus();
+    let mut cmd = crate::hilo::common::yaraus();
     cmd.args(["hilo", "agent", NAME, "--every", "50ms", "--wait", "5s"])
         .args(["--window-size", &size.to_string()])
         .args(["--min-open", &min_open.to_string()]);
@@ -49,7 +49,7 @@ fn eight_reservers_and_two_agents_on_three_shards_never_share_an_id() {
         agent_every(&on, size, min_open),
         agent_every(&on, size, min_open),
     ];
-    crate::common::wait_until("the agents' first run", LIMIT, || {
+    crate::hilo::common::wait_until("the agents' first run", LIMIT, || {
         on.iter().all(|s| meta_number(s, "created") > 0)
     });
     let blocks = Arc::new(Mutex::new(Vec::new()));
@@ -129,7 +129,7 @@ fn reservers_move_on_when_a_shard_is_sigkilled() {
                 }
             });
         }
-        crate::common::wait_until("20 blocks before the kill", LIMIT, || {
+        crate::hilo::common::wait_until("20 blocks before the kill", LIMIT, || {
             calls.load(Ordering::SeqCst) >= 20
         });
         servers[1].sigkill();

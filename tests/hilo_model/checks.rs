@@ -11,9 +11,9 @@
 
 use std::collections::HashSet;
 
-use crate::explorer::{System, Violation, all_states, check};
-use crate::findings::bounded;
-use crate::model::{Gate, Model, Rules, Spread, Watch};
+use crate::hilo_model::explorer::{System, Violation, all_states, check};
+use crate::hilo_model::findings::bounded;
+use crate::hilo_model::model::{Gate, Model, Rules, Spread, Watch};
 
 #[test]
 fn merging_renamed_shards_loses_no_state() {

@@ -6,10 +6,10 @@
 //! quoted in `main.rs` are measured, not copied. All of it takes about six
 //! minutes (the largest case, 52 million states, four) and 6 GB.
 
-use crate::explorer::check;
-use crate::explorer::deeper::Table;
-use crate::findings::bounded;
-use crate::model::{Gate, Model, Rules, Spread, UNLIMITED, Watch};
+use crate::hilo_model::explorer::check;
+use crate::hilo_model::explorer::deeper::Table;
+use crate::hilo_model::findings::bounded;
+use crate::hilo_model::model::{Gate, Model, Rules, Spread, UNLIMITED, Watch};
 
 /// What a deeper exploration is expected to find.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -12,8 +12,8 @@
 //! three with one window per run); `deeper.rs` runs larger bounds in
 //! release.
 
-use crate::explorer::{assert_safe, check};
-use crate::model::{Event, Gate, Model, Rules, Spread, UNLIMITED, Watch};
+use crate::hilo_model::explorer::{assert_safe, check};
+use crate::hilo_model::model::{Event, Gate, Model, Rules, Spread, UNLIMITED, Watch};
 
 /// `rules` with `shards` shards, `runs` runs, `restarts` empty restarts,
 /// runs planning one window or one per shard, replies that may be lost.

@@ -11,9 +11,9 @@
 //! can each fence one shard last and both be refused at RAISE: safe
 //! (`findings.rs`), but every run can fail.
 
-use crate::explorer::check;
-use crate::findings::bounded;
-use crate::model::{Goal, Model, Rules};
+use crate::hilo_model::explorer::check;
+use crate::hilo_model::findings::bounded;
+use crate::hilo_model::model::{Goal, Model, Rules};
 
 /// No lost reply, no restart.
 fn faultless(rules: Rules, runs: usize) -> Model {

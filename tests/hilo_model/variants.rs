@@ -17,9 +17,9 @@
 //! out safe, and RAISE without its fence check breaks with a restart:
 //! `findings.rs`.
 
-use crate::explorer::check;
-use crate::findings::{bounded, safe};
-use crate::model::{Event, Model, Rules};
+use crate::hilo_model::explorer::check;
+use crate::hilo_model::findings::{bounded, safe};
+use crate::hilo_model::model::{Event, Model, Rules};
 
 /// Explores `m`, asserts a violation, and returns the run to it.
 fn breaks(name: &str, m: &Model) -> Vec<Event> {

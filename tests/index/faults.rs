@@ -1,7 +1,7 @@
 //! Faults: a frozen replica, a frozen server, clocks that disagree.
 
-use crate::common::wait_until;
-use crate::fleet::{Fleet, SETTLE, gone};
+use crate::index::common::wait_until;
+use crate::index::fleet::{Fleet, SETTLE, gone};
 use nix::sys::signal::Signal;
 
 /// A SIGSTOPped replica cannot stop its child itself: its watchdog does, at
@@ -54,7 +54,7 @@ fn children_stop_while_redis_is_frozen_and_start_again_after() {
 /// still agree.
 #[test]
 fn clocks_offset_by_200ms_either_way_still_converge() {
-    let lib = crate::common::tools::faketime_library();
+    let lib = crate::index::common::tools::faketime_library();
     let mut fleet = Fleet::new("skewed");
     for (tag, skew, offset) in [
         ("a", "0ms", "-0.2s"),
@@ -71,7 +71,7 @@ fn clocks_offset_by_200ms_either_way_still_converge() {
     }
     fleet.wait_converged(3);
     // Two intervals later, still the same pairs: no transition from the skew.
-    let settled = crate::fleet::monotonic();
+    let settled = crate::index::fleet::monotonic();
     let key = "yaraus:index:{skewed}";
     let last = |f: &Fleet| -> u64 { f.server.query(&["HGET", key, "last"]) };
     let from = last(&fleet);

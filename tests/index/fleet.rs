@@ -10,9 +10,9 @@
 //! which is later than its real death, so the checker only errs on the side
 //! of a violation.
 
-use crate::common::process::{Run, yaraus_in};
-use crate::common::scratch::Scratch;
-use crate::common::{EVENT, RedisServer, wait_until};
+use crate::index::common::process::{Run, yaraus_in};
+use crate::index::common::scratch::Scratch;
+use crate::index::common::{EVENT, RedisServer, wait_until};
 use nix::time::{ClockId, clock_gettime};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -1,8 +1,8 @@
 //! Bad input changes nothing; `--print` and `--status`.
 
-use crate::common::process::{Run, yaraus_in};
-use crate::common::scratch::Scratch;
-use crate::common::{EVENT, RedisServer, run_yaraus, wait_until};
+use crate::index::common::process::{Run, yaraus_in};
+use crate::index::common::scratch::Scratch;
+use crate::index::common::{EVENT, RedisServer, run_yaraus, wait_until};
 use serde_json::Value;
 
 #[test]

@@ -2,10 +2,10 @@
 //! `/metrics` shows the slot held and its renewals (and passes promtool in
 //! both formats), and `/readyz` is 200.
 
-use crate::common::metrics::Endpoint;
-use crate::common::process::{Run, yaraus_in};
-use crate::common::scratch::Scratch;
-use crate::common::{EVENT, RedisServer, wait_until};
+use crate::index::common::metrics::Endpoint;
+use crate::index::common::process::{Run, yaraus_in};
+use crate::index::common::scratch::Scratch;
+use crate::index::common::{EVENT, RedisServer, wait_until};
 use nix::sys::signal::Signal;
 
 #[test]

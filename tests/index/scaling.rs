@@ -1,7 +1,7 @@
 //! A fleet that grows and shrinks: convergence, exactly one restart per
 //! change, and the checker.
 
-use crate::fleet::{Fleet, monotonic};
+use crate::index::fleet::{Fleet, monotonic};
 
 #[test]
 fn five_converge_a_sixth_joins_and_a_sigkilled_one_leaves() {

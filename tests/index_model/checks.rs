@@ -18,9 +18,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::explorer::{System, all_states, check};
-use crate::findings::fixed;
-use crate::model::{Goal, MAX_N, MAX_R, Model, Pair, Rules, State, Store};
+use crate::index_model::explorer::{System, all_states, check};
+use crate::index_model::findings::fixed;
+use crate::index_model::model::{Goal, MAX_N, MAX_R, Model, Pair, Rules, State, Store};
 
 /// Explores `rules` (a departure from the fixed protocol) and asserts a
 /// violation, printing the run.

@@ -6,11 +6,11 @@
 //! quoted in `main.rs` are measured, not copied. All of it takes about ten
 //! minutes (the largest case two) and up to 7 GB.
 
-use crate::checks::assert_atomic_matches_exact;
-use crate::explorer::check;
-use crate::explorer::deeper::Table;
-use crate::findings::fixed;
-use crate::model::{Extension, Model, Rules};
+use crate::index_model::checks::assert_atomic_matches_exact;
+use crate::index_model::explorer::check;
+use crate::index_model::explorer::deeper::Table;
+use crate::index_model::findings::fixed;
+use crate::index_model::model::{Extension, Model, Rules};
 
 /// What a deeper exploration is expected to find.
 #[derive(Clone, Copy, Debug, PartialEq)]

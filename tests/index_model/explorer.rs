@@ -1,8 +1,7 @@
 //! The shared explorer (`tests/explorer/`), and what this model counts as
 //! a violation.
 
-#[path = "../explorer/mod.rs"]
-mod search;
+use crate::explorer as search;
 
 pub(crate) use search::say;
 pub use search::*;

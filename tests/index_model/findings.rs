@@ -11,8 +11,8 @@
 //! three replicas, up to five intervals, I = 2, V = 4); `deeper.rs` runs
 //! larger bounds in release.
 
-use crate::explorer::{System, all_states, assert_safe, check, guided, narrate};
-use crate::model::{Event, Extension, Fate, Model, Rules};
+use crate::index_model::explorer::{System, all_states, assert_safe, check, guided, narrate};
+use crate::index_model::model::{Event, Extension, Fate, Model, Rules};
 
 fn specified(replicas: usize, ticks: u8) -> Model {
     Model::new(Extension::AsSpecified, Rules::Protocol, replicas, ticks)
@@ -99,7 +99,7 @@ fn never_extending_a_stopped_child_is_not_enough_when_a_reply_is_lost() {
         faults: 1,
         ..fixed(2, 5)
     };
-    let stuck = crate::explorer::replay(&fix, &LOST_REPLY_RUN).expect_err("stuck");
+    let stuck = crate::index_model::explorer::replay(&fix, &LOST_REPLY_RUN).expect_err("stuck");
     assert_eq!(stuck.step, 17);
 }
 

@@ -8,7 +8,7 @@
 //! benchmark (`benches/handover.rs`).
 
 use super::*;
-use crate::common::EVENT;
+use crate::lock_cli::common::EVENT;
 use std::path::Path;
 
 /// The test knob: the waiter's fallback poll, in ms.
@@ -57,7 +57,7 @@ pub(super) fn holder(servers: &[RedisServer], name: &str, dir: &Path) -> std::pr
     let child = start(
         lock_cmd(&all(servers))
             .args([name, "--", "sh", "-c"])
-            .arg(crate::common::process::holds_until_go(&started, &go)),
+            .arg(crate::lock_cli::common::process::holds_until_go(&started, &go)),
     );
     wait_until("the holder's command to start", EVENT, || started.exists());
     child
@@ -119,8 +119,8 @@ fn a_lost_wake_up_costs_only_the_poll() {
 
 #[test]
 fn a_waiter_through_sentinel_is_woken_too() {
-    use crate::common::ServerOptions;
-    use crate::common::sentinel::{Sentinel, sentinel_url};
+    use crate::lock_cli::common::ServerOptions;
+    use crate::lock_cli::common::sentinel::{Sentinel, sentinel_url};
     let master = RedisServer::start_with(ServerOptions {
         tcp: true,
         ..ServerOptions::default()
@@ -130,12 +130,12 @@ fn a_waiter_through_sentinel_is_woken_too() {
     let dir = tempfile::tempdir().unwrap();
     let (started, go) = (dir.path().join("started"), dir.path().join("go"));
     let lock = |more: &[&str]| {
-        let mut cmd = crate::common::yaraus();
+        let mut cmd = crate::lock_cli::common::yaraus();
         cmd.args(["--redis", &url, "lock", "watched"]).args(more);
         cmd
     };
     let holding =
-        start(lock(&["--", "sh", "-c"]).arg(crate::common::process::holds_until_go(&started, &go)));
+        start(lock(&["--", "sh", "-c"]).arg(crate::lock_cli::common::process::holds_until_go(&started, &go)));
     wait_until("the holder's command to start", EVENT, || started.exists());
     let waiting = start(lock(&["--", "true"]).env(POLL_KNOB, "30000"));
     wait_for_subscription(std::slice::from_ref(&master), "sn:wake:watched");
@@ -147,7 +147,7 @@ fn a_waiter_through_sentinel_is_woken_too() {
 
 #[test]
 fn a_waiter_on_a_cluster_is_woken_by_the_sharded_publish() {
-    use crate::common::cluster::Cluster;
+    use crate::lock_cli::common::cluster::Cluster;
     let cluster = Cluster::start(3);
     let url = cluster.url("cl");
     let channel = "cl:wake:{sharded}";
@@ -155,12 +155,12 @@ fn a_waiter_on_a_cluster_is_woken_by_the_sharded_publish() {
     let dir = tempfile::tempdir().unwrap();
     let (started, go) = (dir.path().join("started"), dir.path().join("go"));
     let lock = |more: &[&str]| {
-        let mut cmd = crate::common::yaraus();
+        let mut cmd = crate::lock_cli::common::yaraus();
         cmd.args(["--redis", &url, "lock", "sharded"]).args(more);
         cmd
     };
     let holding =
-        start(lock(&["--", "sh", "-c"]).arg(crate::common::process::holds_until_go(&started, &go)));
+        start(lock(&["--", "sh", "-c"]).arg(crate::lock_cli::common::process::holds_until_go(&started, &go)));
     wait_until("the holder's command to start", EVENT, || started.exists());
     let waiting = start(lock(&["--", "true"]).env(POLL_KNOB, "30000"));
     wait_until("the waiter to subscribe on the lock's shard", EVENT, || {

@@ -10,7 +10,7 @@
 
 use super::wake::{POLL_KNOB, exits_within_event, holder, subscribers};
 use super::*;
-use crate::common::EVENT;
+use crate::lock_cli::common::EVENT;
 
 /// Places in `queue` on `server`, first first.
 fn queued(server: &RedisServer, queue: &str) -> Vec<String> {
@@ -122,7 +122,7 @@ fn each_place_a_semaphore_frees_wakes_a_waiter_of_its_own() {
                 lock_cmd(&all(&servers))
                     .args(args)
                     .args(["--", "sh", "-c"])
-                    .arg(crate::common::process::holds_until_go(&started, &go)),
+                    .arg(crate::lock_cli::common::process::holds_until_go(&started, &go)),
             );
             wait_until("the holder's command to start", EVENT, || started.exists());
             child

@@ -2,8 +2,8 @@
 //! "1h 30m"), and in what a nonsense `DURATION` is told (our forms, not
 //! humantime's "expected number at 0").
 
-use crate::common::RedisServer;
-use crate::{TEMPFAIL, USAGE, one_line, yaraus};
+use crate::messages::common::RedisServer;
+use crate::messages::{TEMPFAIL, USAGE, one_line, yaraus};
 
 #[test]
 fn a_busy_lock_says_when_it_expires_as_a_duration_is_typed() {

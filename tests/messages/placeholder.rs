@@ -2,9 +2,9 @@
 //! warns once, as the command starts; a COMMAND that names
 //! YARAUS_WORKER_ID, or an empty `--replacement`, says it is intended.
 
-use crate::common::RedisServer;
-use crate::common::pool::{NS, init_pool};
-use crate::yaraus;
+use crate::messages::common::RedisServer;
+use crate::messages::common::pool::{NS, init_pool};
+use crate::messages::yaraus;
 
 const WARNING: &str = "COMMAND has no <> for the worker id, so it gets the id only in its \
                        environment, as YARAUS_WORKER_ID; if that is intended, pass \

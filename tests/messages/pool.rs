@@ -5,9 +5,9 @@
 //! removes, and refuses, changing nothing, to remove a leased one unless
 //! `--force`.
 
-use crate::common::RedisServer;
-use crate::common::pool::{CLIENTS, IDS, NS, enc, init_pool, server_now};
-use crate::{SOFTWARE, TEMPFAIL, one_line, yaraus};
+use crate::messages::common::RedisServer;
+use crate::messages::common::pool::{CLIENTS, IDS, NS, enc, init_pool, server_now};
+use crate::messages::{SOFTWARE, TEMPFAIL, one_line, yaraus};
 
 /// Holds `id` for another client for `secs` from now, as a holder that
 /// renews its lease leaves it between two renewals.

@@ -5,9 +5,9 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 
-use crate::common::tools::require;
-use crate::common::{RedisServer, ServerOptions, command};
-use crate::{UNAVAILABLE, USAGE, one_line, yaraus, yaraus_env};
+use crate::messages::common::tools::require;
+use crate::messages::common::{RedisServer, ServerOptions, command};
+use crate::messages::{UNAVAILABLE, USAGE, one_line, yaraus, yaraus_env};
 
 /// The `Debug` names of redis-rs's error kinds, which its `Display` appends
 /// ("… - AuthenticationFailed").

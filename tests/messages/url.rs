@@ -2,8 +2,8 @@
 //! touched: redis-rs would ignore it, and a misspelt `ns` would put the
 //! pool under the default namespace without a word.
 
-use crate::common::{RedisServer, ServerOptions};
-use crate::{USAGE, one_line, yaraus};
+use crate::messages::common::{RedisServer, ServerOptions};
+use crate::messages::{USAGE, one_line, yaraus};
 
 #[test]
 fn an_unknown_query_parameter_is_a_usage_error_naming_it() {

@@ -188,7 +188,7 @@ fn stats_prometheus_parses_and_matches_json() {
     let out = yaraus_ok(&["--redis", &url, "stats", "--format", "prometheus"]);
     let (samples, types) = parse_prometheus(&out.stdout);
     println!("{}", out.stdout);
-    crate::common::metrics::assert_promtool_passes(&out.stdout, false);
+    crate::pool::common::metrics::assert_promtool_passes(&out.stdout, false);
 
     let mut found = BTreeSet::new();
     let mut holders = BTreeMap::new();

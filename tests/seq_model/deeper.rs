@@ -8,11 +8,11 @@
 //! repair with clocks): `cargo test --release --test seq_model deeper_timed
 //! -- --ignored --nocapture`.
 
-use crate::claims::{ClaimIds, Claims, MISSING};
-use crate::counters::{FRESH, HOLD_100, Model, Rules, SKEWED};
-use crate::explorer::deeper::Table;
-use crate::explorer::{System, Violation, check};
-use crate::timed;
+use crate::seq_model::claims::{ClaimIds, Claims, MISSING};
+use crate::seq_model::counters::{FRESH, HOLD_100, Model, Rules, SKEWED};
+use crate::seq_model::explorer::deeper::Table;
+use crate::seq_model::explorer::{System, Violation, check};
+use crate::seq_model::timed;
 
 /// What a deeper exploration is expected to find.
 #[derive(Clone, Copy, Debug, PartialEq)]

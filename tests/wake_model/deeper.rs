@@ -6,9 +6,9 @@
 //! of what each found (states, seconds), so that the figures quoted in
 //! `main.rs` are measured, not copied.
 
-use crate::explorer::deeper::Table;
-use crate::explorer::{System, check};
-use crate::model::{Model, Order, Violation, Wake};
+use crate::wake_model::explorer::deeper::Table;
+use crate::wake_model::explorer::{System, check};
+use crate::wake_model::model::{Model, Order, Violation, Wake};
 
 /// Explores one case; returns its line of the table, or the failure.
 fn case(name: &str, m: &Model, expect: Option<Violation>) -> Result<String, String> {

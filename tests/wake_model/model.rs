@@ -2,7 +2,7 @@
 //! scripts and the faults (`system.rs` is the model as the explorer sees
 //! it: its events, checks and narration).
 
-use crate::explorer::say;
+use crate::wake_model::explorer::say;
 
 /// The most waiters a model has (the state's arrays); a model may use
 /// fewer, the others staying `Gone` from the start.

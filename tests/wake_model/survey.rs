@@ -2,8 +2,8 @@
 //! a per-state check cannot say: that every run ends (the progress
 //! measure), and how many messages one release sends.
 
-use crate::explorer::{System, all_states};
-use crate::model::{Event, Model, rank};
+use crate::wake_model::explorer::{System, all_states};
+use crate::wake_model::model::{Event, Model, rank};
 
 /// What the pass found.
 #[derive(Debug, Default)]

@@ -1,8 +1,8 @@
 //! The model as the explorer sees it: the events possible in a state, what
 //! each does (with its narration), the checks, and what is counted.
 
-use crate::explorer::{System, say};
-use crate::model::*;
+use crate::wake_model::explorer::{System, say};
+use crate::wake_model::model::*;
 use std::fmt::Write as _;
 
 impl System for Model {

@@ -2,9 +2,9 @@
 //! progress measure and the messages per release (`survey.rs`), and each
 //! broken variant caught.
 
-use crate::explorer::{Outcome, System, assert_safe, check, guided};
-use crate::model::{Event, Model, Order, Phase, Violation, Wake};
-use crate::survey::survey;
+use crate::wake_model::explorer::{Outcome, System, assert_safe, check, guided};
+use crate::wake_model::model::{Event, Model, Order, Phase, Violation, Wake};
+use crate::wake_model::survey::survey;
 
 /// Explores `m`, which must be safe; returns what the exploration found.
 fn safe(name: &str, m: &Model) -> Outcome<Event, Violation> {

@@ -17,8 +17,8 @@
 //! that a restart of either (by its stored arguments) starts a master, as a
 //! restart of a master should.
 
-use crate::common::sentinel::{MASTER_NAME, Sentinel, wait_failover};
-use crate::common::{RedisServer, ServerOptions, wait_until};
+use crate::chaos::common::sentinel::{MASTER_NAME, Sentinel, wait_failover};
+use crate::chaos::common::{RedisServer, ServerOptions, wait_until};
 use std::time::Duration;
 
 /// How long the group may take to be whole again after a fault (Sentinel
@@ -29,7 +29,7 @@ pub const GROUP_BOUND: Duration = Duration::from_secs(60);
 /// When the sentinels call a master down: longer than a restart takes on
 /// a loaded machine, so that the faults are the test's (an empty restart
 /// stays one, a failover happens when asked), not Sentinel flapping (see
-/// [`crate::failover`]).
+/// [`crate::chaos::failover`]).
 const DOWN_AFTER: Duration = Duration::from_secs(5);
 
 pub struct Group {

@@ -21,7 +21,7 @@ pub type History = Arc<Mutex<Vec<Call>>>;
 
 /// Runs yaraus once; `Some(parsed stdout)` on exit 0.
 pub fn call(args: &[String], parse: impl Fn(&str) -> Option<(u64, u64)>) -> Option<(u64, u64)> {
-    let out = crate::common::yaraus()
+    let out = crate::chaos::common::yaraus()
         .args(args)
         .stdin(Stdio::null())
         .stderr(Stdio::null())

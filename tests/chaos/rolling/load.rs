@@ -22,7 +22,7 @@ impl Drop for Service {
 
 fn service(args: &[String], log: &Path) -> Service {
     let log = std::fs::File::create(log).unwrap();
-    let child = crate::common::yaraus()
+    let child = crate::chaos::common::yaraus()
         .args(args)
         .stdin(Stdio::null())
         .stdout(log.try_clone().unwrap())
@@ -35,7 +35,7 @@ fn service(args: &[String], log: &Path) -> Service {
 /// The port `seq serve` printed it listens on.
 fn serve_port(log: &Path) -> u16 {
     let mut port = None;
-    crate::harness::await_event("seq serve to listen", || {
+    crate::chaos::harness::await_event("seq serve to listen", || {
         let text = std::fs::read_to_string(log).unwrap_or_default();
         port = text
             .split("listening on 127.0.0.1:")

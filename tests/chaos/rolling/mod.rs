@@ -22,7 +22,7 @@
 //!   persistence behind three sentinels, and its two faults;
 //! * [`runs`]: the chaos fleet of `run --sentinel ... --min 1 --max 3`
 //!   clients, whose children's lives are checked for overlaps
-//!   ([`crate::lives`]).
+//!   ([`crate::chaos::lives`]).
 //!
 //! The report line gives the calls answered, the time from each wipe to the
 //! node voting again, and the run figures: lives, overlaps, the pool's
@@ -34,8 +34,8 @@ mod load;
 mod nodes;
 mod runs;
 
-use crate::figures::{Budget, assert_no_overlap};
-use crate::harness::serial;
+use crate::chaos::figures::{Budget, assert_no_overlap};
+use crate::chaos::harness::serial;
 use load::{Answered, Load, ShowLogs};
 use nodes::{Deployments, wipe_and_heal};
 use runs::{PoolFault, RunFigures, Runs};

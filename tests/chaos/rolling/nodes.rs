@@ -2,8 +2,8 @@
 //! lock masters), three servers each, every one `appendfsync always`, and
 //! the wipe of one node of each, awaited until it holds its counter again.
 
-use crate::common::RedisServer;
-use crate::common::lock::masters;
+use crate::chaos::common::RedisServer;
+use crate::chaos::common::lock::masters;
 use std::time::{Duration, Instant};
 
 pub const SEQ_KEY: &str = "yaraus:seq:orders";
@@ -64,7 +64,7 @@ pub fn wipe_and_heal(d: &mut Deployments, i: usize) -> Vec<Duration> {
             "{key} on the wiped node {} to hold a counter again",
             server.url()
         );
-        crate::common::wait_until(&what, HEAL_BOUND, || {
+        crate::chaos::common::wait_until(&what, HEAL_BOUND, || {
             let holds = server
                 .try_query::<String>(&["GET", &key])
                 .is_ok_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));

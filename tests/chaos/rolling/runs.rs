@@ -1,5 +1,5 @@
 //! The `run` clients of the rolling replacement: the chaos fleet
-//! ([`crate::harness::Fleet`]: 5 clients, 3 ids, children logging their
+//! ([`crate::chaos::harness::Fleet`]: 5 clients, 3 ids, children logging their
 //! lives) on the Sentinel group of [`super::group`], and the pool's faults
 //! between two wipes, each awaited until every id is held again.
 //!
@@ -13,11 +13,11 @@
 //! replica has it, so a promoted replica has every lease that counted.
 
 use super::group::{GROUP_BOUND, Group};
-use crate::child::now_ns;
-use crate::common::sentinel::MASTER_NAME;
-use crate::figures::Outcome;
-use crate::harness::{ClientSpec, Fleet};
-use crate::{GRACE, IDS, POOL_NS, RUN_CLIENTS, RUN_OPTS, resources, stubborn};
+use crate::chaos::child::now_ns;
+use crate::chaos::common::sentinel::MASTER_NAME;
+use crate::chaos::figures::Outcome;
+use crate::chaos::harness::{ClientSpec, Fleet};
+use crate::chaos::{GRACE, IDS, POOL_NS, RUN_CLIENTS, RUN_OPTS, resources, stubborn};
 use std::time::Duration;
 
 /// The pool's fault between two wipes.

@@ -21,7 +21,7 @@
 //!   an empty shard changes nothing and is left out.
 
 use super::*;
-use crate::explorer::say;
+use crate::hilo_model::explorer::say;
 
 /// What becomes of a reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

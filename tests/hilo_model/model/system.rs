@@ -8,7 +8,7 @@
 
 use super::words::id_list;
 use super::*;
-use crate::explorer::{System, Violation};
+use crate::hilo_model::explorer::{System, Violation};
 
 impl System for Model {
     type State = State;

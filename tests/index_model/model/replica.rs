@@ -12,7 +12,7 @@
 //! m - 1 vouched for it (`Extension::Contiguous`, the fix: see `main.rs`).
 
 use super::*;
-use crate::explorer::say;
+use crate::index_model::explorer::say;
 
 impl Model {
     /// Whether r may start a child now, and under which pair and deadline.

@@ -60,7 +60,7 @@
 
 use super::replica::stray;
 use super::*;
-use crate::explorer::say;
+use crate::index_model::explorer::say;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {

@@ -9,7 +9,7 @@
 
 use super::step::bits;
 use super::*;
-use crate::explorer::{System, Violation};
+use crate::index_model::explorer::{System, Violation};
 
 impl System for Model {
     type State = State;

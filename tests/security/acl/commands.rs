@@ -1,7 +1,7 @@
 //! `lock` (one master and three), `seq`, `hilo` and `index` as the user.
 
 use super::{AS_USER, as_user, denied, global, servers_with_user};
-use crate::ok;
+use crate::security::ok;
 
 #[test]
 fn lock_works_as_the_acl_user_on_one_master_and_on_three() {
@@ -23,7 +23,7 @@ fn lock_works_as_the_acl_user_on_one_master_and_on_three() {
         ok(&global(urls, "ns", &args), &AS_USER)
     };
     // Fencing tokens grow from one holder to the next.
-    let token = |out: crate::common::Output| out.stdout.trim().parse::<u64>().unwrap();
+    let token = |out: crate::security::common::Output| out.stdout.trim().parse::<u64>().unwrap();
     let first = token(lock(&urls, &[]));
     assert!(token(lock(&urls, &[])) > first);
     let info = ok(

@@ -2,7 +2,7 @@
 //! nothing else does.
 
 use super::{AS_USER, as_user, denied, global, servers_with_user};
-use crate::{ADMIN_PASSWORD, FAST, LIMIT, fails, ok};
+use crate::security::{ADMIN_PASSWORD, FAST, LIMIT, fails, ok};
 
 #[test]
 fn a_user_from_acl_rules_runs_the_pool_subcommands_and_can_touch_nothing_else() {
@@ -105,7 +105,7 @@ fn the_rules_of_stats_and_list_let_them_read_and_a_run_is_refused_changing_nothi
         &AS_USER,
     );
     // lock --info names a node that denies the user as refused, not as down.
-    let info = crate::common::run_yaraus(
+    let info = crate::security::common::run_yaraus(
         &global(&urls, "pool", &["lock", "--info", "job"]),
         &AS_USER,
         LIMIT,

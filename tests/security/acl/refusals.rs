@@ -3,7 +3,7 @@
 //! nothing changed in Redis, and `acl-rules` refuses what no rule can name.
 
 use super::{AS_USER, global, servers_with_user};
-use crate::{FAST, fails, ok};
+use crate::security::{FAST, fails, ok};
 
 #[test]
 fn a_denied_config_get_is_named_and_assume_durable_does_without_it() {

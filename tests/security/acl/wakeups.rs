@@ -3,13 +3,13 @@
 //! of waiters existed, which still waits, is woken and releases.
 
 use super::{as_user, denied, servers_with_user, spawn_as_user};
-use crate::USER_PASSWORD;
-use crate::common::RedisServer;
+use crate::security::USER_PASSWORD;
+use crate::security::common::RedisServer;
 
 /// Waits until `waiter` (woken, with a fallback poll of 30 s) exits,
 /// within `EVENT`, and asserts it succeeded; kills it otherwise.
 fn woken_within_event(mut waiter: std::process::Child, what: &str) {
-    use crate::common::{EVENT, wait_until};
+    use crate::security::common::{EVENT, wait_until};
     let woken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         wait_until(what, EVENT, || waiter.try_wait().unwrap().is_some())
     }));
@@ -26,7 +26,7 @@ fn woken_within_event(mut waiter: std::process::Child, what: &str) {
 
 #[test]
 fn a_waiter_restricted_by_acl_rules_is_woken_by_a_release() {
-    use crate::common::{EVENT, wait_until};
+    use crate::security::common::{EVENT, wait_until};
     let (servers, urls, rules) = servers_with_user(
         1,
         false,
@@ -46,7 +46,7 @@ fn a_waiter_restricted_by_acl_rules_is_woken_by_a_release() {
     let dir = tempfile::tempdir().unwrap();
     let (started, go) = (dir.path().join("started"), dir.path().join("go"));
     let spawn = |args: &[&str], env: &[(&str, &str)]| spawn_as_user(&urls, args, env);
-    let holder_script = crate::common::process::holds_until_go(&started, &go);
+    let holder_script = crate::security::common::process::holds_until_go(&started, &go);
     let mut holder = spawn(
         &["lock", "--prefix", "locks:", "job", "-c", &holder_script],
         &[],
@@ -69,7 +69,7 @@ fn a_waiter_restricted_by_acl_rules_is_woken_by_a_release() {
 
 #[test]
 fn a_run_restricted_by_acl_rules_is_woken_by_a_release() {
-    use crate::common::{EVENT, wait_until};
+    use crate::security::common::{EVENT, wait_until};
     let (servers, urls, rules) = servers_with_user(1, false, "ns", &["acl-rules", "init", "run"]);
     assert!(
         rules.contains("&ns:wake:ns:ids ") && rules.contains("+subscribe"),
@@ -86,7 +86,7 @@ fn a_run_restricted_by_acl_rules_is_woken_by_a_release() {
     let init = spawn(&["init", "--min", "1", "--max", "1"], &[]);
     assert!(init.wait_with_output().unwrap().status.success());
     let fast = ["run", "--no-safeguards", "--delay", "0", "--"];
-    let script = crate::common::process::holds_until_go(&started, &go);
+    let script = crate::security::common::process::holds_until_go(&started, &go);
     let holder = spawn(&[&fast[..], &["sh", "-c", &script]].concat(), &[]);
     wait_until("the holder's command", EVENT, || started.exists());
     // A fallback poll of 30 s (the test knob): only a wake-up ends the
@@ -123,7 +123,7 @@ fn as_before_queues(servers: &[RedisServer], rules: &str) -> String {
 
 #[test]
 fn a_user_made_from_the_rules_before_queues_still_waits_is_woken_and_releases() {
-    use crate::common::{EVENT, wait_until};
+    use crate::security::common::{EVENT, wait_until};
     let (servers, urls, rules) = servers_with_user(
         1,
         false,
@@ -149,7 +149,7 @@ fn a_user_made_from_the_rules_before_queues_still_waits_is_woken_and_releases() 
     let spawn = |args: &[&str], env: &[(&str, &str)]| spawn_as_user(&urls, args, env);
     let init = spawn(&["init", "--min", "1", "--max", "1"], &[]);
     assert!(init.wait_with_output().unwrap().status.success());
-    let holds = crate::common::process::holds_until_go(&started, &go);
+    let holds = crate::security::common::process::holds_until_go(&started, &go);
     let fast = ["run", "--no-safeguards", "--delay", "0", "--"];
     // A lock and a run, each held while another waits with a fallback poll
     // of 30 s (the test knobs): only a wake-up ends the wait within EVENT.

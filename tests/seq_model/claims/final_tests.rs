@@ -27,7 +27,7 @@ use super::tests::{
 };
 use super::*;
 
-use crate::explorer::{assert_safe, check, narrate, replay};
+use crate::seq_model::explorer::{assert_safe, check, narrate, replay};
 
 pub fn final_rule(initial: [u8; N], handed_before: Option<u8>) -> Claims {
     Claims {

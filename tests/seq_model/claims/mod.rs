@@ -99,8 +99,8 @@ mod view_tests;
 
 use std::hash::{Hash, Hasher};
 
-use crate::explorer::Violation;
-use crate::{N, NONE, PROPOSERS};
+use crate::seq_model::explorer::Violation;
+use crate::seq_model::{N, NONE, PROPOSERS};
 
 /// The key is missing; also "no floor known".
 pub const MISSING: u8 = u8::MAX;

@@ -10,8 +10,8 @@
 //! change nothing, the proposer reads again whatever they say.
 
 use super::*;
-use crate::explorer::{Violation, say};
-use crate::{MAJORITY, node_name, proposer_name};
+use crate::seq_model::explorer::{Violation, say};
+use crate::seq_model::{MAJORITY, node_name, proposer_name};
 
 /// How a creator chooses its claim's id (`Claims::claim_ids`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,8 +4,8 @@
 
 use super::step::eligible_under;
 use super::*;
-use crate::explorer::{System, Violation, say};
-use crate::{MAJORITY, node_name, proposer_name};
+use crate::seq_model::explorer::{System, Violation, say};
+use crate::seq_model::{MAJORITY, node_name, proposer_name};
 
 /// The options of one node in a decision: R_NONE, then its history bits.
 fn options(h: u64) -> Vec<u8> {

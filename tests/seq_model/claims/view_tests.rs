@@ -24,7 +24,7 @@ use super::tests::{
     assert_safe_when_a_holder_loses_its_data, assert_safe_with_a_loss_during_creation,
     assert_unavailable_after_a_restart_beside_a_frozen_node,
 };
-use crate::explorer::{assert_safe, check, narrate, replay};
+use crate::seq_model::explorer::{assert_safe, check, narrate, replay};
 
 fn of_view(initial: [u8; N], handed_before: Option<u8>) -> Claims {
     Claims {

@@ -146,8 +146,8 @@ mod step;
 #[cfg(test)]
 mod tests;
 
-use crate::explorer::Violation;
-use crate::{N, NONE, PROPOSERS, node_name, proposer_name};
+use crate::seq_model::explorer::Violation;
+use crate::seq_model::{N, NONE, PROPOSERS, node_name, proposer_name};
 
 pub use state::{Options, Reply, describe_reply, handed_bit};
 

@@ -6,7 +6,7 @@
 use std::hash::{Hash, Hasher};
 
 use super::*;
-use crate::explorer::say;
+use crate::seq_model::explorer::say;
 
 /// The bit of value v in `State::handed`.
 pub fn handed_bit(m: &Model, v: u8) -> u32 {

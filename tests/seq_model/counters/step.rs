@@ -3,8 +3,8 @@
 //! (`candidates`), and the model as a `System` for the explorer.
 
 use super::*;
-use crate::explorer::{System, say};
-use crate::{MAJORITY, node_name, proposer_name};
+use crate::seq_model::explorer::{System, say};
+use crate::seq_model::{MAJORITY, node_name, proposer_name};
 
 impl State {
     /// The state after `e`, or None when `e` is not possible here. `log`

@@ -4,7 +4,7 @@
 //! exploration finds, and prints the run when there is one.
 
 use super::*;
-use crate::explorer::{all_states, check, narrate};
+use crate::seq_model::explorer::{all_states, check, narrate};
 use std::collections::HashSet;
 
 /// The smaller bounds of the tests below: one call of one attempt per

@@ -89,8 +89,8 @@ mod step;
 #[cfg(test)]
 mod tests;
 
-use crate::explorer::Violation;
-use crate::{N, NONE, PROPOSERS, node_name};
+use crate::seq_model::explorer::Violation;
+use crate::seq_model::{N, NONE, PROPOSERS, node_name};
 
 /// Room for requests in flight.
 pub const CAP: usize = 24;
@@ -226,7 +226,7 @@ impl Model {
         if self.rules == Rules::MinorityRead {
             1
         } else {
-            crate::MAJORITY
+            crate::seq_model::MAJORITY
         }
     }
 }

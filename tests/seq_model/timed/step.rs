@@ -4,8 +4,8 @@
 
 use super::state::Options;
 use super::*;
-use crate::explorer::{System, say};
-use crate::{MAJORITY, proposer_name};
+use crate::seq_model::explorer::{System, say};
+use crate::seq_model::{MAJORITY, proposer_name};
 
 impl State {
     /// The state after `e`, or None when `e` is not possible here. `log`

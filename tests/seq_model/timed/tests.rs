@@ -7,7 +7,7 @@
 //! "safe" is not "nothing happens"). The larger bounds are in `deeper.rs`.
 
 use super::*;
-use crate::explorer::{assert_safe, check, narrate};
+use crate::seq_model::explorer::{assert_safe, check, narrate};
 
 /// P1 makes one call and never heals; P2 makes two heal passes, each
 /// begun while a node lacks the counter, and one call: the fewest actors
@@ -155,7 +155,7 @@ fn the_rule_as_built_repairs_a_lost_node_and_hands_out_after() {
 fn the_symmetric_states_stand_for_each_other() {
     // Every state the search visits, symmetric states merged, is a state
     // the search without the merging visits, and the other way round.
-    use crate::explorer::all_states;
+    use crate::seq_model::explorer::all_states;
     use std::collections::HashSet;
     let m = Model {
         passes: [1, 1],

@@ -16,8 +16,7 @@
 //!
 //! A `run` started during a Sentinel failover is in `tests/deploy`.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod down;
 mod frozen;

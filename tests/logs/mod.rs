@@ -10,8 +10,7 @@
 //! * `blocked.rs`: a stderr nobody reads, in JSON.
 //! * `text.rs`: a newline in a name, in text: still one line an event.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod blocked;
 mod levels;

@@ -20,8 +20,7 @@
 //! The helpers of every lock test are in `tests/common/lock.rs`; the few
 //! here are this suite's own.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod bad_input;
 mod command;

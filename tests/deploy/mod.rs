@@ -4,8 +4,7 @@
 //! TLS-only server with throwaway certificates made by `openssl` in the test
 //! (`tls.rs`).
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod cluster;
 mod promoted;

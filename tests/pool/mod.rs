@@ -25,8 +25,7 @@
 //! * `stalls.rs`: `list` through a stop of its own process, a reader that
 //!   pauses, and a server that stops answering.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod init;
 mod list;

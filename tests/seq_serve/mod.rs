@@ -38,8 +38,7 @@
 //!   with their defaults (scripts in `clients/`, installed where `libs.rs`
 //!   says by scripts/install-test-tools.sh).
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod client;
 mod health;

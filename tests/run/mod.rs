@@ -11,8 +11,7 @@
 //! The only deliberate wait is in `sigkilled_yaraus_takes_its_child_with_it`,
 //! which must outlive tokio's blocking-pool idle timeout to prove something.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod clock;
 mod command_line;

@@ -7,8 +7,7 @@
 //! pairs, a process gone) and ends with the transition checker over the
 //! whole log of the children's lives. Intervals are 1 s.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod faults;
 mod fleet;

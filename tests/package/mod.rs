@@ -31,8 +31,7 @@
 //! cargo-deb) comes from scripts/install-test-tools.sh; a missing one fails
 //! the test. It must run as root (dpkg -i).
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::scratch::Scratch;
 use common::{EVENT, RedisServer, ServerOptions, command, free_port, tools, wait_until};

@@ -10,8 +10,7 @@
 //!   to the command.
 //! * `version.rs`: `--version` names the commit and the features.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod flock;
 mod help;

@@ -6,8 +6,7 @@
 //! Shards persist every write (`appendfsync always`), as `hilo` requires
 //! without `--allow-volatile`; `restart_empty` deletes their files.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod allocator;
 mod input;

@@ -156,8 +156,7 @@
 //!   test --test wake_model -- --ignored --nocapture` (2.5 minutes in a
 //!   debug build) prints a table.
 
-#[path = "../explorer/mod.rs"]
-mod explorer;
+use crate::explorer;
 
 #[cfg(test)]
 mod deeper;

@@ -4,8 +4,7 @@
 //! however it is given, reaches neither the child nor the process list nor
 //! any output (`secrets.rs`).
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod acl;
 mod secrets;

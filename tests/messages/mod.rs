@@ -14,8 +14,7 @@
 //! * `pool.rs`: a full pool, `init --max` shrinking past leased ids.
 //! * `placeholder.rs`: `run` with a command that never sees the id.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod durations;
 mod placeholder;

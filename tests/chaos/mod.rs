@@ -43,8 +43,7 @@
 //! The chaos tests hold one lock while they run ([`harness::serial`]): they
 //! would otherwise share two cores with each other's fleets.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod child;
 mod client_stop;

@@ -32,8 +32,7 @@
 //! * `job_control.rs`: Ctrl-Z, `fg` and a background job on a terminal.
 //! * `watchdog.rs`: what the watchdog, the command's parent, adds.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod freezing;
 mod groups;

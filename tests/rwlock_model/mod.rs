@@ -25,8 +25,7 @@
 //! exclusive one, and deadlines measured from the reply instead of the
 //! request.
 
-#[path = "../explorer/mod.rs"]
-mod explorer;
+use crate::explorer;
 
 use explorer::{System, check, say};
 use std::fmt::Write as _;
