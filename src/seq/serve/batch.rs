@@ -94,10 +94,10 @@
 //! number of requests outstanding (see `conn.rs`).
 
 use super::info::SeqStats;
+use super::metrics::ServeMetrics;
 use super::resp;
 use crate::base::random::random_below;
 use crate::error::Result;
-use crate::metrics::Metrics;
 use crate::seq::MajoritySequence;
 use crate::store::Quorum;
 use std::collections::HashMap;
@@ -149,7 +149,7 @@ pub struct Settings {
     /// Most ids per round (`--max-batch`).
     pub max_batch: u64,
     /// Rounds, their latency and the ids handed out (`--metrics-listen`).
-    pub metrics: Metrics,
+    pub metrics: ServeMetrics,
     /// A sequencer idle this long retires ([`RETIRE_AFTER`]).
     pub retire_after: Duration,
 }
@@ -257,7 +257,7 @@ impl Registry {
         }
         state.sequences.remove(name);
         // Under the lock: no new sequencer of the name records a round yet.
-        self.settings.metrics.seq_retired(name);
+        self.settings.metrics.retired(name);
         true
     }
 }
@@ -364,7 +364,7 @@ impl Sequencer {
             let e = match self.seq.next_block(&mut self.quorum, sent, total).await {
                 Ok(block) => {
                     let metrics = &self.settings.metrics;
-                    metrics.seq_round(&self.name, total, sent.elapsed());
+                    metrics.round(&self.name, total, sent.elapsed());
                     return self.hand_out(batch, block.start(), total);
                 }
                 Err(e) => e,
@@ -382,7 +382,7 @@ impl Sequencer {
                 resp::error_reply(&mut out, &format!("ERR {e}"));
                 let out: Arc<[u8]> = out.into();
                 self.stats.failed(batch.len() as u64, true);
-                self.settings.metrics.seq_round_failed(&self.name);
+                self.settings.metrics.round_failed(&self.name);
                 for ask in batch {
                     let _ = ask.reply.send(Err(Arc::clone(&out)));
                 }

@@ -40,12 +40,14 @@
 mod batch;
 
 pub use batch::RETIRE_AFTER;
+pub use metrics::ServeMetrics;
 mod command;
 mod conn;
 mod handler;
 mod health;
 mod info;
 mod limits;
+mod metrics;
 mod multi;
 mod resp;
 mod session;
@@ -84,7 +86,7 @@ pub struct Config {
     /// `CONFIG GET appendonly` reports).
     pub durable: bool,
     /// Rounds, ids and readiness for `--metrics-listen` (off without it).
-    pub metrics: crate::metrics::Metrics,
+    pub metrics: ServeMetrics,
     /// A sequence idle this long is forgotten ([`RETIRE_AFTER`]).
     pub retire_after: Duration,
 }
@@ -110,7 +112,7 @@ pub struct Server {
     /// limit (`limits.rs`).
     guard: limits::Guard,
     /// Counts wrong passwords for `--metrics-listen`.
-    metrics: crate::metrics::Metrics,
+    metrics: ServeMetrics,
 }
 
 /// One connection's session state.

@@ -79,7 +79,7 @@ fn authenticate(
 fn wrong_password(server: &Server, client: &mut Client) -> Outcome {
     client.auth_failures += 1;
     server.stats.auth_failures.fetch_add(1, Relaxed);
-    server.metrics.seq_auth_failure();
+    server.metrics.auth_failure();
     if let Some(left_out) = server.guard.wrong_password.admit() {
         log::warn!(
             "seq serve: wrong password from {} ({} of the {} a connection is allowed; each is \
