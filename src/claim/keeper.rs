@@ -22,6 +22,10 @@
 //! A log line never holds the keeper up with the binary's logger, which only
 //! queues (`src/bin/yaraus/logger/`), and neither does a metric: recording one is an atomic add
 //! ([`crate::metrics`]), read by the `--metrics-listen` task on its own.
+//! The keeper records what every claim has (held, lost, renewals); what a
+//! subcommand measures of its own kind of claim (run: a worker id's clock
+//! offset) it records itself, in the `measure` it gives the keeper, which
+//! is told the claim at the start and after each renewal.
 
 use crate::base::BootInstant;
 use crate::error::Error;
@@ -55,19 +59,6 @@ pub trait Claim: Send + 'static {
     /// `None`: every `interval` after the last one.
     fn next_renewal(&self) -> Option<BootInstant> {
         None
-    }
-
-    /// This host's wall-clock offset from the server's in seconds, as the
-    /// last renewal measured it, for a claim that measures it (a worker id).
-    fn clock_offset(&self) -> Option<f64> {
-        None
-    }
-
-    /// Writes confirmed by fewer replicas than wanted (`WAIT` short of its
-    /// majority, the write still counting) since the claim was taken, for
-    /// a claim that counts them (a worker id).
-    fn wait_shortfalls(&self) -> u64 {
-        0
     }
 }
 
@@ -120,17 +111,19 @@ impl<C: Claim> Keeper<C> {
         deadline: BootInstant,
         margin: Duration,
     ) -> Keeper<C> {
-        Keeper::observed(claim, interval, deadline, margin, Metrics::off())
+        Keeper::observed(claim, interval, deadline, margin, Metrics::off(), |_| {})
     }
 
-    /// [`start`](Self::start), recording the claim's renewals, latency,
-    /// loss and clock offset in `metrics`.
+    /// [`start`](Self::start), recording the claim's renewals, latency and
+    /// loss in `metrics`, and telling `measure` the claim at the start and
+    /// after each renewal (for what the subcommand measures of it).
     pub fn observed(
         claim: C,
         interval: Duration,
         deadline: BootInstant,
         margin: Duration,
         metrics: Metrics,
+        measure: impl FnMut(&C) + Send + 'static,
     ) -> Keeper<C> {
         let (stop_tx, stop_rx) = oneshot::channel();
         let (lost_tx, lost_rx) = mpsc::channel(1);
@@ -142,6 +135,7 @@ impl<C: Claim> Keeper<C> {
             stop_rx,
             lost_tx,
             metrics.clone(),
+            Box::new(measure),
         ));
         Keeper {
             stop: Some(stop_tx),
@@ -207,12 +201,20 @@ async fn keep<C: Claim>(
     mut stop: oneshot::Receiver<()>,
     lost: mpsc::Sender<Loss>,
     metrics: Metrics,
+    mut measure: Box<dyn FnMut(&C) + Send>,
 ) -> C {
     metrics.claim_held(true);
-    if let Some(offset) = claim.clock_offset() {
-        metrics.clock_offset(offset);
-    }
-    let claim = renew_until_stopped(claim, timing, deadline, &mut stop, lost, &metrics).await;
+    measure(&claim);
+    let claim = renew_until_stopped(
+        claim,
+        timing,
+        deadline,
+        &mut stop,
+        lost,
+        &metrics,
+        &mut *measure,
+    )
+    .await;
     metrics.claim_held(false);
     claim
 }
@@ -224,10 +226,10 @@ async fn renew_until_stopped<C: Claim>(
     stop: &mut oneshot::Receiver<()>,
     lost: mpsc::Sender<Loss>,
     metrics: &Metrics,
+    measure: &mut (dyn FnMut(&C) + Send),
 ) -> C {
     let give_up =
         |deadline: &watch::Sender<BootInstant>| deadline.borrow().saturating_sub(timing.margin);
-    let mut shortfalls = 0;
     let interval = timing.interval;
     let mut next = claim
         .next_renewal()
@@ -263,9 +265,6 @@ async fn renew_until_stopped<C: Claim>(
                     crate::base::duration::shown(validity)
                 );
                 metrics.renewed(sent.elapsed());
-                if let Some(offset) = claim.clock_offset() {
-                    metrics.clock_offset(offset);
-                }
             }
             Err(RenewError::Lost(why)) => {
                 log::warn!("{}: lost: {why}", claim.describe());
@@ -283,10 +282,7 @@ async fn renew_until_stopped<C: Claim>(
                 );
             }
         }
-        // The counter only grows: what this renewal added.
-        let now_short = claim.wait_shortfalls();
-        metrics.wait_shortfalls(now_short.saturating_sub(shortfalls));
-        shortfalls = now_short;
+        measure(&claim);
         next = claim.next_renewal().unwrap_or(next + interval);
         // A renewal that took longer than the interval is not followed by a
         // burst of catch-up renewals.

@@ -76,12 +76,14 @@
 
 mod agent;
 mod allocator;
+mod metrics;
 mod reserve;
 mod script;
 mod status;
 
 pub use agent::{Agent, AgentOptions, AgentRun};
 pub use allocator::{Allocator, AllocatorOptions};
+pub use metrics::AgentMetrics;
 pub use reserve::{Block, Reserver};
 pub use status::{ShardStatus, Window, shard_status, shard_statuses};
 

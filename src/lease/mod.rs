@@ -361,6 +361,18 @@ impl Lease {
     pub fn deadline(&self) -> BootInstant {
         self.deadline
     }
+
+    /// Writes confirmed by fewer replicas than wanted (`WAIT` short of its
+    /// majority, the write still counting) since the lease was taken.
+    pub fn wait_shortfalls(&self) -> u64 {
+        self.shortfalls
+    }
+
+    /// This host's wall-clock offset from the server's in seconds, as the
+    /// last renewal (or the lease) measured it.
+    pub fn clock_offset(&self) -> Option<f64> {
+        (self.offset != Offset::UNKNOWN).then(|| self.offset.ms as f64 / 1000.0)
+    }
 }
 
 impl Claim for Lease {
@@ -407,14 +419,6 @@ impl Claim for Lease {
         }
         self.check_clock(stepped).map_err(RenewError::Lost)?;
         Ok(validity(self.expire))
-    }
-
-    fn wait_shortfalls(&self) -> u64 {
-        self.shortfalls
-    }
-
-    fn clock_offset(&self) -> Option<f64> {
-        (self.offset != Offset::UNKNOWN).then(|| self.offset.ms as f64 / 1000.0)
     }
 
     async fn release(&mut self) -> Result<()> {

@@ -72,7 +72,7 @@ pub type Labels = [(&'static str, LabelValue); 1];
 
 /// The names that have series of their own now.
 #[derive(Default)]
-pub(super) struct Sequences(Mutex<HashSet<String>>);
+pub struct Sequences(Mutex<HashSet<String>>);
 
 impl Sequences {
     fn names(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {

@@ -94,10 +94,10 @@
 //! number of requests outstanding (see `conn.rs`).
 
 use super::info::SeqStats;
-use super::resp;
+use super::metrics::ServeMetrics;
+use super::reply::{Answer, SHUTTING_DOWN};
 use crate::base::random::random_below;
 use crate::error::Result;
-use crate::metrics::Metrics;
 use crate::seq::MajoritySequence;
 use crate::store::Quorum;
 use std::collections::HashMap;
@@ -120,11 +120,6 @@ pub const MAX_LINGER: Duration = Duration::from_millis(2);
 /// A sequencer idle this long retires (and forgets its floor, its counters
 /// and its metrics' series): the default of `Settings::retire_after`.
 pub const RETIRE_AFTER: Duration = Duration::from_secs(300);
-
-/// What a request for ids gets: its id (the connection encodes it straight
-/// into its reply buffer, no allocation per id), or the error reply of its
-/// round, encoded once and shared by every request of the round.
-pub type Answer = std::result::Result<u64, Arc<[u8]>>;
 
 /// One request for ids.
 pub struct Ask {
@@ -149,7 +144,7 @@ pub struct Settings {
     /// Most ids per round (`--max-batch`).
     pub max_batch: u64,
     /// Rounds, their latency and the ids handed out (`--metrics-listen`).
-    pub metrics: Metrics,
+    pub metrics: ServeMetrics,
     /// A sequencer idle this long retires ([`RETIRE_AFTER`]).
     pub retire_after: Duration,
 }
@@ -195,7 +190,7 @@ impl Registry {
     ) -> std::result::Result<(), String> {
         let mut state = self.state();
         if !state.open {
-            return Err("ERR the server is shutting down".into());
+            return Err(SHUTTING_DOWN.into());
         }
         if let Some(entry) = state.sequences.get(name) {
             entry.stats.requests.fetch_add(1, Relaxed);
@@ -257,7 +252,7 @@ impl Registry {
         }
         state.sequences.remove(name);
         // Under the lock: no new sequencer of the name records a round yet.
-        self.settings.metrics.seq_retired(name);
+        self.settings.metrics.retired(name);
         true
     }
 }
@@ -364,7 +359,7 @@ impl Sequencer {
             let e = match self.seq.next_block(&mut self.quorum, sent, total).await {
                 Ok(block) => {
                     let metrics = &self.settings.metrics;
-                    metrics.seq_round(&self.name, total, sent.elapsed());
+                    metrics.round(&self.name, total, sent.elapsed());
                     return self.hand_out(batch, block.start(), total);
                 }
                 Err(e) => e,
@@ -378,13 +373,11 @@ impl Sequencer {
                 continue;
             }
             if e.is_fatal() || Instant::now() >= deadline {
-                let mut out = Vec::new();
-                resp::error_reply(&mut out, &format!("ERR {e}"));
-                let out: Arc<[u8]> = out.into();
+                let text: Arc<str> = format!("ERR {e}").into();
                 self.stats.failed(batch.len() as u64, true);
-                self.settings.metrics.seq_round_failed(&self.name);
+                self.settings.metrics.round_failed(&self.name);
                 for ask in batch {
-                    let _ = ask.reply.send(Err(Arc::clone(&out)));
+                    let _ = ask.reply.send(Err(Arc::clone(&text)));
                 }
                 return;
             }
@@ -452,20 +445,16 @@ impl Sequencer {
                     kept.push(ask);
                 }
                 None => {
-                    let mut out = Vec::new();
-                    resp::error_reply(
-                        &mut out,
-                        &format!(
-                            "ERR the sequence {} cannot give {} more: it would pass \
-                             18446744073709551615, the largest 64-bit id (it is at {} or \
-                             above); nothing was written",
-                            self.name,
-                            ask.count,
-                            guess - 1
-                        ),
+                    let text = format!(
+                        "ERR the sequence {} cannot give {} more: it would pass \
+                         18446744073709551615, the largest 64-bit id (it is at {} or above); \
+                         nothing was written",
+                        self.name,
+                        ask.count,
+                        guess - 1
                     );
                     self.stats.failed(1, false);
-                    let _ = ask.reply.send(Err(out.into()));
+                    let _ = ask.reply.send(Err(text.into()));
                 }
             }
         }

@@ -1,269 +1,233 @@
-//! The commands `seq serve` understands, as Redis answers them where Redis
-//! has them, so that `redis-cli`, `redis-benchmark` and client libraries
-//! work unchanged, in RESP2 or RESP3 (`resp.rs`):
+//! The commands `seq serve` understands, in one table ([`TABLE`]), and a
+//! request parsed once into a [`Command`], as mini-redis's
+//! `Command::from_frame` does.
+//!
+//! The table is the one place that knows a command: its name, how many
+//! arguments it takes, whether it may come before `AUTH`, what it does
+//! inside `MULTI` ([`InMulti`]) and how its arguments are read. Parsing
+//! checks every argument (a sequence name by [`crate::seq::check_name`],
+//! the rule the command line follows too; an increment as a whole number
+//! from 1), so that what comes out is a command that can run: the
+//! dispatcher (`dispatch.rs`) runs it, or a transaction (`multi.rs`)
+//! queues it and hands it back at `EXEC`. A refusal is the error reply, in
+//! Redis's words where Redis has the command. `COMMAND COUNT` counts the
+//! table.
+//!
+//! What the commands are:
 //!
 //! * `INCR name`, `INCRBY name k` (k ≥ 1: the last id of a fresh block of
-//!   k), queued for the name's sequencer (`batch.rs`); `GET name`, the
-//!   majority's current value, read-only (null when no node holds it),
-//!   read once the connection's requests before it are answered
-//!   (`handler.rs` has why); every name passes [`crate::seq::check_name`]
-//!   first;
-//! * `MULTI`/`EXEC`/`DISCARD` around them (`multi.rs`);
+//!   k), for the name's sequencer (`batch.rs`); `GET name`, the majority's
+//!   current value, read-only (null when no node holds it);
+//! * `MULTI`/`EXEC`/`DISCARD` around them (`multi.rs`), `WATCH` (refused:
+//!   ids only grow), `UNWATCH`;
 //! * the connection's own (`session.rs`): `PING`, `ECHO`, `QUIT`, `SELECT
 //!   0`, `AUTH`, `HELLO [2|3]`, `CLIENT SETNAME/GETNAME/SETINFO/ID`,
 //!   `RESET`;
 //! * what tools ask on connecting: `COMMAND` (`COUNT`, `INFO`; `DOCS` is
 //!   an error, on which `redis-cli` falls back on its built-in help for
-//!   its hints), `CONFIG GET` of `save`, `appendonly` and `appendfsync`
-//!   (what `redis-benchmark` prints; the nodes' persistence, as required
-//!   at start), and `INFO` (`info.rs`, with the readiness of `health.rs`);
-//! * anything else: `-ERR unknown command`, as Redis words it.
+//!   its hints), `CONFIG GET` (the nodes' persistence) and `INFO`.
 //!
-//! `PING` answers `PONG` whatever the nodes do: it says the server is
-//! alive. Whether it can hand out ids is `INFO health` (docs/seq.md,
-//! "Health", has why).
-//!
-//! Ids above 2^63 − 1 are bulk strings: a RESP integer is signed.
+//! Anything else is `-ERR unknown command`, as Redis words it.
 
-use super::batch::{Answer, Ask};
-use super::resp::{self, Proto, Request};
-use super::{Client, Server, multi, session};
-use crate::seq::MajoritySequence;
-use std::borrow::Cow;
-use std::sync::Arc;
-use std::sync::atomic::Ordering::Relaxed;
-use tokio::sync::oneshot;
-use tokio::time::Instant;
+use super::reply::{Outcome, Proto, arity, err};
+use super::resp::Request;
 
-/// What a request gives the connection.
-pub enum Outcome {
-    /// The reply, encoded.
-    Now(Vec<u8>),
-    /// The reply, when its read of the nodes (`GET`) is done.
-    Later(oneshot::Receiver<Vec<u8>>),
-    /// The id (or the error) of an `INCR`/`INCRBY`, when its round is done.
-    Ids(oneshot::Receiver<Answer>),
-    /// The reply, after which the connection closes.
-    Close(Vec<u8>),
-    /// `EXEC`'s reply: an array of these, each when it is there.
-    Exec(Vec<Outcome>),
-    /// A request to run once the replies before it on the connection are
-    /// in: a `GET` after a request still unanswered must see its effect.
-    Deferred(Box<dyn FnOnce() -> Outcome + Send>),
-    /// A wrong password's reply, written after [`AUTH_PAUSE`]; the
-    /// connection closes after it when `close`.
-    ///
-    /// [`AUTH_PAUSE`]: super::limits::AUTH_PAUSE
-    Refused { reply: Vec<u8>, close: bool },
+/// What a command does inside `MULTI`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum InMulti {
+    /// Queued, run at `EXEC`.
+    Queued,
+    /// Run at once, as in Redis (`EXEC`, `DISCARD`, `QUIT`…).
+    AtOnce,
+    /// Refused, and the transaction aborts.
+    Refused,
 }
 
-impl Outcome {
-    /// Whether its reply is still to come (a round, a read, a request
-    /// waiting for those before it).
-    pub fn unanswered(&self) -> bool {
-        match self {
-            Outcome::Later(_) | Outcome::Ids(_) | Outcome::Deferred(_) => true,
-            Outcome::Exec(replies) => replies.iter().any(Outcome::unanswered),
-            Outcome::Now(_) | Outcome::Close(_) | Outcome::Refused { .. } => false,
-        }
-    }
+/// One command of the table.
+pub struct Spec {
+    /// In capitals.
+    pub name: &'static str,
+    /// Fewest and most arguments after the name.
+    args: (usize, usize),
+    /// Whether it may come before the connection authenticated.
+    pub before_auth: bool,
+    pub in_multi: InMulti,
+    /// Reads its arguments (`request[1..]`, their number already checked).
+    parse: fn(Request) -> Result<Command, Outcome>,
+}
 
-    /// The bytes of reply it holds already.
-    pub fn held(&self) -> usize {
-        match self {
-            Outcome::Now(reply) | Outcome::Close(reply) | Outcome::Refused { reply, .. } => {
-                reply.len()
-            }
-            Outcome::Exec(replies) => replies.iter().map(Outcome::held).sum(),
-            _ => 0,
-        }
-    }
+const ANY: usize = usize::MAX;
 
-    /// Whether the connection closes after its reply.
-    pub fn closes(&self) -> bool {
-        matches!(
-            self,
-            Outcome::Close(_) | Outcome::Refused { close: true, .. }
-        )
+const fn spec(
+    name: &'static str,
+    args: (usize, usize),
+    in_multi: InMulti,
+    parse: fn(Request) -> Result<Command, Outcome>,
+) -> Spec {
+    Spec {
+        name,
+        args,
+        before_auth: false,
+        in_multi,
+        parse,
     }
 }
 
-/// What a connection has in flight when a request of it is dispatched:
-/// the order of its replies and their bound depend on it.
-#[derive(Clone, Copy, Default)]
-pub struct InFlight {
-    /// A reply before this request is still to come.
-    pub unanswered: bool,
-    /// Bytes of replies made and not yet written.
-    pub bytes: usize,
-}
-
-impl InFlight {
-    /// With `outcome`, the next request's.
-    pub fn add(&mut self, outcome: &Outcome) {
-        self.unanswered |= outcome.unanswered();
-        self.bytes += outcome.held();
+/// Those that come first on a connection that must authenticate.
+const fn before_auth(spec: Spec) -> Spec {
+    Spec {
+        before_auth: true,
+        ..spec
     }
 }
 
-pub fn ok() -> Outcome {
-    reply(|out| resp::simple(out, "OK"))
-}
+use InMulti::{AtOnce, Queued, Refused};
 
-pub fn reply(encode: impl FnOnce(&mut Vec<u8>)) -> Outcome {
-    let mut out = Vec::new();
-    encode(&mut out);
-    Outcome::Now(out)
-}
-
-pub fn err(text: &str) -> Outcome {
-    reply(|out| resp::error_reply(out, text))
-}
-
-/// An error reply, after which the connection closes.
-pub fn closing_err(text: &str) -> Outcome {
-    let mut out = Vec::new();
-    resp::error_reply(&mut out, text);
-    Outcome::Close(out)
-}
-
-pub fn arity(name: &str) -> Outcome {
-    err(&format!(
-        "ERR wrong number of arguments for '{}' command",
-        name.to_ascii_lowercase()
-    ))
-}
-
-fn bad_increment() -> Outcome {
-    err("ERR the increment must be a whole number from 1 to 18446744073709551615 (ids only grow)")
-}
-
-/// Every command name known (what `COMMAND COUNT` counts).
-const KNOWN: [&str; 19] = [
-    "INCR", "INCRBY", "GET", "PING", "ECHO", "QUIT", "SELECT", "AUTH", "HELLO", "CLIENT",
-    "COMMAND", "CONFIG", "INFO", "RESET", "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH",
+/// Every command `seq serve` knows.
+pub static TABLE: [Spec; 19] = [
+    spec("INCR", (1, 1), Queued, incr),
+    spec("INCRBY", (2, 2), Queued, incrby),
+    spec("GET", (1, 1), Queued, get),
+    spec("PING", (0, 1), Queued, ping),
+    spec("ECHO", (1, 1), Queued, echo),
+    before_auth(spec("QUIT", (0, ANY), AtOnce, |_| Ok(Command::Quit))),
+    spec("SELECT", (1, 1), Refused, select),
+    before_auth(spec("AUTH", (1, 2), Refused, auth)),
+    before_auth(spec("HELLO", (0, ANY), Refused, hello)),
+    spec("CLIENT", (1, ANY), Refused, client),
+    spec("COMMAND", (0, ANY), Refused, command),
+    spec("CONFIG", (2, ANY), Refused, config),
+    spec("INFO", (0, 1), Queued, info),
+    before_auth(spec("RESET", (0, 0), AtOnce, |_| Ok(Command::Reset))),
+    spec("MULTI", (0, 0), AtOnce, |_| Ok(Command::Multi)),
+    spec("EXEC", (0, 0), AtOnce, |_| Ok(Command::Exec)),
+    spec("DISCARD", (0, 0), AtOnce, |_| Ok(Command::Discard)),
+    spec("WATCH", (1, ANY), AtOnce, |_| Ok(Command::Watch)),
+    spec("UNWATCH", (0, 0), Queued, |_| Ok(Command::Unwatch)),
 ];
 
-/// Runs one request of `client` (or queues it, inside `MULTI`), which
-/// comes after `before` on its connection.
-pub fn dispatch(
-    server: &Arc<Server>,
-    client: &mut Client,
-    req: Request,
-    before: InFlight,
-) -> Outcome {
-    server.stats.commands.fetch_add(1, Relaxed);
-    let mut room = [0; NAME_ROOM];
-    let name = capitals(&req[0], &mut room);
-    let name = name.as_ref();
-    if !client.authenticated && !matches!(name, "AUTH" | "HELLO" | "QUIT" | "RESET") {
-        return err("NOAUTH Authentication required.");
-    }
-    if client.multi.is_some() && !multi::acts_at_once(name) {
-        return multi::queue(client, name, req);
-    }
-    let args = &req[1..];
-    match (name, args.len()) {
-        ("INCR", 1) => incr(server, &args[0], 1, false),
-        ("INCRBY", 2) => match positive(&args[1]) {
-            Some(k) => incr(server, &args[0], k, true),
-            None => bad_increment(),
-        },
-        ("GET", 1) => read(server, &args[0], client.proto, before.unanswered),
-        ("PING", 0) => reply(|out| resp::simple(out, "PONG")),
-        ("PING", 1) | ("ECHO", 1) => reply(|out| resp::bulk(out, &args[0])),
-        ("QUIT", _) => Outcome::Close(b"+OK\r\n".to_vec()),
-        ("SELECT", 1) => session::select(args),
-        ("AUTH", 1 | 2) => session::auth(server, client, args),
-        ("HELLO", _) => session::hello(server, client, args),
-        ("CLIENT", 1..) => session::client_command(client, args),
-        ("RESET", 0) => session::reset(server, client),
-        ("MULTI", _) => multi::begin(client, args),
-        ("EXEC", _) => multi::exec(server, client, args, before),
-        ("DISCARD", _) => multi::discard(client, args),
-        ("WATCH", 1..) => multi::watch(client),
-        ("UNWATCH", 0) => ok(),
-        ("COMMAND", _) => command(args, client.proto),
-        ("CONFIG", 2..) if args[0].eq_ignore_ascii_case(b"GET") => {
-            config_get(server, &args[1..], client.proto)
-        }
-        ("INFO", 0 | 1) => info(server, args.first(), client.proto),
-        (known, _) if KNOWN.contains(&known) => arity(name),
-        _ => unknown(&req),
-    }
-}
-
-/// Room for a command name in capitals: every name known fits.
-const NAME_ROOM: usize = 16;
-
-/// The command name in capitals, as `dispatch` matches it: made in `room`
-/// when short and ASCII (every name known is), so that no request costs an
-/// allocation for its name; allocated otherwise (an unknown command, whose
-/// error quotes it).
-fn capitals<'a>(raw: &[u8], room: &'a mut [u8; NAME_ROOM]) -> Cow<'a, str> {
-    if raw.len() <= NAME_ROOM && raw.is_ascii() {
-        let room = &mut room[..raw.len()];
-        room.copy_from_slice(raw);
-        room.make_ascii_uppercase();
-        if let Ok(name) = std::str::from_utf8(room) {
-            return Cow::Borrowed(name);
-        }
-    }
-    Cow::Owned(String::from_utf8_lossy(raw).to_ascii_uppercase())
-}
-
-/// Whether a request may be queued inside `MULTI`; its error otherwise.
-/// Every argument is checked here, so that `EXEC` runs only requests that
-/// are well formed (see `multi.rs`).
-pub fn check_queueable(name: &str, args: &[Vec<u8>]) -> Result<(), Outcome> {
-    match (name, args.len()) {
-        ("INCR" | "GET", 1) => sequence_name(&args[0]).map(drop),
-        ("INCRBY", 2) => {
-            sequence_name(&args[0])?;
-            positive(&args[1]).map(drop).ok_or_else(bad_increment)
-        }
-        ("PING", 0 | 1) | ("ECHO", 1) | ("INFO", 0 | 1) | ("UNWATCH", 0) => Ok(()),
-        ("INCR" | "GET" | "INCRBY" | "PING" | "ECHO" | "INFO" | "UNWATCH", _) => Err(arity(name)),
-        (known, _) if KNOWN.contains(&known) => Err(err(&format!(
-            "ERR Command not allowed inside a transaction (seq serve queues INCR, INCRBY, GET, \
-             PING, ECHO and INFO): {}",
-            known.to_ascii_lowercase()
-        ))),
-        _ => {
-            let mut req = vec![name.as_bytes().to_vec()];
-            req.extend(args.iter().cloned());
-            Err(unknown(&req))
-        }
-    }
-}
-
-/// `-ERR unknown command`, in Redis's words.
-fn unknown(req: &Request) -> Outcome {
-    let shown: Vec<String> = req[1..]
+/// The command named `raw` (in any case), if known: found without making
+/// the name's capitals, so that no request costs an allocation for it.
+pub fn find(raw: &[u8]) -> Option<&'static Spec> {
+    TABLE
         .iter()
-        .take(8)
-        .map(|a| format!("'{}'", String::from_utf8_lossy(&a[..a.len().min(128)])))
-        .collect();
-    err(&format!(
-        "ERR unknown command '{}', with args beginning with: {}",
-        String::from_utf8_lossy(&req[0][..req[0].len().min(128)]),
-        shown.join(" ")
-    ))
+        .find(|spec| raw.eq_ignore_ascii_case(spec.name.as_bytes()))
 }
 
-fn info(server: &Server, section: Option<&Vec<u8>>, proto: Proto) -> Outcome {
-    let section = section
-        .map(|s| String::from_utf8_lossy(s))
-        .unwrap_or_default();
-    let text = super::info::render(
-        &section,
-        &server.stats,
-        &server.listen,
-        &server.nodes,
-        &server.registry.stats(),
-        &server.health,
-    );
-    reply(|out| resp::text(out, text.as_bytes(), proto))
+impl Spec {
+    /// `request` (this command's) as a command that can run, or the reply
+    /// that refuses it.
+    pub fn parse(&self, request: Request) -> Result<Command, Outcome> {
+        let (fewest, most) = self.args;
+        if !(fewest..=most).contains(&(request.len() - 1)) {
+            return Err(arity(self.name));
+        }
+        (self.parse)(request)
+    }
+}
+
+/// A request, parsed and checked.
+pub enum Command {
+    /// `INCR` (one id), `INCRBY` (a block, answered with its last id).
+    Incr {
+        name: String,
+        count: u64,
+        last: bool,
+    },
+    Get(String),
+    /// `PING` without an argument.
+    Ping,
+    /// `ECHO text`, and `PING text`.
+    Echo(Vec<u8>),
+    Quit,
+    /// `SELECT 0`, the only database.
+    Select,
+    Auth {
+        user: Vec<u8>,
+        pass: Vec<u8>,
+    },
+    Hello(Hello),
+    Client(Client),
+    Reset,
+    Multi,
+    Exec,
+    Discard,
+    Watch,
+    Unwatch,
+    /// `COMMAND` alone: the list of commands (empty).
+    List,
+    /// `COMMAND COUNT`.
+    Count,
+    /// `COMMAND INFO` of so many names (none described).
+    Describe(usize),
+    /// `CONFIG GET` of these parameters.
+    ConfigGet(Vec<Vec<u8>>),
+    /// `INFO` of a section (empty: all).
+    Info(String),
+}
+
+impl Command {
+    /// Whether it is answered by the nodes (a round or a read).
+    pub fn reaches_nodes(&self) -> bool {
+        matches!(self, Command::Incr { .. } | Command::Get(_))
+    }
+}
+
+/// `HELLO`'s options, read before anything changes: a syntax error leaves
+/// the connection as it was, as in Redis.
+#[derive(Default)]
+pub struct Hello {
+    pub proto: Option<Proto>,
+    pub auth: Option<[Vec<u8>; 2]>,
+    pub name: Option<Vec<u8>>,
+}
+
+/// The `CLIENT` subcommands.
+pub enum Client {
+    /// The name (`None`: the empty name, which removes it).
+    SetName(Option<Vec<u8>>),
+    GetName,
+    /// What the client library says of itself: accepted, not kept.
+    SetInfo,
+    Id,
+}
+
+/// The request's arguments, `N` of them as checked by the table.
+fn args<const N: usize>(mut request: Request) -> [Vec<u8>; N] {
+    request.remove(0);
+    request
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("the table checked the number of arguments"))
+}
+
+fn incr(request: Request) -> Result<Command, Outcome> {
+    let [name] = args(request);
+    let name = sequence_name(name)?;
+    Ok(Command::Incr {
+        name,
+        count: 1,
+        last: false,
+    })
+}
+
+fn incrby(request: Request) -> Result<Command, Outcome> {
+    let [name, increment] = args(request);
+    let count = positive(&increment).ok_or_else(|| {
+        err(
+            "ERR the increment must be a whole number from 1 to 18446744073709551615 (ids only \
+             grow)",
+        )
+    })?;
+    Ok(Command::Incr {
+        name: sequence_name(name)?,
+        count,
+        last: true,
+    })
+}
+
+fn get(request: Request) -> Result<Command, Outcome> {
+    let [name] = args(request);
+    Ok(Command::Get(sequence_name(name)?))
 }
 
 /// A positive decimal `u64`, nothing else.
@@ -276,126 +240,251 @@ fn positive(text: &[u8]) -> Option<u64> {
 }
 
 /// The name as a sequence name, or the reply that refuses it: checked
-/// here, before anything is queued or sent, by the library's rule
+/// before anything is queued or sent, by the library's rule
 /// ([`crate::seq::check_name`]) that the command line follows too.
-fn sequence_name(raw: &[u8]) -> Result<&str, Outcome> {
-    let Ok(name) = std::str::from_utf8(raw) else {
+fn sequence_name(raw: Vec<u8>) -> Result<String, Outcome> {
+    let Ok(name) = String::from_utf8(raw) else {
         return Err(err("ERR the sequence name must be UTF-8 text"));
     };
-    match crate::seq::check_name(name) {
+    match crate::seq::check_name(&name) {
         Ok(()) => Ok(name),
         Err(e) => Err(err(&format!("ERR {e}"))),
     }
 }
 
-fn incr(server: &Arc<Server>, raw: &[u8], count: u64, last: bool) -> Outcome {
-    let name = match sequence_name(raw) {
-        Ok(name) => name,
-        Err(refusal) => return refusal,
-    };
-    let (tx, rx) = oneshot::channel();
-    let ask = Ask {
-        count,
-        last,
-        reply: tx,
-        arrived: Instant::now(),
-    };
-    match server
-        .registry
-        .submit(name, || server.keys.counter(name), ask)
-    {
-        Ok(()) => Outcome::Ids(rx),
-        Err(text) => err(&text),
+fn ping(request: Request) -> Result<Command, Outcome> {
+    let text = request.into_iter().nth(1);
+    Ok(text.map_or(Command::Ping, Command::Echo))
+}
+
+fn echo(request: Request) -> Result<Command, Outcome> {
+    let [text] = args(request);
+    Ok(Command::Echo(text))
+}
+
+fn select(request: Request) -> Result<Command, Outcome> {
+    let [db] = args(request);
+    match std::str::from_utf8(&db).ok().map(str::parse::<i64>) {
+        Some(Ok(0)) => Ok(Command::Select),
+        Some(Ok(_)) => Err(err(
+            "ERR DB index is out of range (seq serve has database 0 only)",
+        )),
+        _ => Err(err("ERR value is not an integer or out of range")),
     }
 }
 
-/// `GET`: read now, or, when a request before it on the connection is
-/// still unanswered, once it is (so that the `GET` sees what the requests
-/// before it did, as Redis answers a connection's requests in order). Only
-/// reads wait: `INCR`s are dispatched at once, so that a pipeline's share
-/// a round.
-fn read(server: &Arc<Server>, raw: &[u8], proto: Proto, after_unanswered: bool) -> Outcome {
-    let name = match sequence_name(raw) {
-        Ok(name) => name,
-        Err(refusal) => return refusal,
-    };
-    if !after_unanswered {
-        return get(server, name, proto);
-    }
-    let (server, name) = (Arc::clone(server), name.to_string());
-    Outcome::Deferred(Box::new(move || get(&server, &name, proto)))
-}
-
-/// Reads the majority's current value of a valid name, on a task of its own.
-fn get(server: &Arc<Server>, name: &str, proto: Proto) -> Outcome {
-    let key = match server.keys.counter(name) {
-        Ok(key) => key,
-        Err(e) => return err(&format!("ERR {e}")),
-    };
-    let seq = MajoritySequence::named(name, key);
-    let mut quorum = server.quorum.clone();
-    let (tx, rx) = oneshot::channel();
-    let limit = server.timeout;
-    tokio::spawn(async move {
-        let mut out = Vec::new();
-        match tokio::time::timeout(limit, seq.current(&mut quorum)).await {
-            Ok(Ok(Some(v))) => resp::bulk(&mut out, v.to_string().as_bytes()),
-            Ok(Ok(None)) => resp::nil(&mut out, proto),
-            Ok(Err(e)) => resp::error_reply(&mut out, &format!("ERR {e}")),
-            Err(_) => resp::error_reply(
-                &mut out,
-                &format!(
-                    "ERR no majority of the nodes answered within {}",
-                    crate::base::duration::shown(limit)
-                ),
-            ),
-        }
-        let _ = tx.send(out);
-    });
-    Outcome::Later(rx)
-}
-
-/// `CONFIG GET`: the persistence that the nodes were required to have
-/// (`--allow-volatile` lifts it), under Redis's names; nothing else.
-fn config_get(server: &Server, params: &[Vec<u8>], proto: Proto) -> Outcome {
-    let (aof, fsync) = if server.durable {
-        ("yes", "always")
-    } else {
-        ("unknown", "unknown")
-    };
-    let known = [("save", ""), ("appendonly", aof), ("appendfsync", fsync)];
-    let found: Vec<_> = known
-        .iter()
-        .filter(|(k, _)| params.iter().any(|p| p.eq_ignore_ascii_case(k.as_bytes())))
-        .collect();
-    reply(|out| {
-        resp::map(out, found.len(), proto);
-        for (k, v) in found {
-            resp::bulk(out, k.as_bytes());
-            resp::bulk(out, v.as_bytes());
-        }
+/// `AUTH pass` is the user `default`'s.
+fn auth(request: Request) -> Result<Command, Outcome> {
+    let mut args = request.into_iter().skip(1);
+    let first = args.next().unwrap_or_default();
+    Ok(match args.next() {
+        Some(pass) => Command::Auth { user: first, pass },
+        None => Command::Auth {
+            user: b"default".to_vec(),
+            pass: first,
+        },
     })
 }
 
-fn command(args: &[Vec<u8>], proto: Proto) -> Outcome {
-    let Some(sub) = args.first() else {
-        return reply(|out| resp::array(out, 0));
+fn hello(request: Request) -> Result<Command, Outcome> {
+    let mut options = Hello::default();
+    let mut rest = request.into_iter().skip(1);
+    let Some(version) = rest.next() else {
+        return Ok(Command::Hello(options));
+    };
+    options.proto = match std::str::from_utf8(&version).ok().map(str::parse::<i64>) {
+        Some(Ok(2)) => Some(Proto::Resp2),
+        Some(Ok(3)) => Some(Proto::Resp3),
+        Some(Ok(_)) => {
+            return Err(err(
+                "NOPROTO unsupported protocol version (seq serve speaks RESP2 and RESP3)",
+            ));
+        }
+        _ => {
+            return Err(err(
+                "ERR Protocol version is not an integer or out of range",
+            ));
+        }
+    };
+    while let Some(option) = rest.next() {
+        if option.eq_ignore_ascii_case(b"AUTH") {
+            let (Some(user), Some(pass)) = (rest.next(), rest.next()) else {
+                return Err(err("ERR Syntax error in HELLO option 'auth'"));
+            };
+            options.auth = Some([user, pass]);
+        } else if option.eq_ignore_ascii_case(b"SETNAME") {
+            let Some(name) = rest.next() else {
+                return Err(err("ERR Syntax error in HELLO option 'setname'"));
+            };
+            options.name = Some(client_name(name)?);
+        } else {
+            return Err(err(&format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(&option)
+            )));
+        }
+    }
+    Ok(Command::Hello(options))
+}
+
+/// A client name by Redis's rule: printable ASCII without spaces.
+fn client_name(name: Vec<u8>) -> Result<Vec<u8>, Outcome> {
+    if name.iter().any(|b| *b <= b' ' || *b > b'~') {
+        return Err(err(
+            "ERR Client names cannot contain spaces, newlines or special characters.",
+        ));
+    }
+    Ok(name)
+}
+
+fn client(mut request: Request) -> Result<Command, Outcome> {
+    let sub = String::from_utf8_lossy(&request[1]).to_ascii_uppercase();
+    let sub = match (sub.as_str(), request.len() - 1) {
+        ("SETNAME", 2) => {
+            let name = client_name(request.pop().unwrap_or_default())?;
+            Client::SetName((!name.is_empty()).then_some(name))
+        }
+        ("GETNAME", 1) => Client::GetName,
+        ("SETINFO", 3) => Client::SetInfo,
+        ("ID", 1) => Client::Id,
+        ("SETNAME" | "GETNAME" | "SETINFO" | "ID", _) => {
+            return Err(err(&format!(
+                "ERR wrong number of arguments for 'client|{}' command",
+                sub.to_ascii_lowercase()
+            )));
+        }
+        _ => {
+            return Err(err(&format!(
+                "ERR unknown subcommand '{}'. seq serve knows CLIENT SETNAME, GETNAME, SETINFO \
+                 and ID.",
+                String::from_utf8_lossy(&request[1])
+            )));
+        }
+    };
+    Ok(Command::Client(sub))
+}
+
+fn command(request: Request) -> Result<Command, Outcome> {
+    let Some(sub) = request.get(1) else {
+        return Ok(Command::List);
     };
     let sub = String::from_utf8_lossy(sub).to_ascii_uppercase();
     match sub.as_str() {
-        "COUNT" => reply(|out| resp::integer(out, KNOWN.len() as i64)),
+        "COUNT" => Ok(Command::Count),
         // redis-cli then uses the help it was built with, which knows
         // INCR, INCRBY, GET and the rest as Redis documents them.
-        "DOCS" => err("ERR COMMAND DOCS is not available: seq serve keeps no documentation"),
-        "INFO" => reply(|out| {
-            resp::array(out, args.len() - 1);
-            for _ in 1..args.len() {
-                resp::nil(out, proto);
-            }
-        }),
-        _ => err(&format!(
-            "ERR unknown subcommand '{}'. seq serve knows COMMAND, COMMAND COUNT, DOCS and INFO.",
-            sub
+        "DOCS" => Err(err(
+            "ERR COMMAND DOCS is not available: seq serve keeps no documentation",
         )),
+        "INFO" => Ok(Command::Describe(request.len() - 2)),
+        _ => Err(err(&format!(
+            "ERR unknown subcommand '{sub}'. seq serve knows COMMAND, COMMAND COUNT, DOCS and \
+             INFO."
+        ))),
+    }
+}
+
+/// `CONFIG GET` only; any other subcommand is answered as a wrong number
+/// of arguments.
+fn config(mut request: Request) -> Result<Command, Outcome> {
+    if !request[1].eq_ignore_ascii_case(b"GET") {
+        return Err(arity("CONFIG"));
+    }
+    Ok(Command::ConfigGet(request.split_off(2)))
+}
+
+fn info(request: Request) -> Result<Command, Outcome> {
+    let section = request
+        .get(1)
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .unwrap_or_default();
+    Ok(Command::Info(section))
+}
+
+/// `-ERR unknown command`, in Redis's words: the name as `shown`, the
+/// first arguments.
+pub fn unknown(shown: &[u8], args: &[Vec<u8>]) -> Outcome {
+    let args: Vec<String> = args
+        .iter()
+        .take(8)
+        .map(|a| format!("'{}'", String::from_utf8_lossy(&a[..a.len().min(128)])))
+        .collect();
+    err(&format!(
+        "ERR unknown command '{}', with args beginning with: {}",
+        String::from_utf8_lossy(&shown[..shown.len().min(128)]),
+        args.join(" ")
+    ))
+}
+
+/// Why a command is refused inside `MULTI`.
+pub fn not_queueable(spec: &Spec) -> Outcome {
+    err(&format!(
+        "ERR Command not allowed inside a transaction (seq serve queues INCR, INCRBY, GET, \
+         PING, ECHO and INFO): {}",
+        spec.name.to_ascii_lowercase()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(words: &[&str]) -> Result<Command, Vec<u8>> {
+        let request: Request = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+        let spec = find(&request[0]).expect("known");
+        spec.parse(request).map_err(|refusal| match refusal {
+            Outcome::Now(reply) => reply,
+            _ => panic!("a refusal is a reply now"),
+        })
+    }
+
+    #[test]
+    fn every_name_is_found_in_any_case_and_once() {
+        for spec in &TABLE {
+            let lower = spec.name.to_ascii_lowercase();
+            assert!(std::ptr::eq(find(lower.as_bytes()).unwrap(), spec));
+        }
+        assert!(find(b"SET").is_none() && find(b"INCRX").is_none());
+    }
+
+    #[test]
+    fn every_command_parses_what_its_arity_admits() {
+        for spec in &TABLE {
+            let (fewest, most) = spec.args;
+            for n in fewest..=most.min(fewest + 4) {
+                let mut request = vec![spec.name.as_bytes().to_vec()];
+                request.extend((0..n).map(|_| b"0".to_vec()));
+                // A refusal is fine; a panic is not.
+                let _ = spec.parse(request);
+            }
+        }
+    }
+
+    #[test]
+    fn arguments_are_checked_once_here() {
+        assert!(matches!(
+            parsed(&["incrby", "orders", "5"]),
+            Ok(Command::Incr {
+                count: 5,
+                last: true,
+                ..
+            })
+        ));
+        let refused = |words: &[&str]| String::from_utf8(parsed(words).err().unwrap()).unwrap();
+        assert!(refused(&["INCRBY", "", "0"]).starts_with("-ERR the increment"));
+        assert!(refused(&["INCR", ""]).contains("must not be empty"));
+        assert_eq!(
+            refused(&["GET"]),
+            "-ERR wrong number of arguments for 'get' command\r\n"
+        );
+        assert_eq!(
+            refused(&["CONFIG", "SET", "x"]),
+            "-ERR wrong number of arguments for 'config' command\r\n"
+        );
+        assert!(matches!(parsed(&["PING", "x"]), Ok(Command::Echo(t)) if t == b"x"));
+        assert!(matches!(
+            parsed(&["AUTH", "pw"]),
+            Ok(Command::Auth { user, .. }) if user == b"default"
+        ));
     }
 }

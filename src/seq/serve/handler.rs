@@ -1,6 +1,7 @@
 //! One client connection: read, parse, run, reply in request order, as
-//! mini-redis's `Handler` does over its `Connection` (`conn.rs`); the
-//! commands themselves are `command.rs`.
+//! mini-redis's `Handler` does over its `Connection` (`conn.rs`); each
+//! request goes to the dispatcher (`dispatch.rs`), and its [`Outcome`]
+//! comes back here to be written.
 //!
 //! Every complete request in the buffer, and in the socket already, is
 //! dispatched before any reply is awaited, so a client that pipelines
@@ -15,7 +16,7 @@
 //! after a request still unanswered is [`Outcome::Deferred`], and runs
 //! when [`Handler::reply`] reaches it, that is once every reply before it
 //! is in. The same rule, with the same flag carried on, orders the
-//! requests of a transaction (`multi.rs`): one mechanism for pipelines and
+//! requests of a transaction (`dispatch.rs`): one mechanism for pipelines and
 //! `EXEC`. Only reads wait: `INCR`s are never held back, so a pipeline's
 //! still share a round (group commit).
 //!
@@ -47,11 +48,12 @@
 //! * the server stopping, once the replies of its requests in flight are
 //!   written (an idle connection closes at once).
 
-use super::command::{self, InFlight, Outcome};
 use super::conn::{Connection, ReadNow};
+use super::dispatch::dispatch;
 use super::limits::{self, AUTH_PAUSE, AUTH_TIME};
-use super::resp::{self, ProtocolError};
-use super::{Client, Server};
+use super::reply::{self, InFlight, Outcome, SHUTTING_DOWN, closing_err};
+use super::resp::ProtocolError;
+use super::state::{Client, Server};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -202,12 +204,7 @@ impl Handler<'_> {
                 Ok(Some(req)) => {
                     self.last_request = Instant::now();
                     let before = turn.flight;
-                    turn.push(command::dispatch(
-                        self.server,
-                        &mut self.client,
-                        req,
-                        before,
-                    ));
+                    turn.push(dispatch(self.server, &mut self.client, req, before));
                 }
                 // Requests of a pipeline may be in the socket already: take
                 // them now, so that they share the round of those before.
@@ -222,7 +219,7 @@ impl Handler<'_> {
                 Ok(None) => break,
                 Err(ProtocolError(what)) => {
                     self.server.stats.protocol_errors.fetch_add(1, Relaxed);
-                    turn.push(command::closing_err(&format!("ERR Protocol error: {what}")));
+                    turn.push(closing_err(&format!("ERR Protocol error: {what}")));
                 }
             }
         }
@@ -237,7 +234,7 @@ impl Handler<'_> {
             let out = self.connection.out();
             match outcome {
                 Outcome::Exec(replies) => {
-                    resp::array(out, replies.len());
+                    reply::array(out, replies.len());
                     for outcome in replies {
                         settle(outcome, out).await;
                     }
@@ -344,7 +341,7 @@ impl Handler<'_> {
 
     /// Tells the client why, briefly, and closes.
     async fn close_with(&mut self, why: &str) {
-        resp::error_reply(self.connection.out(), why);
+        reply::error_reply(self.connection.out(), why);
         if self.connection.flush(Some(TELL_TIME)).await {
             self.connection.shutdown().await;
         }
@@ -365,24 +362,21 @@ async fn settle(outcome: Outcome, out: &mut Vec<u8>) {
     match outcome {
         Outcome::Now(reply) | Outcome::Close(reply) => out.extend_from_slice(&reply),
         Outcome::Ids(rx) => match rx.await {
-            Ok(Ok(id)) => resp::id(out, id),
-            Ok(Err(refusal)) => out.extend_from_slice(&refusal),
-            Err(_) => resp::error_reply(out, SHUTTING_DOWN),
+            Ok(Ok(id)) => reply::id(out, id),
+            Ok(Err(text)) => reply::error_reply(out, &text),
+            Err(_) => reply::error_reply(out, SHUTTING_DOWN),
         },
         Outcome::Later(rx) => match rx.await {
             Ok(reply) => out.extend_from_slice(&reply),
-            Err(_) => resp::error_reply(out, SHUTTING_DOWN),
+            Err(_) => reply::error_reply(out, SHUTTING_DOWN),
         },
         Outcome::Refused { reply, .. } => {
             tokio::time::sleep(AUTH_PAUSE).await;
             out.extend_from_slice(&reply);
         }
-        Outcome::Exec(_) | Outcome::Deferred(_) => resp::error_reply(out, "ERR EXEC inside EXEC"),
+        Outcome::Exec(_) | Outcome::Deferred(_) => reply::error_reply(out, "ERR EXEC inside EXEC"),
     }
 }
-
-/// The reply to a request whose round or read was dropped unanswered.
-const SHUTTING_DOWN: &str = "ERR the server is shutting down";
 
 /// Resolves when the timer is due; never without one.
 async fn fired(timer: &mut Option<Pin<Box<Sleep>>>) {

@@ -30,7 +30,7 @@
 //! round: a node may fail between the two. The round itself never relies
 //! on it.
 
-use crate::metrics::Metrics;
+use super::metrics::ServeMetrics;
 use crate::store::{Fitness, Quorum};
 use std::fmt::Write;
 use std::sync::{Mutex, PoisonError};
@@ -73,7 +73,7 @@ pub struct Health {
     majority: usize,
     state: Mutex<State>,
     /// `/readyz` of `--metrics-listen` follows `ready`.
-    metrics: Metrics,
+    metrics: ServeMetrics,
 }
 
 struct State {
@@ -86,7 +86,7 @@ struct State {
 }
 
 impl Health {
-    pub fn new(quorum: &Quorum, metrics: Metrics) -> Health {
+    pub fn new(quorum: &Quorum, metrics: ServeMetrics) -> Health {
         Health {
             metrics,
             labels: quorum.labels(),
@@ -147,7 +147,7 @@ impl Health {
         }
         state.ready = ready;
         self.metrics.set_ready(ready);
-        self.metrics.seq_nodes(ok, nodes.len());
+        self.metrics.nodes(ok, nodes.len());
         state.nodes = nodes;
         state.checked = Some(Instant::now());
     }

@@ -9,18 +9,30 @@
 //!                          authenticated gives its slot; without one, the new one gets
 //!                          `-ERR max number of clients reached`
 //! handler.rs             one per connection: conn.rs reads → resp.rs parser (limits)
-//!                          → command.rs → conn.rs writes the replies in request order,
+//!                          → dispatch.rs → conn.rs writes the replies in request order,
 //!                          with their effects in order (a GET after an INCR sees it)
+//! dispatch.rs            command.rs's table parses the request once into a Command
+//!                          (arguments checked), then runs it, or queues it inside MULTI
 //! limits.rs              what one client may take: replies held, time and slot
 //!                          before AUTH, wrong passwords
 //! session.rs             AUTH, HELLO (the protocol), CLIENT, RESET: the connection's state
-//! MULTI … EXEC           → multi.rs queues, EXEC dispatches the queue at once
+//! MULTI … EXEC           → multi.rs queues the parsed commands, EXEC hands them back
+//!                          to dispatch.rs, which runs them at once
 //! INCR / INCRBY          → the name's queue → its sequencer (batch.rs): one majority round
 //!                          for every request waiting (group commit), ids in arrival order
 //! GET                    → a read of the nodes (MajoritySequence::current), on its own task
 //! INFO                   → info.rs counters, health.rs readiness (a probe of the
 //!                          nodes every second, on its own task)
+//! replies                → reply.rs: the Outcome of each request, the RESP encoders
 //! ```
+//!
+//! The imports run one way, down that list: the accept loop knows the
+//! connection loop, which knows the dispatcher, which knows the commands,
+//! the sessions and the transactions; all of them share the state
+//! (`state.rs`) and write through `reply.rs`, which knows none of them.
+//! What a command is (its name, its arguments, whether it may come before
+//! `AUTH`, what it does inside `MULTI`) is said once, in the table of
+//! `command.rs`; what it does is one arm of the dispatcher's `run`.
 //!
 //! The safety of the ids is the library's ([`crate::seq`]): an id goes out
 //! only from a block that a majority accepted; `batch.rs` argues why group
@@ -38,24 +50,31 @@
 //! replies first; sequencers answer what is queued; then `run` returns.
 
 mod batch;
-
-pub use batch::RETIRE_AFTER;
 mod command;
 mod conn;
+mod dispatch;
 mod handler;
 mod health;
 mod info;
 mod limits;
+mod metrics;
 mod multi;
+mod reply;
 mod resp;
 mod session;
+mod state;
+
+pub use batch::RETIRE_AFTER;
+pub use metrics::ServeMetrics;
+pub use state::Server;
 
 use super::SeqKeys;
 use crate::store::Quorum;
 use batch::{Registry, Settings};
 use health::Health;
 use info::ServerStats;
-use resp::Proto;
+use reply::Proto;
+use state::Client;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -84,51 +103,9 @@ pub struct Config {
     /// `CONFIG GET appendonly` reports).
     pub durable: bool,
     /// Rounds, ids and readiness for `--metrics-listen` (off without it).
-    pub metrics: crate::metrics::Metrics,
+    pub metrics: ServeMetrics,
     /// A sequence idle this long is forgotten ([`RETIRE_AFTER`]).
     pub retire_after: Duration,
-}
-
-/// The state every connection shares.
-pub struct Server {
-    registry: Arc<Registry>,
-    quorum: Quorum,
-    keys: SeqKeys,
-    timeout: Duration,
-    max_clients: u64,
-    idle_timeout: Option<Duration>,
-    password: Option<String>,
-    durable: bool,
-    stats: ServerStats,
-    /// What the last probe of the nodes found (`INFO health`).
-    health: Arc<Health>,
-    listen: String,
-    nodes: Vec<String>,
-    /// Told when the last connection closes.
-    emptied: Notify,
-    /// The unauthenticated connections, and the logs of clients over a
-    /// limit (`limits.rs`).
-    guard: limits::Guard,
-    /// Counts wrong passwords for `--metrics-listen`.
-    metrics: crate::metrics::Metrics,
-}
-
-/// One connection's session state.
-pub struct Client {
-    id: u64,
-    /// The client's address, for log lines.
-    peer: String,
-    authenticated: bool,
-    /// Until it first authenticates (with `--requirepass`): resolves when
-    /// the connection is to give its slot to a new one.
-    stranger: Option<tokio::sync::oneshot::Receiver<()>>,
-    /// Wrong passwords it sent.
-    auth_failures: u32,
-    name: Option<Vec<u8>>,
-    /// RESP2 until `HELLO 3`.
-    proto: Proto,
-    /// The queue, between `MULTI` and `EXEC`.
-    multi: Option<multi::Transaction>,
 }
 
 /// Longest wait for connections to answer and close after `stop`, beyond
@@ -148,34 +125,10 @@ impl Server {
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or_default();
-        let nodes = config.quorum.labels().to_vec();
-        let health = Arc::new(Health::new(&config.quorum, config.metrics.clone()));
-        let server = Arc::new(Server {
-            registry: Registry::new(Settings {
-                quorum: config.quorum.clone(),
-                timeout: config.timeout,
-                max_batch: config.max_batch,
-                metrics: config.metrics.clone(),
-                retire_after: config.retire_after,
-            }),
-            quorum: config.quorum,
-            keys: config.keys,
-            timeout: config.timeout,
-            max_clients: config.max_clients,
-            idle_timeout: config.idle_timeout,
-            password: config.password,
-            durable: config.durable,
-            stats: ServerStats::default(),
-            health: Arc::clone(&health),
-            listen,
-            nodes,
-            emptied: Notify::new(),
-            guard: limits::Guard::default(),
-            metrics: config.metrics,
-        });
+        let server = Server::new(config, listen);
         let (shutdown_tx, shutdown) = watch::channel(false);
         tokio::spawn(health::probe_forever(
-            health,
+            Arc::clone(&server.health),
             server.quorum.clone(),
             shutdown.clone(),
         ));
@@ -223,6 +176,34 @@ impl Server {
                 crate::base::duration::shown(limit)
             );
         }
+    }
+
+    /// The state the connections share, from `config`; `listen` is the
+    /// address listened on (for `INFO`).
+    fn new(config: Config, listen: String) -> Arc<Server> {
+        Arc::new(Server {
+            registry: Registry::new(Settings {
+                quorum: config.quorum.clone(),
+                timeout: config.timeout,
+                max_batch: config.max_batch,
+                metrics: config.metrics.clone(),
+                retire_after: config.retire_after,
+            }),
+            keys: config.keys,
+            timeout: config.timeout,
+            max_clients: config.max_clients,
+            idle_timeout: config.idle_timeout,
+            password: config.password,
+            durable: config.durable,
+            stats: ServerStats::default(),
+            health: Arc::new(Health::new(&config.quorum, config.metrics.clone())),
+            listen,
+            nodes: config.quorum.labels().to_vec(),
+            quorum: config.quorum,
+            emptied: Notify::new(),
+            guard: limits::Guard::default(),
+            metrics: config.metrics,
+        })
     }
 
     /// Serves `stream` on a task of its own, or refuses it over the limit:

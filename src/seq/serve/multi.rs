@@ -23,8 +23,8 @@
 //!   connection holds already, against the bound on one connection's
 //!   replies (`limits.rs`); past it the client gets one error in place of
 //!   the array and the connection closes, before any request of the
-//!   transaction reached a node. An `INFO` in a transaction reports the
-//!   server as `EXEC` began.
+//!   transaction reached a node (`dispatch.rs` runs `EXEC`). An `INFO` in
+//!   a transaction reports the server as `EXEC` began.
 //! * A request refused while queuing (unknown, wrong arity, a bad
 //!   increment or sequence name, a command not allowed in a transaction)
 //!   gets its error, and `EXEC` then answers `-EXECABORT` and runs
@@ -41,13 +41,15 @@
 //! A queue holds at most [`MAX_QUEUED`] requests and [`MAX_QUEUED_BYTES`]
 //! of arguments: one more is refused (and aborts the transaction), so a
 //! client that never sends `EXEC` costs bounded memory.
+//!
+//! What is queued is the parsed [`Command`] (`command.rs` checked every
+//! argument, which is why a mistake is found while queuing); `EXEC` hands
+//! the queue back to the dispatcher ([`take`]), which runs it
+//! (`dispatch.rs`). This file keeps the queue and Redis's answers about
+//! it, and imports neither the dispatcher nor the connection.
 
-use super::command::{self, InFlight, Outcome, arity, err, ok, reply};
-use super::limits::{self, MAX_REPLY_BYTES};
-use super::resp::{self, Request};
-use super::{Client, Server};
-use std::sync::Arc;
-use std::sync::atomic::Ordering::Relaxed;
+use super::command::Command;
+use super::reply::{Outcome, err, ok, simple};
 
 /// Most requests in one transaction.
 pub const MAX_QUEUED: usize = 1024;
@@ -57,43 +59,30 @@ pub const MAX_QUEUED_BYTES: usize = 256 * 1024;
 /// The queue of a connection inside `MULTI`.
 #[derive(Default)]
 pub struct Transaction {
-    queued: Vec<Request>,
+    queued: Vec<Command>,
     bytes: usize,
     /// A request was refused while queuing: `EXEC` aborts.
     failed: bool,
 }
 
-/// The commands that act at once inside `MULTI` instead of being queued.
-pub fn acts_at_once(name: &str) -> bool {
-    matches!(
-        name,
-        "EXEC" | "DISCARD" | "MULTI" | "WATCH" | "QUIT" | "RESET"
-    )
-}
-
-pub fn begin(client: &mut Client, args: &[Vec<u8>]) -> Outcome {
-    if !args.is_empty() {
-        return arity("multi");
-    }
-    if client.multi.is_some() {
+/// `MULTI`, for a connection whose transaction (if any) is `multi`.
+pub fn begin(multi: &mut Option<Transaction>) -> Outcome {
+    if multi.is_some() {
         return err("ERR MULTI calls can not be nested");
     }
-    client.multi = Some(Transaction::default());
+    *multi = Some(Transaction::default());
     ok()
 }
 
-pub fn discard(client: &mut Client, args: &[Vec<u8>]) -> Outcome {
-    if !args.is_empty() {
-        return arity("discard");
-    }
-    match client.multi.take() {
+pub fn discard(multi: &mut Option<Transaction>) -> Outcome {
+    match multi.take() {
         Some(_) => ok(),
         None => err("ERR DISCARD without MULTI"),
     }
 }
 
-pub fn watch(client: &Client) -> Outcome {
-    if client.multi.is_some() {
+pub fn watch(multi: &Option<Transaction>) -> Outcome {
+    if multi.is_some() {
         return err("ERR WATCH inside MULTI is not allowed");
     }
     err(
@@ -102,111 +91,41 @@ pub fn watch(client: &Client) -> Outcome {
     )
 }
 
-/// A request inside `MULTI`: checked, then queued, or refused (and the
-/// transaction marked to abort).
-pub fn queue(client: &mut Client, name: &str, req: Request) -> Outcome {
-    let Some(tx) = client.multi.as_mut() else {
-        return err("ERR not inside MULTI");
-    };
-    let refusal = match command::check_queueable(name, &req[1..]) {
-        Err(refusal) => Some(refusal),
-        Ok(()) if tx.queued.len() >= MAX_QUEUED => Some(err(&format!(
-            "ERR a transaction holds at most {MAX_QUEUED} commands; this one is discarded at EXEC"
-        ))),
-        Ok(()) => {
-            let size: usize = req.iter().map(Vec::len).sum();
-            (tx.bytes + size > MAX_QUEUED_BYTES).then(|| {
-                err(&format!(
-                    "ERR a transaction holds at most {MAX_QUEUED_BYTES} bytes of arguments; this \
-                     one is discarded at EXEC"
-                ))
-            })
-        }
-    };
-    if let Some(refusal) = refusal {
-        tx.failed = true;
-        return refusal;
+impl Transaction {
+    /// A request inside `MULTI` (of `size` bytes as sent), as parsed:
+    /// queued, or refused (and the transaction marked to abort).
+    pub fn queue(&mut self, parsed: Result<Command, Outcome>, size: usize) -> Outcome {
+        let refusal = match parsed {
+            Err(refusal) => refusal,
+            Ok(_) if self.queued.len() >= MAX_QUEUED => err(&format!(
+                "ERR a transaction holds at most {MAX_QUEUED} commands; this one is discarded at \
+                 EXEC"
+            )),
+            Ok(_) if self.bytes + size > MAX_QUEUED_BYTES => err(&format!(
+                "ERR a transaction holds at most {MAX_QUEUED_BYTES} bytes of arguments; this one \
+                 is discarded at EXEC"
+            )),
+            Ok(command) => {
+                self.bytes += size;
+                self.queued.push(command);
+                return Outcome::now(|out| simple(out, "QUEUED"));
+            }
+        };
+        self.failed = true;
+        refusal
     }
-    tx.bytes += req.iter().map(Vec::len).sum::<usize>();
-    tx.queued.push(req);
-    reply(|out| resp::simple(out, "QUEUED"))
 }
 
-/// `EXEC`: the queued requests, run in order; their replies come as one
-/// array ([`Outcome::Exec`]). `before` is what the connection has in
-/// flight before it.
-///
-/// The replies made without the nodes (`PING`, `ECHO`, `INFO`) are made
-/// first, each counted against [`MAX_REPLY_BYTES`] with what the
-/// connection holds already and an id's room for each request to the
-/// nodes: a transaction over the bound stops there, before any of its
-/// requests reached a node, so it consumes no id. Then the requests to the
-/// nodes are dispatched in order, as the connection's own would be (a
-/// `GET` after an unanswered request waits for it: `command::read`).
-pub fn exec(
-    server: &Arc<Server>,
-    client: &mut Client,
-    args: &[Vec<u8>],
-    before: InFlight,
-) -> Outcome {
-    if !args.is_empty() {
-        return arity("exec");
-    }
-    let Some(tx) = client.multi.take() else {
-        return err("ERR EXEC without MULTI");
+/// `EXEC`: the queued commands, for the dispatcher to run in order; or
+/// the reply when there is nothing to run.
+pub fn take(multi: &mut Option<Transaction>) -> Result<Vec<Command>, Outcome> {
+    let Some(tx) = multi.take() else {
+        return Err(err("ERR EXEC without MULTI"));
     };
     if tx.failed {
-        return err("EXECABORT Transaction discarded because of previous errors.");
+        return Err(err(
+            "EXECABORT Transaction discarded because of previous errors.",
+        ));
     }
-    let mut held = before.bytes;
-    let mut made = Vec::with_capacity(tx.queued.len());
-    for req in tx.queued {
-        let to_nodes = ["INCR", "INCRBY", "GET"]
-            .iter()
-            .any(|name| req[0].eq_ignore_ascii_case(name.as_bytes()));
-        let slot = if to_nodes {
-            held += ID_REPLY;
-            Err(req)
-        } else {
-            let outcome = command::dispatch(server, client, req, before);
-            held += outcome.held();
-            Ok(outcome)
-        };
-        if held > MAX_REPLY_BYTES {
-            return too_large(server, client);
-        }
-        made.push(slot);
-    }
-    let mut flight = before;
-    let replies = made
-        .into_iter()
-        .map(|slot| {
-            let outcome = slot.unwrap_or_else(|req| command::dispatch(server, client, req, flight));
-            flight.add(&outcome);
-            outcome
-        })
-        .collect();
-    Outcome::Exec(replies)
-}
-
-/// The room of the longest id reply: `$20`, its 20 digits, two CRLFs.
-const ID_REPLY: usize = 27;
-
-/// A transaction whose replies would pass the bound: counted, logged, an
-/// error in place of its array, and the connection closes.
-fn too_large(server: &Server, client: &Client) -> Outcome {
-    server.stats.too_large.fetch_add(1, Relaxed);
-    if let Some(left_out) = server.guard.too_large.admit() {
-        log::warn!(
-            "seq serve: closed the connection of {}: its transaction's replies would exceed {} \
-             bytes, the bound on one connection's replies{}",
-            client.peer,
-            MAX_REPLY_BYTES,
-            limits::left_out(left_out)
-        );
-    }
-    command::closing_err(&format!(
-        "ERR the transaction's replies would exceed {MAX_REPLY_BYTES} bytes, the bound on one \
-         connection's replies; the connection is closed"
-    ))
+    Ok(tx.queued)
 }

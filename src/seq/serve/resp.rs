@@ -1,18 +1,9 @@
-//! RESP in and out: an incremental request parser with hard limits, and
-//! the reply encoders, for RESP2 and RESP3 ([`Proto`]).
+//! RESP in: an incremental request parser with hard limits. Replies go
+//! out through `reply.rs`.
 //!
-//! Requests are the same in both versions (arrays of bulk strings, or
-//! inline lines). Replies differ only where a RESP3 type exists for what is
-//! said: the null (`_` for `$-1`), maps (`%` for a flat array of pairs:
-//! `HELLO`, `CONFIG GET`) and verbatim text (`=` for `INFO`'s bulk string),
-//! exactly where Redis 7 uses them, so a RESP3 client sees what it would
-//! see from Redis. Integers, errors, bulk strings and arrays are the same
-//! bytes. Ids above 2^63 − 1 stay bulk strings of their digits in RESP3
-//! too, not RESP3 big numbers (`(`): every client tested reads the bulk
-//! string as an exact number (redis-rs into a `u64`, redis-py and hiredis,
-//! redis-cli), while redis-rs cannot turn a big number into a `u64`
-//! without its `num-bigint` feature, and hiredis gives the digits as bytes
-//! either way (docs/seq.md, "Clients").
+//! Requests are the same in RESP2 and RESP3 (arrays of bulk strings, or
+//! inline lines), so the parser does not know which one a connection
+//! speaks.
 //!
 //! Why a parser of our own: the requests `seq serve` understands are short
 //! arrays of short strings, and what matters is what a *bad* client costs.
@@ -256,137 +247,6 @@ fn line(
 /// A decimal `i64` with an optional `-`, nothing else.
 fn number(text: &[u8]) -> Option<i64> {
     std::str::from_utf8(text).ok()?.parse().ok()
-}
-
-// ----- replies -------------------------------------------------------------
-
-/// The protocol a connection speaks: RESP2 until `HELLO 3`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Proto {
-    #[default]
-    Resp2,
-    Resp3,
-}
-
-impl Proto {
-    /// The number `HELLO` reports.
-    pub fn version(self) -> i64 {
-        match self {
-            Proto::Resp2 => 2,
-            Proto::Resp3 => 3,
-        }
-    }
-}
-
-/// `+OK`-style status.
-pub fn simple(out: &mut Vec<u8>, text: &str) {
-    out.push(b'+');
-    out.extend_from_slice(text.as_bytes());
-    out.extend_from_slice(b"\r\n");
-}
-
-/// An error reply: `text` starts with its code (`ERR`, `NOAUTH`…); line
-/// breaks would end the reply early, so they become spaces.
-pub fn error_reply(out: &mut Vec<u8>, text: &str) {
-    out.push(b'-');
-    out.extend(
-        text.bytes()
-            .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
-    );
-    out.extend_from_slice(b"\r\n");
-}
-
-pub fn integer(out: &mut Vec<u8>, n: i64) {
-    out.push(b':');
-    if n < 0 {
-        out.push(b'-');
-    }
-    digits(out, n.unsigned_abs());
-    out.extend_from_slice(b"\r\n");
-}
-
-/// The decimal digits of `n`, written straight into `out`: every id goes
-/// out through here, and `to_string` would allocate a `String` for each.
-fn digits(out: &mut Vec<u8>, n: u64) {
-    let (room, at) = decimal(n);
-    out.extend_from_slice(&room[at..]);
-}
-
-/// `n` in decimal: the digits are `room[at..]`.
-fn decimal(mut n: u64) -> ([u8; 20], usize) {
-    let mut room = [0u8; 20];
-    let mut at = room.len();
-    loop {
-        at -= 1;
-        room[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return (room, at);
-        }
-    }
-}
-
-/// A sequence value: an integer reply while it fits RESP's signed 64 bits,
-/// above that the same digits as a bulk string (an integer reply would
-/// read as negative, or not at all, in every client).
-pub fn id(out: &mut Vec<u8>, value: u64) {
-    match i64::try_from(value) {
-        Ok(n) => integer(out, n),
-        Err(_) => {
-            let (room, at) = decimal(value);
-            bulk(out, &room[at..]);
-        }
-    }
-}
-
-pub fn bulk(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.push(b'$');
-    digits(out, bytes.len() as u64);
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(bytes);
-    out.extend_from_slice(b"\r\n");
-}
-
-/// The null reply: `$-1` in RESP2, `_` in RESP3.
-pub fn nil(out: &mut Vec<u8>, proto: Proto) {
-    out.extend_from_slice(match proto {
-        Proto::Resp2 => b"$-1\r\n",
-        Proto::Resp3 => b"_\r\n",
-    });
-}
-
-/// The header of `pairs` key-value pairs: a map in RESP3, an array of
-/// twice as many elements in RESP2 (what Redis sends each version).
-pub fn map(out: &mut Vec<u8>, pairs: usize, proto: Proto) {
-    match proto {
-        Proto::Resp2 => array(out, pairs * 2),
-        Proto::Resp3 => {
-            out.push(b'%');
-            out.extend_from_slice(pairs.to_string().as_bytes());
-            out.extend_from_slice(b"\r\n");
-        }
-    }
-}
-
-/// Text for a person (`INFO`): a bulk string in RESP2, a verbatim string
-/// of format `txt` in RESP3, as Redis sends it.
-pub fn text(out: &mut Vec<u8>, text: &[u8], proto: Proto) {
-    match proto {
-        Proto::Resp2 => bulk(out, text),
-        Proto::Resp3 => {
-            out.push(b'=');
-            out.extend_from_slice((text.len() + 4).to_string().as_bytes());
-            out.extend_from_slice(b"\r\ntxt:");
-            out.extend_from_slice(text);
-            out.extend_from_slice(b"\r\n");
-        }
-    }
-}
-
-pub fn array(out: &mut Vec<u8>, len: usize) {
-    out.push(b'*');
-    digits(out, len as u64);
-    out.extend_from_slice(b"\r\n");
 }
 
 #[cfg(test)]

@@ -20,15 +20,19 @@
 //!   kept); any other subcommand (redis-py 8 also asks `CLIENT
 //!   MAINT_NOTIFICATIONS` and carries on when refused) is one error;
 //! * `RESET`: back to a new connection's state (RESP2, no name, out of any
-//!   transaction, not authenticated when a password is set), `+RESET`;
-//! * `SELECT 0` (there is only database 0).
+//!   transaction, not authenticated when a password is set), `+RESET`.
 //!
-//! Nothing here touches the nodes.
+//! (`PING`, `ECHO`, `QUIT` and `SELECT 0` change nothing of the connection:
+//! the table of `command.rs` and the dispatcher answer them.)
+//!
+//! Nothing here touches the nodes. The arguments come checked
+//! (`command.rs` parses them): what is here is what each command does to
+//! the connection.
 
-use super::command::{Outcome, arity, err, ok, reply};
+use super::command::{self, Hello};
 use super::limits::{self, AUTH_PAUSE, MAX_AUTH_FAILURES};
-use super::resp::{self, Proto};
-use super::{Client, Server};
+use super::reply::{self, Outcome, Proto, err, ok};
+use super::state::{Client, Server};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// What a password check found.
@@ -79,7 +83,7 @@ fn authenticate(
 fn wrong_password(server: &Server, client: &mut Client) -> Outcome {
     client.auth_failures += 1;
     server.stats.auth_failures.fetch_add(1, Relaxed);
-    server.metrics.seq_auth_failure();
+    server.metrics.auth_failure();
     if let Some(left_out) = server.guard.wrong_password.admit() {
         log::warn!(
             "seq serve: wrong password from {} ({} of the {} a connection is allowed; each is \
@@ -91,24 +95,19 @@ fn wrong_password(server: &Server, client: &mut Client) -> Outcome {
             limits::left_out(left_out)
         );
     }
-    let mut reply = Vec::new();
-    resp::error_reply(
-        &mut reply,
+    let mut wrong = Vec::new();
+    reply::error_reply(
+        &mut wrong,
         "WRONGPASS invalid username-password pair or user is disabled.",
     );
     Outcome::Refused {
-        reply,
+        reply: wrong,
         close: client.auth_failures >= MAX_AUTH_FAILURES,
     }
 }
 
-pub fn auth(server: &Server, client: &mut Client, args: &[Vec<u8>]) -> Outcome {
-    let (user, given) = match args {
-        [pass] => (b"default".as_slice(), pass),
-        [user, pass] => (user.as_slice(), pass),
-        _ => return arity("auth"),
-    };
-    match authenticate(server, client, user, given) {
+pub fn auth(server: &Server, client: &mut Client, user: &[u8], pass: &[u8]) -> Outcome {
+    match authenticate(server, client, user, pass) {
         Ok(()) => ok(),
         Err(refusal) => refusal,
     }
@@ -119,64 +118,8 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// `HELLO`'s options, read before anything changes: a syntax error or a
-/// wrong password leaves the connection as it was, as in Redis.
-#[derive(Default)]
-struct HelloOptions {
-    proto: Option<Proto>,
-    auth: Option<[Vec<u8>; 2]>,
-    name: Option<Vec<u8>>,
-}
-
-fn hello_options(args: &[Vec<u8>]) -> Result<HelloOptions, Outcome> {
-    let mut options = HelloOptions::default();
-    let Some(version) = args.first() else {
-        return Ok(options);
-    };
-    options.proto = match std::str::from_utf8(version).ok().map(str::parse::<i64>) {
-        Some(Ok(2)) => Some(Proto::Resp2),
-        Some(Ok(3)) => Some(Proto::Resp3),
-        Some(Ok(_)) => {
-            return Err(err(
-                "NOPROTO unsupported protocol version (seq serve speaks RESP2 and RESP3)",
-            ));
-        }
-        _ => {
-            return Err(err(
-                "ERR Protocol version is not an integer or out of range",
-            ));
-        }
-    };
-    let mut rest = args.iter().skip(1);
-    while let Some(option) = rest.next() {
-        if option.eq_ignore_ascii_case(b"AUTH") {
-            let (Some(user), Some(pass)) = (rest.next(), rest.next()) else {
-                return Err(err("ERR Syntax error in HELLO option 'auth'"));
-            };
-            options.auth = Some([user.clone(), pass.clone()]);
-        } else if option.eq_ignore_ascii_case(b"SETNAME") {
-            let Some(name) = rest.next() else {
-                return Err(err("ERR Syntax error in HELLO option 'setname'"));
-            };
-            if !valid_name(name) {
-                return Err(bad_name());
-            }
-            options.name = Some(name.clone());
-        } else {
-            return Err(err(&format!(
-                "ERR Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(option)
-            )));
-        }
-    }
-    Ok(options)
-}
-
-pub fn hello(server: &Server, client: &mut Client, args: &[Vec<u8>]) -> Outcome {
-    let options = match hello_options(args) {
-        Ok(options) => options,
-        Err(refusal) => return refusal,
-    };
+/// `HELLO`: a wrong password leaves the connection as it was, as in Redis.
+pub fn hello(server: &Server, client: &mut Client, options: Hello) -> Outcome {
     if let Some([user, pass]) = &options.auth
         && let Err(refusal) = authenticate(server, client, user, pass)
     {
@@ -196,58 +139,37 @@ pub fn hello(server: &Server, client: &mut Client, args: &[Vec<u8>]) -> Outcome 
         client.proto = proto;
     }
     let proto = client.proto;
-    reply(|out| {
-        resp::map(out, 7, proto);
+    Outcome::now(|out| {
+        reply::map(out, 7, proto);
         for (k, v) in [("server", "yaraus"), ("version", env!("CARGO_PKG_VERSION"))] {
-            resp::bulk(out, k.as_bytes());
-            resp::bulk(out, v.as_bytes());
+            reply::bulk(out, k.as_bytes());
+            reply::bulk(out, v.as_bytes());
         }
-        resp::bulk(out, b"proto");
-        resp::integer(out, proto.version());
-        resp::bulk(out, b"id");
-        resp::integer(out, client.id as i64);
+        reply::bulk(out, b"proto");
+        reply::integer(out, proto.version());
+        reply::bulk(out, b"id");
+        reply::integer(out, client.id as i64);
         for (k, v) in [("mode", "standalone"), ("role", "master")] {
-            resp::bulk(out, k.as_bytes());
-            resp::bulk(out, v.as_bytes());
+            reply::bulk(out, k.as_bytes());
+            reply::bulk(out, v.as_bytes());
         }
-        resp::bulk(out, b"modules");
-        resp::array(out, 0);
+        reply::bulk(out, b"modules");
+        reply::array(out, 0);
     })
 }
 
-/// Redis's rule for client names: printable ASCII without spaces.
-fn valid_name(name: &[u8]) -> bool {
-    !name.iter().any(|b| *b <= b' ' || *b > b'~')
-}
-
-fn bad_name() -> Outcome {
-    err("ERR Client names cannot contain spaces, newlines or special characters.")
-}
-
-pub fn client_command(client: &mut Client, args: &[Vec<u8>]) -> Outcome {
-    let sub = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
-    match (sub.as_str(), args.len()) {
-        ("SETNAME", 2) => {
-            if !valid_name(&args[1]) {
-                return bad_name();
-            }
-            client.name = (!args[1].is_empty()).then(|| args[1].clone());
+pub fn client_command(client: &mut Client, sub: command::Client) -> Outcome {
+    match sub {
+        command::Client::SetName(name) => {
+            client.name = name;
             ok()
         }
-        ("GETNAME", 1) => match &client.name {
-            Some(name) => reply(|out| resp::bulk(out, name)),
-            None => reply(|out| resp::nil(out, client.proto)),
+        command::Client::GetName => match &client.name {
+            Some(name) => Outcome::now(|out| reply::bulk(out, name)),
+            None => Outcome::now(|out| reply::nil(out, client.proto)),
         },
-        ("SETINFO", 3) => ok(),
-        ("ID", 1) => reply(|out| resp::integer(out, client.id as i64)),
-        ("SETNAME" | "GETNAME" | "SETINFO" | "ID", _) => err(&format!(
-            "ERR wrong number of arguments for 'client|{}' command",
-            sub.to_ascii_lowercase()
-        )),
-        _ => err(&format!(
-            "ERR unknown subcommand '{}'. seq serve knows CLIENT SETNAME, GETNAME, SETINFO and ID.",
-            String::from_utf8_lossy(&args[0])
-        )),
+        command::Client::SetInfo => ok(),
+        command::Client::Id => Outcome::now(|out| reply::integer(out, client.id as i64)),
     }
 }
 
@@ -259,13 +181,5 @@ pub fn reset(server: &Server, client: &mut Client) -> Outcome {
     client.name = None;
     client.multi = None;
     client.authenticated = server.password.is_none();
-    reply(|out| resp::simple(out, "RESET"))
-}
-
-pub fn select(args: &[Vec<u8>]) -> Outcome {
-    match std::str::from_utf8(&args[0]).ok().map(str::parse::<i64>) {
-        Some(Ok(0)) => ok(),
-        Some(Ok(_)) => err("ERR DB index is out of range (seq serve has database 0 only)"),
-        _ => err("ERR value is not an integer or out of range"),
-    }
+    Outcome::now(|out| reply::simple(out, "RESET"))
 }

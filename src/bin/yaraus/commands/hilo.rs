@@ -7,7 +7,8 @@ use std::fmt::Write;
 use yaraus::context::Context;
 use yaraus::error::{Error, Result};
 use yaraus::hilo::{
-    Agent, AgentOptions, AgentRun, Allocator, AllocatorOptions, HiloKeys, Reserver, shard_statuses,
+    Agent, AgentMetrics, AgentOptions, AgentRun, Allocator, AllocatorOptions, HiloKeys, Reserver,
+    shard_statuses,
 };
 use yaraus::metrics::{Kind, Metrics, http};
 use yaraus::store::Quorum;
@@ -72,23 +73,9 @@ async fn agent(ctx: &Context, args: HiloAgentArgs) -> Result<i32> {
     .await
 }
 
-/// Records a cycle: its outcome (readiness is "the last cycle succeeded")
-/// and the windows open per shard.
-fn observe(metrics: &Metrics, labels: &[String], run: &Result<AgentRun>) {
-    let Ok(run) = run else {
-        metrics.hilo_cycle(false, 0);
-        metrics.set_ready(false);
-        return;
-    };
-    let ok = run.failed.is_empty();
-    metrics.hilo_cycle(ok, run.created.len() as u64);
-    metrics.set_ready(ok);
-    for (label, open) in labels.iter().zip(&run.open) {
-        metrics.hilo_windows_open(label, *open);
-    }
-}
-
 async fn agent_with(ctx: &Context, args: HiloAgentArgs, metrics: Metrics) -> Result<i32> {
+    // Before the first wait: a scrape never sees the page without them.
+    let metrics = AgentMetrics::register(&metrics);
     let keys = HiloKeys::new(ctx.namespace(), &args.name)?;
     crate::logger::set_context("sequence", keys.name());
     let options = AgentOptions {
@@ -121,7 +108,7 @@ async fn agent_with(ctx: &Context, args: HiloAgentArgs, metrics: Metrics) -> Res
             .patience()
             .retry(&wanted, async |_| agent.run().await)
             .await;
-        observe(&metrics, &agent.labels(), &run);
+        metrics.cycle(&agent.labels(), &run);
         match run {
             Ok(run) => {
                 if let Err(e) = report(&agent, &run) {

@@ -143,6 +143,7 @@ async fn supervise(
             deadline,
             timing.kill_after(),
             metrics.clone(),
+            |_| {},
         );
         let outcome = hold_once(keeper, watchdog, &spec(command, pair), options, signals).await;
         match outcome.restartable() {

@@ -1,6 +1,10 @@
 //! `yaraus run`: lease a worker id, run the command with it, release it.
 
 use crate::cli::{RunArgs, command_env};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Unit;
+use std::sync::atomic::AtomicU64;
 use yaraus::base::setting::Setting;
 use yaraus::claim::{Claim, Keeper, wait_for};
 use yaraus::context::PoolContext;
@@ -27,24 +31,14 @@ async fn run_with(
     watchdog: Watchdog,
     metrics: Metrics,
 ) -> Result<i32> {
+    // Before the first wait: a scrape never sees the page without them.
+    let mut measured = RunMetrics::register(&metrics);
     let env_remove = args.child_env.removed()?;
     let range = args.min.zip(args.max);
     if let Some((min, max)) = range {
         lease::validate_range(min, max)?;
     }
-    let (timing, warnings) = Timing::safeguarded(Requested {
-        interval: args.interval,
-        delay: args.delay,
-        expire: args.expire,
-        kill_after: args.kill_after,
-        safeguards: !args.no_safeguards,
-    })?;
-    if args.no_safeguards {
-        log::warn!("safeguards are off: --expire, --interval and --delay are used as given");
-    }
-    for adjusted in warnings {
-        log::warn!("WARNING: {adjusted} (--no-safeguards keeps it)");
-    }
+    let timing = timing(&args)?;
     // Caught from now on, so that a signal during the wait ends it cleanly.
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
@@ -91,6 +85,7 @@ async fn run_with(
         deadline,
         timing.kill_after(),
         metrics,
+        move |lease: &Lease| measured.measure(lease.clock_offset(), lease.wait_shortfalls()),
     );
     let options = HoldOptions {
         delay: timing.delay(),
@@ -99,6 +94,76 @@ async fn run_with(
         start_after,
     };
     hold(keeper, watchdog, &spec, options, &mut signals).await
+}
+
+/// The timing asked for, made safe unless `--no-safeguards`; each value
+/// adjusted is a warning.
+fn timing(args: &RunArgs) -> Result<Timing> {
+    let (timing, warnings) = Timing::safeguarded(Requested {
+        interval: args.interval,
+        delay: args.delay,
+        expire: args.expire,
+        kill_after: args.kill_after,
+        safeguards: !args.no_safeguards,
+    })?;
+    if args.no_safeguards {
+        log::warn!("safeguards are off: --expire, --interval and --delay are used as given");
+    }
+    for adjusted in warnings {
+        log::warn!("WARNING: {adjusted} (--no-safeguards keeps it)");
+    }
+    Ok(timing)
+}
+
+/// What run shows of its worker id beyond what every claim shows (the
+/// keeper's renewals): the clock offset its lease measures, and the writes
+/// WAIT confirmed short of their replicas. Empty without `--metrics-listen`.
+#[derive(Default)]
+struct RunMetrics(Option<RunSeries>);
+
+struct RunSeries {
+    wait_shortfalls: Counter,
+    clock_offset: Gauge<f64, AtomicU64>,
+    /// The lease's shortfalls counted so far (its count only grows).
+    counted: u64,
+}
+
+impl RunMetrics {
+    fn register(metrics: &Metrics) -> RunMetrics {
+        RunMetrics(metrics.register(|r| {
+            let series = RunSeries {
+                wait_shortfalls: Counter::default(),
+                clock_offset: Gauge::default(),
+                counted: 0,
+            };
+            r.register(
+                "wait_shortfalls",
+                "Renewals the replicas confirmed short of their majority (WAIT), still counted",
+                series.wait_shortfalls.clone(),
+            );
+            r.register_with_unit(
+                "clock_offset",
+                "This host's wall clock minus the Redis server's, as last measured by run",
+                Unit::Seconds,
+                series.clock_offset.clone(),
+            );
+            series
+        }))
+    }
+
+    /// What the lease measured, at its start and after each renewal: its
+    /// clock offset (in seconds, if known) and its shortfalls so far.
+    fn measure(&mut self, offset: Option<f64>, shortfalls: u64) {
+        let Some(m) = &mut self.0 else {
+            return;
+        };
+        if let Some(offset) = offset {
+            m.clock_offset.set(offset);
+        }
+        m.wait_shortfalls
+            .inc_by(shortfalls.saturating_sub(m.counted));
+        m.counted = shortfalls;
+    }
 }
 
 /// The warning for a command that never sees the worker id in its
@@ -182,7 +247,8 @@ fn said_leased(lease: &Lease) {
 
 #[cfg(test)]
 mod tests {
-    use super::unplaced_id;
+    use super::{RunMetrics, unplaced_id};
+    use yaraus::metrics::{Kind, Metrics};
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
@@ -196,5 +262,21 @@ mod tests {
         let sh = argv(&["sh", "-c", "exec ./gen --worker $YARAUS_WORKER_ID"]);
         assert!(unplaced_id(&sh, "<>").is_none());
         assert!(unplaced_id(&argv(&["./gen"]), "").is_none());
+    }
+
+    #[test]
+    fn run_shows_its_clock_offset_and_the_shortfalls_once_each() {
+        let metrics = Metrics::new(Kind::Run);
+        let mut measured = RunMetrics::register(&metrics);
+        measured.measure(Some(-0.25), 2);
+        measured.measure(None, 3);
+        let text = metrics.render();
+        for line in [
+            "yaraus_clock_offset_seconds -0.25",
+            "yaraus_wait_shortfalls_total 3",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
+        }
+        RunMetrics::register(&Metrics::off()).measure(Some(1.0), 1);
     }
 }

@@ -23,7 +23,7 @@ use yaraus::context::Context;
 use yaraus::error::{Error, Result};
 use yaraus::metrics::{Kind, Metrics, http};
 use yaraus::seq::SeqKeys;
-use yaraus::seq::serve::{Config, RETIRE_AFTER, Server};
+use yaraus::seq::serve::{Config, RETIRE_AFTER, ServeMetrics, Server};
 use yaraus::supervise::Signals;
 
 pub async fn serve(ctx: &Context, args: SeqServeArgs) -> Result<i32> {
@@ -37,6 +37,8 @@ pub async fn serve(ctx: &Context, args: SeqServeArgs) -> Result<i32> {
 }
 
 async fn serve_with(ctx: &Context, args: SeqServeArgs, metrics: Metrics) -> Result<i32> {
+    // Before the first wait: a scrape never sees the page without them.
+    let metrics = ServeMetrics::register(&metrics);
     let mut quorum = ctx.quorum(ctx.timeouts().sequence_request())?;
     quorum.prepare_all().await?;
     quorum.put_in_service();
