@@ -1,6 +1,6 @@
 //! The child every `yaraus run` and `yaraus lock` of the suite supervises:
 //! this test executable itself, started again as
-//! `chaos-EXE --exact chaos_child --nocapture --test-threads=1` with
+//! `faults-EXE --exact chaos::chaos_child --nocapture --test-threads=1` with
 //! [`LOG_ENV`] set, which makes the test `chaos_child` act as the child
 //! instead of returning at once.
 //!
