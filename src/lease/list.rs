@@ -38,7 +38,7 @@
 //! that comes late, after a stop of the process, counts as one, so that the
 //! replies that came during the stop are read before the server is blamed.
 
-use super::clock::ClockRecord;
+use super::clock_guard::ClockRecord;
 use super::report::HolderClock;
 use super::script::Leased;
 use super::{PoolKeys, WorkerId};

@@ -9,7 +9,7 @@
 //! | `ns:ids` | sorted set | member = encoded id, score = lease expiry (Unix seconds, server time) |
 //! | `ns:clients` | hash | encoded id → owner client id |
 //! | `ns:stats` | hash | counters, and the pool's `min` and `max` |
-//! | `ns:clock` | hash | encoded id → its clock guard's record ([`clock`]; not the Go tool's) |
+//! | `ns:clock` | hash | encoded id → its clock guard's record ([`clock_guard`]; not the Go tool's) |
 //!
 //! An id is free when its score is not after the server's `TIME`. Leasing
 //! takes the member with the lowest score, so the id that has been free the
@@ -21,7 +21,7 @@
 //! ([`Store::confirm`], which learns their number once per connection,
 //! outside the scripts, so that they need no `INFO`).
 
-pub mod clock;
+pub mod clock_guard;
 mod init;
 mod list;
 mod recovery;
@@ -41,8 +41,8 @@ use crate::base::setting::Setting;
 use crate::claim::{Channel, Claim, RenewError, Wakeups, validity};
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
-pub use clock::ClockPolicy;
-use clock::{ClockRecord, Offset, WallWatch, wall_ms};
+pub use clock_guard::ClockPolicy;
+use clock_guard::{ClockRecord, Offset, WallWatch, wall_ms};
 use std::time::Duration;
 
 /// The four keys of one pool.

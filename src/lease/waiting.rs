@@ -40,7 +40,7 @@ impl Claimant for Leaser {
                  its holder renews it (the earliest expires in {}, at {} on the server's clock)",
                 self.keys.ids,
                 crate::base::duration::shown(Duration::from_secs(next_free.as_secs())),
-                clock::show_wall(expires_at)
+                clock_guard::show_wall(expires_at)
             )))),
             Ok(Acquired::NotReplicated { why }) => Ok(Attempt::Refused(Refusal::unreachable(why))),
             Err(e) if e.is_unavailable() => {

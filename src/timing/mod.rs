@@ -28,11 +28,11 @@
 //! | [`retry::Backoff`] | 100 ms, doubling to 2 s, drawn in the upper half | a command waiting out a fault is soon back, a dead server is dialed rarely, a fleet does not retry in step |
 //! | [`retry::REPORT_EVERY`] | 30 s | a long wait leaves a readable log that shows the command alive |
 //! | [`retry::one_shot_wait`] | 5 × timeout | a one-shot command rides out a restart or a quick failover, and still ends |
-//! | [`clock::projection_slack`] | 500 ppm of the span + 1 ms | a holder's deadline, projected from its boot clock onto its wall clock, is not before the wall clock's reading then |
-//! | [`clock::HANDOVER_MARGIN`] | 10 ms | a worker id's new holder starts once its wall clock is past the old holder's last instant, in a new tick of a 10 ms generator |
-//! | [`clock::DEFAULT_MAX_CLOCK_WAIT`] | 10 s | a lag beyond a leap-second smear is a broken clock: refused, not waited out |
-//! | [`clock::step_threshold`] | slack + 5 ms | a wall clock that falls further behind the boot clock stepped back |
-//! | [`clock::offset_warning`] | delay / 2 | the grace delay was sized for clocks that agree |
+//! | [`clock_guard::projection_slack`] | 500 ppm of the span + 1 ms | a holder's deadline, projected from its boot clock onto its wall clock, is not before the wall clock's reading then |
+//! | [`clock_guard::HANDOVER_MARGIN`] | 10 ms | a worker id's new holder starts once its wall clock is past the old holder's last instant, in a new tick of a 10 ms generator |
+//! | [`clock_guard::DEFAULT_MAX_CLOCK_WAIT`] | 10 s | a lag beyond a leap-second smear is a broken clock: refused, not waited out |
+//! | [`clock_guard::step_threshold`] | slack + 5 ms | a wall clock that falls further behind the boot clock stepped back |
+//! | [`clock_guard::offset_warning`] | delay / 2 | the grace delay was sized for clocks that agree |
 //! | [`retry::GIVE_BACK`] | 200 ms | an attempt's `WAIT`s end this long before the bound, and one cut off at the bound gives back what it took within it: nothing is left held, and the command is not kept long past its bound |
 //!
 //! A rule that a value breaks is a [`TimingError`], which carries the values
@@ -41,7 +41,7 @@
 //! is a usage error (exit 2). This module imports nothing of the crate but
 //! the bottom layer, so that every layer may use it.
 
-pub mod clock;
+pub mod clock_guard;
 pub mod drift;
 pub mod index;
 pub mod kill_after;

@@ -35,7 +35,8 @@ mod state;
 
 use super::protocol::{Frames, Order, Report, frame};
 use super::tree;
-use crate::base::clock::{BootInstant, arm};
+use crate::base::BootInstant;
+use crate::base::boot_clock::arm;
 use crate::base::sys::{self, CommandStart};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{SigSet, Signal, killpg};
