@@ -33,8 +33,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 use yaraus::claim::Claim;
 use yaraus::error::Result;
-use yaraus::lease::{Acquired, Leaser, PoolKeys, Requested, Timing};
-use yaraus::store::{Store, Target, Timeouts};
+use yaraus::lease::{Acquired, Leaser, PoolKeys};
+use yaraus::store::{Store, Target};
+use yaraus::timing::Timeouts;
+use yaraus::timing::lease::{Requested, Timing};
 
 fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)

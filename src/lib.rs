@@ -24,9 +24,11 @@
 //!   tree by the deadline however yaraus dies or stalls);
 //! * [`store`]: one Redis deployment (URL forms, TLS, Sentinel, Cluster,
 //!   `WAIT`), or a [`store::Quorum`] of independent masters asked at once;
-//! * the bottom: [`timing`] (every timing rule, with its reason), [`base`]
-//!   (the boot clock, random tokens, the counter Lua prelude, key names,
-//!   settings) and [`error`].
+//! * [`metrics`]: the Prometheus registry and the HTTP listener that serves it;
+//! * [`timing`]: every timing rule, with its reason (the README's table of
+//!   timing rules is their index);
+//! * the bottom: [`base`] (the boot clock, random tokens, the counter Lua
+//!   prelude, key names, settings) and [`error`].
 //!
 //! The library logs through the [`log`](https://docs.rs/log) facade, with
 //! the node a line is about as a key-value (`node`); it installs no logger

@@ -7,6 +7,11 @@
 //! imports never make a cycle. A new module must be given its place here.
 //! In the binary, the subcommands (`src/bin/yaraus/commands/`) never import
 //! each other: what two of them share belongs in `commands/mod.rs` or below.
+//!
+//! One home per concept: every named `Duration` of the library (a pause, a
+//! lifetime, a bound, an interval) is a timing rule, and lives in
+//! `src/timing/`, whose every constant the README's table of timing rules
+//! names.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -16,8 +21,8 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     ("errors", &["error"]),
     ("bottom", &["base"]),
-    ("metrics", &["metrics"]),
     ("timing rules", &["timing"]),
+    ("metrics", &["metrics"]),
     ("store", &["store"]),
     ("claims", &["claim", "supervise"]),
     ("domain", &["seq", "lock", "lease", "hilo", "index", "acl"]),
@@ -173,8 +178,88 @@ fn subcommands_of_the_binary_do_not_import_each_other() {
     );
 }
 
+/// The constants `code` defines (`const NAME: TYPE = …`), with their types.
+fn constants(code: &str) -> Vec<(&str, &str)> {
+    code.match_indices("const ")
+        .filter(|(i, _)| code[..*i].chars().last().is_none_or(|c| c.is_whitespace()))
+        .filter_map(|(i, _)| {
+            let rest = &code[i + "const ".len()..];
+            let (name, rest) = rest.split_once(':')?;
+            let (ty, _) = rest.split_once('=')?;
+            let name = name.trim();
+            let is_name = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+            is_name.then_some((name, ty.trim()))
+        })
+        .collect()
+}
+
+/// The names of the constants of `code` whose type holds a `Duration`.
+fn duration_constants(code: &str) -> Vec<&str> {
+    constants(code)
+        .into_iter()
+        .filter(|(_, ty)| ty.contains("Duration"))
+        .map(|(name, _)| name)
+        .collect()
+}
+
+#[test]
+fn every_named_duration_of_the_library_lives_in_timing() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut outside = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(&src).unwrap();
+        if rel.starts_with("bin") || rel.starts_with("timing") {
+            continue;
+        }
+        for name in duration_constants(&code(&file)) {
+            outside.push(format!("{}: {name}", rel.display()));
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "Duration constants outside src/timing/ (each timing rule lives there, with its \
+         why, and in the README's table): {outside:?}"
+    );
+}
+
+#[test]
+fn the_readme_table_names_every_timing_constant() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut files = Vec::new();
+    rust_files(&root().join("src/timing"), &mut files);
+    let mut missing = Vec::new();
+    let mut named = 0;
+    for file in files {
+        let module = file.file_stem().unwrap().to_string_lossy().into_owned();
+        for (name, _) in constants(&code(&file)) {
+            named += 1;
+            let path = format!("{module}::{name}");
+            if !readme.contains(&format!("`{path}`")) {
+                missing.push(path);
+            }
+        }
+    }
+    eprintln!("{named} timing constants");
+    assert!(
+        missing.is_empty(),
+        "timing constants missing from the README's table of timing rules: {missing:?}"
+    );
+}
+
 #[test]
 fn the_checks_can_fail() {
+    assert_eq!(
+        duration_constants(
+            "const A: Duration = x;\n pub const N: usize = 3;\n\
+             pub(crate) const P: (Duration, Duration) = (a, b);\nlet constant: Duration = y;"
+        ),
+        ["A", "P"]
+    );
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     graph.entry("lock".into()).or_default().insert("seq".into());
     assert_eq!(cycle(&graph), None);

@@ -25,11 +25,10 @@ pub mod retry;
 pub mod wait;
 pub mod wake;
 
-pub use crate::timing::{drift, validity};
 pub use keeper::{Claim, Keeper, Loss, RenewError};
 pub use retry::Patience;
 pub use wait::wait_for;
-pub use wake::{Channel, WAKE_LUA, WAKE_SPREAD, Wakeups};
+pub use wake::{Channel, WAKE_LUA, Wakeups};
 
 use crate::error::{Error, Result};
 use std::future::Future;

@@ -87,6 +87,7 @@ use crate::base::keys::companion_key;
 use crate::base::random::{random_below, random_hex};
 use crate::error::Result;
 use crate::store::{Heard, Listener, Store};
+use crate::timing::wake::{MAJORITY_WAIT, WAKE_SPREAD};
 use futures_util::StreamExt;
 use futures_util::stream::SelectAll;
 use std::sync::Arc;
@@ -99,17 +100,6 @@ pub use script::{Queued, Waking};
 /// The Lua prelude of every script that frees what waiters wait for: its
 /// `wake(channel, mode)` publishes the wake-up (wake.lua).
 pub const WAKE_LUA: &str = include_str!("wake.lua");
-
-/// The most a woken waiter waits before its attempt, so that a crowd of
-/// waiters woken by one release does not try in the same millisecond.
-pub const WAKE_SPREAD: Duration = Duration::from_millis(5);
-
-/// The most a waiter woken alone by one of several masters waits for a
-/// majority of them to say so too (`majority_freed`): a release reaches
-/// them all within a round and a disk flush, so this bound is reached only
-/// where a master lacks the waiter's place (it was out of reach when the
-/// waiter queued, or restarted), and then the waiter tries anyway.
-pub const MAJORITY_WAIT: Duration = Duration::from_millis(20);
 
 /// A test knob, not a setting: when set, a waiter does not subscribe and
 /// only polls, as before wake-ups existed, so that the hand-over benchmark

@@ -30,7 +30,6 @@ mod script;
 mod waiting;
 mod worker_id;
 
-pub use crate::timing::lease::{Adjustment, Requested, Timing};
 pub use init::{InitOutcome, MAX_POOL_SIZE, create_missing, init, recorded_range, validate_range};
 pub use list::{ListEntry, Listing, list};
 pub use report::{HolderClock, Stats, stats};
@@ -38,9 +37,11 @@ pub use worker_id::WorkerId;
 
 use crate::base::BootInstant;
 use crate::base::setting::Setting;
-use crate::claim::{Channel, Claim, RenewError, Wakeups, validity};
+use crate::claim::{Channel, Claim, RenewError, Wakeups};
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
+use crate::timing::drift::validity;
+use crate::timing::lease::Timing;
 pub use clock_guard::ClockPolicy;
 use clock_guard::{ClockRecord, Offset, WallWatch, wall_ms};
 use std::time::Duration;
@@ -168,10 +169,9 @@ impl Leaser {
     /// A leaser for the pool `keys` on `store`, with the lease length and
     /// retry interval of `timing` (which has been through the safeguards).
     pub fn new(store: Store, keys: PoolKeys, timing: &Timing) -> Leaser {
-        // A released id admits one run: waiters queue, and their queue
-        // outlives a waiter's last attempt by two of its pauses and
-        // attempts (claim/wake.rs).
-        let keep = 2 * (waiting::poll_pause(timing.interval()).1 + store.timeouts().settle());
+        // A released id admits one run: waiters queue (claim/wake.rs).
+        let pause = waiting::poll_pause(timing.interval()).1;
+        let keep = crate::timing::wake::waiter_keep(pause, store.timeouts().settle());
         Leaser {
             wakeups: Wakeups::new(keys.wake.clone()).waking_one(keep),
             store,

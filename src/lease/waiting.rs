@@ -8,8 +8,10 @@
 //! lease that expired, an id freed by hand, a pool grown by `init`)
 //! publishes nothing and is found by the poll.
 
-use super::*;
+use super::{Acquired, Lease, Leaser, clock_guard};
 use crate::claim::{Attempt, Claimant, Refusal};
+use crate::error::Result;
+use std::time::Duration;
 
 impl Claimant for Leaser {
     type Held = Lease;
@@ -90,7 +92,7 @@ const TEST_POLL_ENV: &str = "YARAUS_TEST_RUN_POLL_MS";
 
 /// The pause between two attempts of a run waiting for an id.
 pub(super) fn poll_pause(interval: Duration) -> (Duration, Duration) {
-    test_poll().unwrap_or((interval / 2, interval))
+    test_poll().unwrap_or_else(|| crate::timing::lease::poll_pause(interval))
 }
 
 fn test_poll() -> Option<(Duration, Duration)> {

@@ -99,29 +99,20 @@ mod script;
 mod tally;
 mod token;
 
-pub use crate::claim::WAKE_SPREAD;
 pub use held::HeldLock;
 pub use info::{LockInfo, NodeInfo, SemaphoreHolder};
 use kind::Kind;
 pub use release::{ReleaseVerdict, Released};
-use script::FenceMode;
 pub use token::{Holder, Token, describe_holder, host};
 
-use crate::base::BootInstant;
 use crate::base::setting::Setting;
-use crate::claim::{
-    Attempt as ClaimAttempt, Channel, Claim, Claimant, RenewError, Wakeups, validity,
-};
+use crate::claim::{Attempt as ClaimAttempt, Channel, Wakeups};
 use crate::error::{Error, Result};
 use crate::seq::MajoritySequence;
-use crate::store::{Quorum, Replies, Target};
+use crate::store::{Quorum, Target};
+use crate::timing::lock::RETRY_PAUSE;
+use crate::timing::wake::waiter_keep;
 use std::time::Duration;
-use tokio::time::Instant;
-
-pub use crate::timing::lock::{MAX_TTL, MIN_TTL};
-/// Shortest and longest pause between two attempts (redsync's defaults).
-/// With wake-ups (claim/wake.rs) it is only the fallback poll: a release ends it.
-const RETRY_PAUSE: (Duration, Duration) = (Duration::from_millis(50), Duration::from_millis(250));
 
 /// A test knob, not a setting: the fallback poll in milliseconds instead of
 /// [`RETRY_PAUSE`], so that the tests can tell a wake-up (prompt with a poll
@@ -236,8 +227,6 @@ pub struct Locker {
 /// The outcome of one attempt at a lock.
 pub type Attempt = ClaimAttempt<HeldLock>;
 
-pub use crate::claim::{Refusal, RefusalKind};
-
 impl Locker {
     /// The lock `name` on `targets` (one master, or N independent masters).
     pub fn new(targets: &[Target], name: &str, options: LockOptions) -> Result<Locker> {
@@ -302,7 +291,7 @@ impl Locker {
         let wake_channel = Channel::new(&options.namespace, &key, cluster)?;
         let kind = Kind::new(options.limit, options.shared);
         let pause = retry_pause();
-        let wakeups = kind.wakeups(wake_channel, pause.1 + quorum.round_timeout());
+        let wakeups = kind.wakeups(wake_channel, waiter_keep(pause.1, quorum.round_timeout()));
         Ok(Locker {
             quorum,
             name: name.to_string(),

@@ -53,7 +53,7 @@ pub enum Outcome {
     /// A wrong password's reply, written after [`AUTH_PAUSE`]; the
     /// connection closes after it when `close`.
     ///
-    /// [`AUTH_PAUSE`]: super::limits::AUTH_PAUSE
+    /// [`AUTH_PAUSE`]: crate::timing::serve::AUTH_PAUSE
     Refused { reply: Vec<u8>, close: bool },
 }
 

@@ -49,9 +49,10 @@
 
 use super::command::{self, InFlight, Outcome};
 use super::conn::{Connection, ReadNow};
-use super::limits::{self, AUTH_PAUSE, AUTH_TIME};
+use super::limits;
 use super::resp::{self, ProtocolError};
 use super::{Client, Server};
+use crate::timing::serve::{AUTH_PAUSE, AUTH_TIME, TELL_TIME};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -350,9 +351,6 @@ impl Handler<'_> {
         }
     }
 }
-
-/// Longest wait to tell a client why it is closed: it may read nothing.
-const TELL_TIME: Duration = Duration::from_secs(1);
 
 /// Adds the reply of one request to `out`, once it is there (`EXEC`
 /// inside `EXEC` cannot be: it is never queued).

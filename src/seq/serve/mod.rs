@@ -38,8 +38,6 @@
 //! replies first; sequencers answer what is queued; then `run` returns.
 
 mod batch;
-
-pub use batch::RETIRE_AFTER;
 mod command;
 mod conn;
 mod handler;
@@ -52,6 +50,8 @@ mod session;
 
 use super::SeqKeys;
 use crate::store::Quorum;
+use crate::timing::listen::ACCEPT_WARNING_EVERY;
+use crate::timing::serve::DRAIN_GRACE;
 use batch::{Registry, Settings};
 use health::Health;
 use info::ServerStats;
@@ -85,7 +85,7 @@ pub struct Config {
     pub durable: bool,
     /// Rounds, ids and readiness for `--metrics-listen` (off without it).
     pub metrics: crate::metrics::Metrics,
-    /// A sequence idle this long is forgotten ([`RETIRE_AFTER`]).
+    /// A sequence idle this long is forgotten ([`RETIRE_AFTER`](crate::timing::serve::RETIRE_AFTER)).
     pub retire_after: Duration,
 }
 
@@ -130,15 +130,6 @@ pub struct Client {
     /// The queue, between `MULTI` and `EXEC`.
     multi: Option<multi::Transaction>,
 }
-
-/// Longest wait for connections to answer and close after `stop`, beyond
-/// the rounds in flight (bounded by `--timeout`): a client that does not
-/// read its replies is not waited for longer.
-const DRAIN_GRACE: Duration = Duration::from_secs(5);
-
-/// At most one "cannot accept" warning this often (with the count of the
-/// others): out of file descriptors, every accept fails.
-const ACCEPT_WARNING_EVERY: Duration = Duration::from_secs(10);
 
 impl Server {
     /// Serves on `listener` until `stop` resolves, then drains (see the

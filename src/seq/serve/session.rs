@@ -26,9 +26,10 @@
 //! Nothing here touches the nodes.
 
 use super::command::{Outcome, arity, err, ok, reply};
-use super::limits::{self, AUTH_PAUSE, MAX_AUTH_FAILURES};
+use super::limits::{self, MAX_AUTH_FAILURES};
 use super::resp::{self, Proto};
 use super::{Client, Server};
+use crate::timing::serve::AUTH_PAUSE;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// What a password check found.

@@ -17,11 +17,12 @@
 use crate::cli::{AcquireFormat, LockArgs, command_env};
 use std::time::Duration;
 use yaraus::base::setting::Setting;
-use yaraus::claim::{Keeper, Patience, RenewError, validity};
+use yaraus::claim::{Keeper, Patience, RenewError};
 use yaraus::context::Context;
 use yaraus::error::{Error, Result};
 use yaraus::lock::{HeldLock, LockOptions, Locker, ReleaseVerdict, Token};
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
+use yaraus::timing::drift::validity;
 use yaraus::timing::kill_after;
 use yaraus::timing::lock::{extend_every, release as release_within};
 

@@ -6,10 +6,11 @@ use yaraus::claim::{Claim, Keeper, wait_for};
 use yaraus::context::PoolContext;
 use yaraus::error::{Error, Result};
 use yaraus::lease::clock_guard::{show_wall, wall_instant, wall_ms};
-use yaraus::lease::{self, ClockPolicy, Lease, Leaser, Requested, Timing};
+use yaraus::lease::{self, ClockPolicy, Lease, Leaser};
 use yaraus::metrics::{Kind, Metrics, http};
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, StartAfter, Watchdog, hold, substitute};
 use yaraus::timing::clock_guard::offset_warning;
+use yaraus::timing::lease::{Requested, Timing};
 
 pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result<i32> {
     let metrics_args = args.metrics.clone();

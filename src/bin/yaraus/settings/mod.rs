@@ -21,7 +21,8 @@ use crate::cli::{Cli, Command, GlobalArgs, HiloArgs, LockArgs, SeqArgs};
 use std::path::Path;
 use yaraus::context::Context;
 use yaraus::error::{Error, Result};
-use yaraus::store::{ConnectOptions, Target, Timeouts, Tls, split_urls};
+use yaraus::store::{ConnectOptions, Target, Tls, split_urls};
+use yaraus::timing::Timeouts;
 
 /// The context of `cli`: its servers, namespace, timeouts and durability.
 pub fn context(cli: &Cli) -> Result<Context> {
