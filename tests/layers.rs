@@ -11,7 +11,7 @@
 //! One home per concept: every named `Duration` of the library (a pause, a
 //! lifetime, a bound, an interval) is a timing rule, and lives in
 //! `src/timing/`, whose every constant the README's table of timing rules
-//! names.
+//! names. And the library reads no test knob from the environment.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -248,6 +248,26 @@ fn the_readme_table_names_every_timing_constant() {
     assert!(
         missing.is_empty(),
         "timing constants missing from the README's table of timing rules: {missing:?}"
+    );
+}
+
+#[test]
+fn the_library_reads_no_test_knob_from_the_environment() {
+    // What a test or a benchmark sets is an option of the library's types,
+    // which the binary fills from hidden flags: an embedding program's
+    // environment changes nothing.
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let knobs: Vec<_> = files
+        .iter()
+        .filter(|f| !f.strip_prefix(&src).unwrap().starts_with("bin"))
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains("YARAUS_TEST_"))
+        .map(|f| f.strip_prefix(&src).unwrap().display().to_string())
+        .collect();
+    assert!(
+        knobs.is_empty(),
+        "the library names YARAUS_TEST_ variables in {knobs:?}"
     );
 }
 

@@ -37,7 +37,7 @@ pub use worker_id::WorkerId;
 
 use crate::base::BootInstant;
 use crate::base::setting::Setting;
-use crate::claim::{Channel, Claim, RenewError, Wakeups};
+use crate::claim::{Channel, Claim, RenewError, WaitOptions, Wakeups};
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
 use crate::timing::drift::validity;
@@ -117,6 +117,8 @@ pub struct Leaser {
     /// before every later attempt (only ever ours: the script checks the
     /// owner, and a later attempt that leases one again ends the wait).
     leftovers: Vec<recovery::Leftover>,
+    /// How it waits: the fallback poll, the wake-ups.
+    wait: WaitOptions,
     /// While it waits for a free id: its subscription to the pool's wake
     /// channel (claim/wake.rs).
     wakeups: Wakeups,
@@ -169,11 +171,10 @@ impl Leaser {
     /// A leaser for the pool `keys` on `store`, with the lease length and
     /// retry interval of `timing` (which has been through the safeguards).
     pub fn new(store: Store, keys: PoolKeys, timing: &Timing) -> Leaser {
-        // A released id admits one run: waiters queue (claim/wake.rs).
-        let pause = waiting::poll_pause(timing.interval()).1;
-        let keep = crate::timing::wake::waiter_keep(pause, store.timeouts().settle());
+        let wait = WaitOptions::default();
         Leaser {
-            wakeups: Wakeups::new(keys.wake.clone()).waking_one(keep),
+            wakeups: waiting::wakeups(&keys, &store, timing.interval(), &wait),
+            wait,
             store,
             keys,
             clock: ClockPolicy::default(),
@@ -202,6 +203,14 @@ impl Leaser {
     /// With this clock policy.
     pub fn clock(mut self, policy: ClockPolicy) -> Leaser {
         self.clock = policy;
+        self
+    }
+
+    /// Waiting for a free id as `wait` says: its fallback poll, its
+    /// wake-ups (the default: the pool's queue).
+    pub fn waiting_as(mut self, wait: WaitOptions) -> Leaser {
+        self.wakeups = waiting::wakeups(&self.keys, &self.store, self.interval, &wait);
+        self.wait = wait;
         self
     }
 

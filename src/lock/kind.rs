@@ -17,8 +17,8 @@ use super::script::{
     SharedAcquire, Withdraw,
 };
 use super::{Busy, Token, describe_holder};
-use crate::claim::Wakeups;
 use crate::claim::wake::{Channel, Queued, Waking};
+use crate::claim::{WakePolicy, Wakeups};
 use crate::timing::lock::RETRY_PAUSE;
 use crate::timing::wake::waiter_keep;
 use std::time::Duration;
@@ -97,11 +97,11 @@ impl Kind {
     /// How its waiters are woken (claim/wake.rs); a waiter's place in the
     /// queue outlives its last attempt by `keep` ([`waiter_keep`], as a
     /// waiting writer's mark does).
-    pub(super) fn wakeups(self, channel: Channel, keep: Duration) -> Wakeups {
+    pub(super) fn wakeups(self, channel: Channel, keep: Duration, policy: WakePolicy) -> Wakeups {
         match self {
             // A writer's release admits every reader: they are all woken.
-            Kind::Shared => Wakeups::new(channel),
-            Kind::Lock | Kind::Semaphore { .. } => Wakeups::new(channel).waking_one(keep),
+            Kind::Shared => Wakeups::new(channel, policy),
+            Kind::Lock | Kind::Semaphore { .. } => Wakeups::new(channel, policy).waking_one(keep),
         }
     }
 

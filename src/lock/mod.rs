@@ -106,29 +106,13 @@ pub use release::{ReleaseVerdict, Released};
 pub use token::{Holder, Token, describe_holder, host};
 
 use crate::base::setting::Setting;
-use crate::claim::{Attempt as ClaimAttempt, Channel, Wakeups};
+use crate::claim::{Attempt as ClaimAttempt, Channel, WaitOptions, Wakeups};
 use crate::error::{Error, Result};
 use crate::seq::MajoritySequence;
 use crate::store::{Quorum, Target};
 use crate::timing::lock::RETRY_PAUSE;
 use crate::timing::wake::waiter_keep;
 use std::time::Duration;
-
-/// A test knob, not a setting: the fallback poll in milliseconds instead of
-/// [`RETRY_PAUSE`], so that the tests can tell a wake-up (prompt with a poll
-/// of 30 s) from a poll (tests/lock_cli/wake.rs). Undocumented for users.
-const TEST_POLL_ENV: &str = "YARAUS_TEST_LOCK_POLL_MS";
-
-/// The pause between two attempts: [`RETRY_PAUSE`], or the test knob's.
-fn retry_pause() -> (Duration, Duration) {
-    std::env::var(TEST_POLL_ENV)
-        .ok()
-        .and_then(|ms| ms.parse().ok())
-        .map_or(RETRY_PAUSE, |ms| {
-            let d = Duration::from_millis(ms);
-            (d, d)
-        })
-}
 
 /// How a [`Locker`] takes its lock.
 #[derive(Clone, Debug)]
@@ -149,6 +133,9 @@ pub struct LockOptions {
     /// With several masters, refuse nodes that do not fsync every write
     /// (the fencing sequence needs it). Ignored with one master.
     pub require_fsync: bool,
+    /// How a waiter polls and is woken (the default: the lock's queue, and
+    /// [`RETRY_PAUSE`] between attempts).
+    pub wait: WaitOptions,
 }
 
 impl LockOptions {
@@ -163,6 +150,7 @@ impl LockOptions {
             shared: false,
             request_timeout: crate::timing::Timeouts::default().lock_request(ttl),
             require_fsync: true,
+            wait: WaitOptions::default(),
         }
     }
 }
@@ -290,8 +278,9 @@ impl Locker {
         )?);
         let wake_channel = Channel::new(&options.namespace, &key, cluster)?;
         let kind = Kind::new(options.limit, options.shared);
-        let pause = retry_pause();
-        let wakeups = kind.wakeups(wake_channel, waiter_keep(pause.1, quorum.round_timeout()));
+        let pause = options.wait.pause(RETRY_PAUSE);
+        let keep = waiter_keep(pause.1, quorum.round_timeout());
+        let wakeups = kind.wakeups(wake_channel, keep, options.wait.wakeups);
         Ok(Locker {
             quorum,
             name: name.to_string(),

@@ -205,6 +205,9 @@ pub struct LockArgs {
     #[command(flatten)]
     pub child_env: ChildEnvArgs,
 
+    #[command(flatten)]
+    pub knobs: super::WaitKnobs,
+
     /// The command to run while holding the lock, and its arguments.
     #[arg(trailing_var_arg = true, value_name = "COMMAND")]
     pub argv: Vec<String>,

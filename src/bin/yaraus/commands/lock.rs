@@ -52,6 +52,7 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
         shared: args.shared,
         request_timeout,
         require_fsync: ctx.requires_durable(),
+        wait: crate::settings::wait_options(&args.knobs),
     };
     let mut locker = Locker::new(ctx.targets(), &args.name, options)?;
     crate::logger::set_context("lock", locker.name());

@@ -55,7 +55,9 @@ async fn run_with(
         stop_on_step: args.stop_on_clock_step,
         warn_over: offset_warning(timing.delay()),
     };
-    let mut leaser = Leaser::new(ctx.store()?, ctx.keys.clone(), &timing).clock(clock);
+    let mut leaser = Leaser::new(ctx.store()?, ctx.keys.clone(), &timing)
+        .clock(clock)
+        .waiting_as(crate::settings::wait_options(&args.knobs));
     if let Some((min, max)) = range {
         leaser = leaser.recreating(min, max);
     }

@@ -17,6 +17,8 @@
 pub mod credentials;
 mod wait;
 
+pub use wait::wait_options;
+
 use crate::cli::{Cli, Command, GlobalArgs, HiloArgs, LockArgs, SeqArgs};
 use std::path::Path;
 use yaraus::context::Context;
