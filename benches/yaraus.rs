@@ -202,8 +202,7 @@ fn worker_id_cycles(rt: &tokio::runtime::Runtime, url: &str, cycles: usize) -> (
 /// Lock acquire + release cycles on one master, three fsync'ing masters and
 /// three plain ones.
 fn lock_cycles(s: &Servers, cycles: usize) -> [(&'static str, cycles::BenchReport); 3] {
-    let mut options = yaraus::lock::LockOptions::new(Duration::from_secs(30));
-    options.namespace = "bench".into();
+    let options = yaraus::lock::LockOptions::new("bench", Duration::from_secs(30));
     let cycles_on = |urls: &[String], require_fsync: bool| {
         let mut options = options.clone();
         options.require_fsync = require_fsync;

@@ -45,7 +45,6 @@
 //! ```no_run
 //! use std::time::Duration;
 //! use yaraus::context::Context;
-//! use yaraus::lock::{LockOptions, Locker};
 //! use yaraus::store::Target;
 //! use yaraus::timing::Timeouts;
 //!
@@ -55,9 +54,10 @@
 //!     .map(|url| Target::parse(url))
 //!     .collect::<yaraus::error::Result<Vec<_>>>()?;
 //! let ctx = Context::new(targets, Some("myapp"), Timeouts::default())?;
-//! let mut options = LockOptions::new(Duration::from_secs(30));
-//! options.namespace = ctx.namespace().to_string();
-//! let mut locker = Locker::new(ctx.targets(), "nightly-backup", options)?;
+//! // Its keys in the namespace myapp; a ttl of 30 s, extended by a Keeper
+//! // while held (or by `locker.extend`).
+//! let options = ctx.lock_options(Duration::from_secs(30));
+//! let mut locker = ctx.locker("nightly-backup", options)?;
 //! // Wait up to 5 s; a future that resolves to an error would end the wait.
 //! let held = locker
 //!     .acquire(Some(Duration::from_secs(5)), std::future::pending())

@@ -80,8 +80,7 @@ impl Agent {
             )));
         }
         let shards = Quorum::new(targets, request_timeout, durable)?;
-        let mut lock = LockOptions::new(AGENT_LOCK_TTL);
-        lock.namespace = namespace.to_string();
+        let mut lock = LockOptions::new(namespace, AGENT_LOCK_TTL);
         lock.request_timeout = request_timeout;
         lock.require_fsync = durable;
         let locker = Locker::new(targets, &keys.agent_lock(), lock)?;

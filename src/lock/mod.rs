@@ -139,13 +139,16 @@ pub struct LockOptions {
 }
 
 impl LockOptions {
-    /// Defaults for `ttl`: no prefix, namespace `yaraus`, a plain lock, a
-    /// request timeout of a tenth of the ttl (at most 2 s), fsync required.
-    pub fn new(ttl: Duration) -> LockOptions {
+    /// Defaults for a lock of `ttl` whose own keys (the fencing counter,
+    /// the wake channel, the queue) are in `namespace`: no prefix, a plain
+    /// lock, a request timeout of a tenth of the ttl (at most 2 s), fsync
+    /// required. [`crate::context::Context::lock_options`] makes them from
+    /// a context.
+    pub fn new(namespace: impl Into<String>, ttl: Duration) -> LockOptions {
         LockOptions {
             ttl,
             prefix: String::new(),
-            namespace: "yaraus".into(),
+            namespace: namespace.into(),
             limit: 1,
             shared: false,
             request_timeout: crate::timing::Timeouts::default().lock_request(ttl),
@@ -372,18 +375,17 @@ mod tests {
         vec![Target::parse("redis://127.0.0.1:1/0").unwrap()]
     }
 
+    fn thirty_seconds() -> LockOptions {
+        LockOptions::new("yaraus", Duration::from_secs(30))
+    }
+
     #[test]
     fn the_key_is_the_name_unless_prefixed() {
-        let locker = Locker::new(
-            &target(),
-            "deploy",
-            LockOptions::new(Duration::from_secs(30)),
-        )
-        .unwrap();
+        let locker = Locker::new(&target(), "deploy", thirty_seconds()).unwrap();
         assert_eq!(locker.key(), "deploy");
         assert_eq!(locker.fencing_key(), "yaraus:fencing:deploy");
         assert_eq!(locker.wake_channel(), "yaraus:wake:deploy");
-        let mut options = LockOptions::new(Duration::from_secs(30));
+        let mut options = thirty_seconds();
         options.prefix = "locks:".into();
         let locker = Locker::new(&target(), "deploy", options).unwrap();
         assert_eq!(locker.key(), "locks:deploy");
@@ -394,16 +396,16 @@ mod tests {
         let usage = |name: &str, options: LockOptions, targets: &[Target]| {
             matches!(Locker::new(targets, name, options), Err(Error::Usage(_)))
         };
-        let ok = LockOptions::new(Duration::from_secs(30));
+        let ok = thirty_seconds();
         assert!(usage("", ok.clone(), &target()));
         assert!(usage(
             "x",
-            LockOptions::new(Duration::from_millis(5)),
+            LockOptions::new("yaraus", Duration::from_millis(5)),
             &target()
         ));
         assert!(usage(
             "x",
-            LockOptions::new(Duration::from_secs(400 * 24 * 3600)),
+            LockOptions::new("yaraus", Duration::from_secs(400 * 24 * 3600)),
             &target()
         ));
         let three: Vec<Target> = (1..=3)

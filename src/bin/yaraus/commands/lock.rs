@@ -45,16 +45,14 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
         _ => ctx.timeouts().lock_request(args.ttl),
     };
     let options = LockOptions {
-        ttl: args.ttl,
         prefix: args.prefix.clone(),
-        namespace: ctx.namespace().to_string(),
         limit: args.limit,
         shared: args.shared,
         request_timeout,
-        require_fsync: ctx.requires_durable(),
         wait: crate::settings::wait_options(&args.knobs),
+        ..ctx.lock_options(args.ttl)
     };
-    let mut locker = Locker::new(ctx.targets(), &args.name, options)?;
+    let mut locker = ctx.locker(&args.name, options)?;
     crate::logger::set_context("lock", locker.name());
     advise(&args, &mode, &locker);
     let conflict_code = i32::from(args.conflict_exit_code);
