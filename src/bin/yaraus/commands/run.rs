@@ -1,6 +1,7 @@
 //! `yaraus run`: lease a worker id, run the command with it, release it.
 
 use crate::cli::{RunArgs, command_env};
+use std::time::Duration;
 use yaraus::base::setting::Setting;
 use yaraus::claim::{Claim, Keeper, wait_for};
 use yaraus::context::PoolContext;
@@ -50,13 +51,8 @@ async fn run_with(
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
     // Not dialed yet: a Redis out of reach is waited out like a busy pool.
-    let clock = ClockPolicy {
-        max_offset: args.max_clock_offset,
-        stop_on_step: args.stop_on_clock_step,
-        warn_over: offset_warning(timing.delay()),
-    };
     let mut leaser = Leaser::new(ctx.store()?, ctx.keys.clone(), &timing)
-        .clock(clock)
+        .clock(clock_policy(&args, timing.delay()))
         .waiting_as(crate::settings::wait_options(&args.knobs));
     if let Some((min, max)) = range {
         leaser = leaser.recreating(min, max);
@@ -102,6 +98,17 @@ async fn run_with(
         start_after,
     };
     hold(keeper, watchdog, &spec, options, &mut signals).await
+}
+
+/// The clock guard's policy, as `--max-clock-offset` and
+/// `--stop-on-clock-step` ask, warning of an offset that the grace `delay`
+/// was not sized for.
+fn clock_policy(args: &RunArgs, delay: Duration) -> ClockPolicy {
+    ClockPolicy {
+        max_offset: args.max_clock_offset,
+        stop_on_step: args.stop_on_clock_step,
+        warn_over: offset_warning(delay),
+    }
 }
 
 /// The warning for a command that never sees the worker id in its
