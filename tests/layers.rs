@@ -44,6 +44,19 @@ fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
     }
 }
 
+/// The library's sources (outside `src/bin/`): each path relative to
+/// `src/`, and the file's path.
+fn library_files() -> Vec<(PathBuf, PathBuf)> {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files
+        .into_iter()
+        .map(|f| (f.strip_prefix(&src).unwrap().to_path_buf(), f))
+        .filter(|(rel, _)| !rel.starts_with("bin"))
+        .collect()
+}
+
 /// The code of a Rust source, comments (and so doc links) removed.
 fn code(path: &Path) -> String {
     std::fs::read_to_string(path)
@@ -73,19 +86,15 @@ fn names_after<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
 
 /// Top-level module → the top-level modules its files name.
 fn library_imports() -> BTreeMap<String, BTreeSet<String>> {
-    let src = root().join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in files {
-        let rel = file.strip_prefix(&src).unwrap();
+    for (rel, file) in library_files() {
         let first = rel
             .components()
             .next()
             .unwrap()
             .as_os_str()
             .to_string_lossy();
-        if first == "bin" || first == "lib.rs" {
+        if first == "lib.rs" {
             continue;
         }
         let module = first.trim_end_matches(".rs").to_string();
@@ -207,13 +216,9 @@ fn duration_constants(code: &str) -> Vec<&str> {
 
 #[test]
 fn every_named_duration_of_the_library_lives_in_timing() {
-    let src = root().join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut outside = Vec::new();
-    for file in files {
-        let rel = file.strip_prefix(&src).unwrap();
-        if rel.starts_with("bin") || rel.starts_with("timing") {
+    for (rel, file) in library_files() {
+        if rel.starts_with("timing") {
             continue;
         }
         for name in duration_constants(&code(&file)) {
@@ -256,14 +261,14 @@ fn the_library_reads_no_test_knob_from_the_environment() {
     // What a test or a benchmark sets is an option of the library's types,
     // which the binary fills from hidden flags: an embedding program's
     // environment changes nothing.
-    let src = root().join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let knobs: Vec<_> = files
-        .iter()
-        .filter(|f| !f.strip_prefix(&src).unwrap().starts_with("bin"))
-        .filter(|f| std::fs::read_to_string(f).unwrap().contains("YARAUS_TEST_"))
-        .map(|f| f.strip_prefix(&src).unwrap().display().to_string())
+    let knobs: Vec<_> = library_files()
+        .into_iter()
+        .filter(|(_, file)| {
+            std::fs::read_to_string(file)
+                .unwrap()
+                .contains("YARAUS_TEST_")
+        })
+        .map(|(rel, _)| rel.display().to_string())
         .collect();
     assert!(
         knobs.is_empty(),
