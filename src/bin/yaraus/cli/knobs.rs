@@ -19,13 +19,13 @@ pub struct WaitKnobs {
     /// Whether releases wake the waiters: `queue` (the default), `all` (no
     /// queue: every release wakes every waiter) or `off` (polls only), so
     /// that a benchmark compares them with one binary.
-    #[arg(long, hide = true, value_enum, default_value_t = Wakeups::Queue)]
-    pub wakeups: Wakeups,
+    #[arg(long, hide = true, value_enum, default_value_t = WakePolicyArg::Queue)]
+    pub wakeups: WakePolicyArg,
 }
 
 /// The values of `--wakeups`.
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Wakeups {
+pub enum WakePolicyArg {
     #[default]
     Queue,
     All,

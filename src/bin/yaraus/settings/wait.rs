@@ -11,7 +11,7 @@
 //!
 //! `--timeout` keeps its meaning inside the wait: the bound on one request.
 
-use crate::cli::{Command, HiloCommand, SeqCommand, WaitKnobs, Wakeups};
+use crate::cli::{Command, HiloCommand, SeqCommand, WaitKnobs, WakePolicyArg};
 use std::time::Duration;
 use yaraus::claim::{WaitOptions, WakePolicy};
 use yaraus::timing::retry::one_shot_wait;
@@ -51,9 +51,9 @@ pub fn wait_options(knobs: &WaitKnobs) -> WaitOptions {
     WaitOptions {
         poll: knobs.poll,
         wakeups: match knobs.wakeups {
-            Wakeups::Queue => WakePolicy::Queue,
-            Wakeups::All => WakePolicy::All,
-            Wakeups::Off => WakePolicy::Off,
+            WakePolicyArg::Queue => WakePolicy::Queue,
+            WakePolicyArg::All => WakePolicy::All,
+            WakePolicyArg::Off => WakePolicy::Off,
         },
     }
 }
