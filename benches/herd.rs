@@ -31,6 +31,7 @@
 //! attempts per hand-over), and prints a Markdown table of both.
 
 use crate::common::RedisServer;
+use crate::common::lock::scripts_run;
 use crate::figures::percentile;
 use crate::{exits, nanos, wait_for};
 use std::path::Path;
@@ -76,20 +77,6 @@ fn lock(yaraus: &str, url: &str, policy: Policy, extra: &[&str], script: &str) -
         .args(policy.flags())
         .args(["--", "sh", "-c", script]);
     crate::spawn_quiet(c, "lock")
-}
-
-/// Scripts the server has run (`EVALSHA` calls that did not fail).
-fn scripts_run(server: &RedisServer) -> u64 {
-    let info: String = server.query(&["INFO", "commandstats"]);
-    let field = |line: &str, name: &str| -> u64 {
-        line.split([',', ':'])
-            .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    info.lines()
-        .find(|l| l.starts_with("cmdstat_evalsha:"))
-        .map_or(0, |l| field(l, "calls") - field(l, "failed_calls"))
 }
 
 fn finished(mut child: Child) -> i32 {

@@ -197,3 +197,27 @@ fn a_waiter_whose_subscription_is_cut_subscribes_again() {
     let output = exits_within_event(waiting, "the waiter subscribed again to be woken");
     assert_code(&output, 0);
 }
+
+#[test]
+fn a_waiter_without_wakeups_never_subscribes_and_takes_the_lock_by_polling() {
+    let servers = masters(1, false);
+    let s = &servers[0];
+    let dir = tempfile::tempdir().unwrap();
+    let holding = holder(&servers, "polled", dir.path());
+    let before = scripts_run(s);
+    let waiting = start(
+        lock_cmd(&all(&servers))
+            .args(["--wakeups", "off", "--poll", "100ms"])
+            .args(["polled", "--", "true"]),
+    );
+    // A waiter subscribes after its first refused attempt, before its
+    // second: after three, one that wakes would listen.
+    wait_until("the waiter to be refused three times", EVENT, || {
+        scripts_run(s) >= before + 3
+    });
+    assert_eq!(subscribers(s, "yaraus:wake:polled"), 0);
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    assert_code(&finish(holding), 0);
+    let output = exits_within_event(waiting, "the polling waiter to take the lock");
+    assert_code(&output, 0);
+}
