@@ -14,7 +14,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod clock;
+mod clock_guard;
 mod command_line;
 mod compatibility;
 mod leasing;
