@@ -3,8 +3,8 @@
 //! command starts, on one master and on three masters with `appendfsync
 //! always`, with wake-ups (a release publishes, the waiter is subscribed)
 //! and with polls only (the waiter pauses 50–250 ms between attempts, as
-//! before wake-ups; the test knob `YARAUS_TEST_NO_WAKEUPS` turns the
-//! subscription off, so both run the same binary in the same run).
+//! before wake-ups; the hidden flag `--wakeups off` turns the subscription
+//! off, so both run the same binary in the same run).
 //!
 //! One round, for each setting in turn (so that a machine whose speed
 //! drifts slows them alike): a holder `yaraus lock NAME -- sh -c '…'`
@@ -72,16 +72,20 @@ fn lock(yaraus: &str, urls: &[String], wakeups: bool, script: String) -> Child {
     for u in urls {
         c.args(["--redis", u]);
     }
-    c.args(["lock", "bench-handover", "--", "sh", "-c", &script]);
-    spawn_quiet(c, wakeups, "lock")
+    c.args(["lock", "bench-handover"])
+        .args(wakeups_unless(wakeups))
+        .args(["--", "sh", "-c", &script]);
+    spawn_quiet(c, "lock")
 }
 
-/// Starts `c` with no standard streams; without wake-ups (the same binary,
-/// the test knob), its waiters only poll. For every setting of this bench.
-fn spawn_quiet(mut c: Command, wakeups: bool, what: &str) -> Child {
-    if !wakeups {
-        c.env("YARAUS_TEST_NO_WAKEUPS", "1");
-    }
+/// The hidden flag that turns a waiter's wake-ups off (it only polls, as
+/// before wake-ups existed) unless `wakeups`: the same binary either way.
+fn wakeups_unless(wakeups: bool) -> &'static [&'static str] {
+    if wakeups { &[] } else { &["--wakeups", "off"] }
+}
+
+/// Starts `c` with no standard streams. For every setting of this bench.
+fn spawn_quiet(mut c: Command, what: &str) -> Child {
     c.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -2,9 +2,9 @@
 //! exclusive lock on one master, polling vs wake-all vs wake-one (the
 //! default: a release wakes the first waiter of the queue), and what each
 //! hand-over costs the server. Part of the `handover` bench. The three
-//! policies are one binary: the test knobs `YARAUS_TEST_NO_WAKEUPS`
-//! (polling) and `YARAUS_TEST_WAKE_ALL` (no queue: every release wakes
-//! every waiter, each after a random 0–5 ms).
+//! policies are one binary: the hidden flags `--wakeups off` (polling) and
+//! `--wakeups all` (no queue: every release wakes every waiter, each after
+//! a random 0–5 ms).
 //!
 //! One round: a holder whose command waits for a file `go`; N waiters
 //! `yaraus --ttl 60s lock NAME -- sh -c 'date > begun-i; date > ended-i'`
@@ -31,6 +31,7 @@
 //! attempts per hand-over), and prints a Markdown table of both.
 
 use crate::common::RedisServer;
+use crate::common::lock::scripts_run;
 use crate::figures::percentile;
 use crate::{exits, nanos, wait_for};
 use std::path::Path;
@@ -58,31 +59,24 @@ impl Policy {
             Policy::WakeOne => "wake-one",
         }
     }
+
+    /// The hidden flag that sets it (wake-one is the default).
+    fn flags(self) -> &'static [&'static str] {
+        match self {
+            Policy::Polling => &["--wakeups", "off"],
+            Policy::WakeAll => &["--wakeups", "all"],
+            Policy::WakeOne => &[],
+        }
+    }
 }
 
 fn lock(yaraus: &str, url: &str, policy: Policy, extra: &[&str], script: &str) -> Child {
     let mut c = Command::new(yaraus);
     c.args(["--quiet", "--redis", url, "lock", "--ttl", "60s", NAME])
         .args(extra)
+        .args(policy.flags())
         .args(["--", "sh", "-c", script]);
-    if policy == Policy::WakeAll {
-        c.env("YARAUS_TEST_WAKE_ALL", "1");
-    }
-    crate::spawn_quiet(c, policy != Policy::Polling, "lock")
-}
-
-/// Scripts the server has run (`EVALSHA` calls that did not fail).
-fn scripts_run(server: &RedisServer) -> u64 {
-    let info: String = server.query(&["INFO", "commandstats"]);
-    let field = |line: &str, name: &str| -> u64 {
-        line.split([',', ':'])
-            .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    info.lines()
-        .find(|l| l.starts_with("cmdstat_evalsha:"))
-        .map_or(0, |l| field(l, "calls") - field(l, "failed_calls"))
+    crate::spawn_quiet(c, "lock")
 }
 
 fn finished(mut child: Child) -> i32 {

@@ -2,7 +2,7 @@
 //! from the moment one `yaraus run`'s command ends to the moment a run
 //! waiting for an id starts its own, on one server and on a Redis Cluster of
 //! three masters, with wake-ups (the release publishes, the waiter listens)
-//! and with polls only (`YARAUS_TEST_NO_WAKEUPS`: the waiter retries every
+//! and with polls only (`--wakeups off`: the waiter retries every
 //! `--interval`, from half of it, as before). Part of the `handover` bench.
 //!
 //! Both runs have `--interval 1s` (the default) and `--no-safeguards
@@ -27,8 +27,9 @@ fn run(yaraus: &str, url: &str, wakeups: bool, script: &str) -> Child {
     let mut c = Command::new(yaraus);
     c.args(["--quiet", "run", "--redis", url])
         .args(["--interval", "1s", "--no-safeguards", "--delay", "0"])
+        .args(crate::wakeups_unless(wakeups))
         .args(["--", "sh", "-c", script]);
-    crate::spawn_quiet(c, wakeups, "run")
+    crate::spawn_quiet(c, "run")
 }
 
 /// Where the pool lives: its URL, the node of its keys, and their names.

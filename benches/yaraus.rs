@@ -33,8 +33,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 use yaraus::claim::Claim;
 use yaraus::error::Result;
-use yaraus::lease::{Acquired, Leaser, PoolKeys, Requested, Timing};
-use yaraus::store::{Store, Target, Timeouts};
+use yaraus::lease::{Acquired, Leaser, PoolKeys};
+use yaraus::store::{Store, Target};
+use yaraus::timing::Timeouts;
+use yaraus::timing::lease::{Requested, Timing};
 
 fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
@@ -200,8 +202,7 @@ fn worker_id_cycles(rt: &tokio::runtime::Runtime, url: &str, cycles: usize) -> (
 /// Lock acquire + release cycles on one master, three fsync'ing masters and
 /// three plain ones.
 fn lock_cycles(s: &Servers, cycles: usize) -> [(&'static str, cycles::BenchReport); 3] {
-    let mut options = yaraus::lock::LockOptions::new(Duration::from_secs(30));
-    options.namespace = "bench".into();
+    let options = yaraus::lock::LockOptions::new("bench", Duration::from_secs(30));
     let cycles_on = |urls: &[String], require_fsync: bool| {
         let mut options = options.clone();
         options.require_fsync = require_fsync;

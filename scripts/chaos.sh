@@ -58,18 +58,18 @@ step "ensuring redis-server is installed (scripts/install-redis.sh)"
 scripts/install-redis.sh
 
 step "building the chaos suite (release)"
-cargo test --release --test chaos --no-run
+cargo test --release --test faults --no-run
 
 report=$(mktemp "${TMPDIR:-/tmp}/yaraus-chaos-report.XXXXXX")
 if ! $keep; then
     trap 'rm -f "$report"' EXIT
 fi
 
-step "soaking for about $minutes minute(s): cargo test --release --test chaos"
+step "soaking for about $minutes minute(s): cargo test --release --test faults chaos::"
 started=$(date +%s)
 status=0
 CHAOS_MINUTES=$minutes CHAOS_REPORT=$report \
-    cargo test --release --test chaos -- --test-threads=1 --nocapture || status=$?
+    cargo test --release --test faults chaos:: -- --test-threads=1 --nocapture || status=$?
 elapsed=$(($(date +%s) - started))
 
 step "aggregated report ($elapsed s)"

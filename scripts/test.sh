@@ -26,11 +26,11 @@ for component in rustfmt clippy; do
     fi
 done
 
-step "cargo fmt --check"
-cargo fmt --check
+step "cargo fmt --all --check"
+cargo fmt --all --check
 
-step "cargo clippy --all-targets -- -D warnings"
-cargo clippy --all-targets -- -D warnings
+step "cargo clippy --workspace --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
 
 # Unit, integration and doc tests. Not --all-targets: that would also run the
 # benchmark harness (benches/, figures rather than tests; scripts/bench.sh).
@@ -38,29 +38,24 @@ if [ "$#" -gt 0 ]; then
     step "cargo test --lib --bins --tests $*"
     cargo test --lib --bins --tests "$@"
 else
-    # The model checkers (tests/*_model) are pure computation, a third of
-    # the suite's time, while the other crates mostly wait on real
-    # redis-servers and child processes: the checkers run beside them, on
-    # one thread, so that the waiting crates keep a core.
-    step "cargo test --no-run (every test crate, built once)"
-    cargo test --lib --bins --tests --no-run
-    models=() others=()
-    for f in tests/*.rs tests/*/main.rs; do
-        name=${f#tests/}
-        name=${name%/main.rs}
-        name=${name%.rs}
-        case $name in
-            *_model) models+=(--test "$name") ;;
-            *) others+=(--test "$name") ;;
-        esac
-    done
+    # Three test binaries. The model checkers (tests/models.rs, in the
+    # package yaraus-models so that they alone are optimised) are pure
+    # computation: they run in the background on one thread. The
+    # integration tests mostly wait on real redis-servers and child
+    # processes, so four run at once on two cores; the fault-injection
+    # suite (tests/faults.rs: many clients, servers killed and frozen) runs
+    # after them with the default two, so that its timing is not squeezed.
+    step "cargo test --no-run (every test binary, built once)"
+    cargo test --workspace --lib --bins --tests --no-run
     models_log=$(mktemp)
-    step "the model checkers, in the background: cargo test ${models[*]} -- --test-threads=1"
-    cargo test "${models[@]}" -- --test-threads=1 >"$models_log" 2>&1 &
+    step "the model checkers, in the background: cargo test -p yaraus-models -- --test-threads=1"
+    cargo test -p yaraus-models -- --test-threads=1 >"$models_log" 2>&1 &
     models_pid=$!
-    step "cargo test --lib --bins ${others[*]}"
     others_status=0
-    cargo test --lib --bins "${others[@]}" || others_status=$?
+    step "cargo test --lib --bins --test integration -- --test-threads=4"
+    cargo test --lib --bins --test integration -- --test-threads=4 || others_status=$?
+    step "cargo test --test faults"
+    cargo test --test faults || others_status=$?
     models_status=0
     wait "$models_pid" || models_status=$?
     step "the model checkers' output"

@@ -17,6 +17,7 @@ use crate::base::setting::Setting;
 use crate::claim::Patience;
 use crate::error::{Error, Result};
 use crate::lease::PoolKeys;
+use crate::lock::{LockOptions, Locker};
 use crate::store::{Quorum, Store, Target};
 use crate::timing::Timeouts;
 use std::time::Duration;
@@ -115,6 +116,25 @@ impl Context {
     /// acknowledged write is refused unless the context does not require it.
     pub fn quorum(&self, request: Duration) -> Result<Quorum> {
         Quorum::new(&self.targets, request, self.durable)
+    }
+
+    /// The options of a lock of `ttl` here: its keys in the context's
+    /// namespace, a bound on each request that leaves most of the ttl as
+    /// validity ([`Timeouts::lock_request`]), nodes that may lose a write
+    /// refused as the context requires. Change any field before
+    /// [`locker`](Self::locker).
+    pub fn lock_options(&self, ttl: Duration) -> LockOptions {
+        LockOptions {
+            request_timeout: self.timeouts.lock_request(ttl),
+            require_fsync: self.durable,
+            ..LockOptions::new(&self.namespace, ttl)
+        }
+    }
+
+    /// The lock `name` on the context's servers (one master, or N
+    /// independent masters), ready to take as `options` say.
+    pub fn locker(&self, name: &str, options: LockOptions) -> Result<Locker> {
+        Locker::new(&self.targets, name, options)
     }
 
     /// What the worker-id pool subcommands need: its server and its keys.

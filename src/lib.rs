@@ -24,9 +24,11 @@
 //!   tree by the deadline however yaraus dies or stalls);
 //! * [`store`]: one Redis deployment (URL forms, TLS, Sentinel, Cluster,
 //!   `WAIT`), or a [`store::Quorum`] of independent masters asked at once;
-//! * the bottom: [`timing`] (every timing rule, with its reason), [`base`]
-//!   (the boot clock, random tokens, the counter Lua prelude, key names,
-//!   settings) and [`error`].
+//! * [`metrics`]: the Prometheus registry and the HTTP listener that serves it;
+//! * [`timing`]: every timing rule, with its reason (the README's table of
+//!   timing rules is their index);
+//! * the bottom: [`base`] (the boot clock, random tokens, the counter Lua
+//!   prelude, key names, settings) and [`error`].
 //!
 //! The library logs through the [`log`](https://docs.rs/log) facade, with
 //! the node a line is about as a key-value (`node`); it installs no logger
@@ -43,7 +45,6 @@
 //! ```no_run
 //! use std::time::Duration;
 //! use yaraus::context::Context;
-//! use yaraus::lock::{LockOptions, Locker};
 //! use yaraus::store::Target;
 //! use yaraus::timing::Timeouts;
 //!
@@ -53,9 +54,10 @@
 //!     .map(|url| Target::parse(url))
 //!     .collect::<yaraus::error::Result<Vec<_>>>()?;
 //! let ctx = Context::new(targets, Some("myapp"), Timeouts::default())?;
-//! let mut options = LockOptions::new(Duration::from_secs(30));
-//! options.namespace = ctx.namespace().to_string();
-//! let mut locker = Locker::new(ctx.targets(), "nightly-backup", options)?;
+//! // Its keys in the namespace myapp; a ttl of 30 s, extended by a Keeper
+//! // while held (or by `locker.extend`).
+//! let options = ctx.lock_options(Duration::from_secs(30));
+//! let mut locker = ctx.locker("nightly-backup", options)?;
 //! // Wait up to 5 s; a future that resolves to an error would end the wait.
 //! let held = locker
 //!     .acquire(Some(Duration::from_secs(5)), std::future::pending())

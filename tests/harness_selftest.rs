@@ -478,3 +478,33 @@ fn alive_since_does_not_count_a_process_started_later() {
     child.wait().ok();
     assert!(!common::process::alive_since(pid, after), "gone");
 }
+
+/// With three test binaries declared in Cargo.toml (`autotests = false`),
+/// a file or folder of tests/ that no root names would be compiled by
+/// nobody and its tests never run: each must be a module of one root.
+#[test]
+fn every_test_file_is_a_module_of_a_root() {
+    let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let roots = ["integration", "faults", "models"];
+    let declared: String = roots
+        .iter()
+        .map(|r| std::fs::read_to_string(tests.join(format!("{r}.rs"))).unwrap())
+        .collect();
+    let mut orphans = Vec::new();
+    for entry in std::fs::read_dir(&tests).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let module = if path.is_dir() {
+            path.join("mod.rs").exists()
+        } else {
+            path.extension().is_some_and(|e| e == "rs") && !roots.contains(&name.as_str())
+        };
+        if module && !declared.lines().any(|l| l == format!("mod {name};")) {
+            orphans.push(name);
+        }
+    }
+    assert!(
+        orphans.is_empty(),
+        "not a module of tests/integration.rs, faults.rs or models.rs: {orphans:?}"
+    );
+}

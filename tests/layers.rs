@@ -7,6 +7,11 @@
 //! imports never make a cycle. A new module must be given its place here.
 //! In the binary, the subcommands (`src/bin/yaraus/commands/`) never import
 //! each other: what two of them share belongs in `commands/mod.rs` or below.
+//!
+//! One home per concept: every named `Duration` of the library (a pause, a
+//! lifetime, a bound, an interval) is a timing rule, and lives in
+//! `src/timing/`, whose every constant the README's table of timing rules
+//! names. And the library reads no test knob from the environment.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -16,8 +21,8 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     ("errors", &["error"]),
     ("bottom", &["base"]),
-    ("metrics", &["metrics"]),
     ("timing rules", &["timing"]),
+    ("metrics", &["metrics"]),
     ("store", &["store"]),
     ("claims", &["claim", "supervise"]),
     ("domain", &["seq", "lock", "lease", "hilo", "index", "acl"]),
@@ -37,6 +42,19 @@ fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
             into.push(path);
         }
     }
+}
+
+/// The library's sources (outside `src/bin/`): each path relative to
+/// `src/`, and the file's path.
+fn library_files() -> Vec<(PathBuf, PathBuf)> {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files
+        .into_iter()
+        .map(|f| (f.strip_prefix(&src).unwrap().to_path_buf(), f))
+        .filter(|(rel, _)| !rel.starts_with("bin"))
+        .collect()
 }
 
 /// The code of a Rust source, comments (and so doc links) removed.
@@ -68,19 +86,15 @@ fn names_after<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
 
 /// Top-level module → the top-level modules its files name.
 fn library_imports() -> BTreeMap<String, BTreeSet<String>> {
-    let src = root().join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in files {
-        let rel = file.strip_prefix(&src).unwrap();
+    for (rel, file) in library_files() {
         let first = rel
             .components()
             .next()
             .unwrap()
             .as_os_str()
             .to_string_lossy();
-        if first == "bin" || first == "lib.rs" {
+        if first == "lib.rs" {
             continue;
         }
         let module = first.trim_end_matches(".rs").to_string();
@@ -173,6 +187,116 @@ fn subcommands_of_the_binary_do_not_import_each_other() {
     );
 }
 
+/// The constants `code` defines (`const NAME: TYPE = …`), with their types.
+fn constants(code: &str) -> Vec<(&str, &str)> {
+    code.match_indices("const ")
+        .filter(|(i, _)| code[..*i].chars().last().is_none_or(|c| c.is_whitespace()))
+        .filter_map(|(i, _)| {
+            let rest = &code[i + "const ".len()..];
+            let (name, rest) = rest.split_once(':')?;
+            let (ty, _) = rest.split_once('=')?;
+            let name = name.trim();
+            let is_name = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+            is_name.then_some((name, ty.trim()))
+        })
+        .collect()
+}
+
+/// The names of the constants of `code` whose type holds a `Duration`.
+fn duration_constants(code: &str) -> Vec<&str> {
+    constants(code)
+        .into_iter()
+        .filter(|(_, ty)| ty.contains("Duration"))
+        .map(|(name, _)| name)
+        .collect()
+}
+
+#[test]
+fn every_named_duration_of_the_library_lives_in_timing() {
+    let mut outside = Vec::new();
+    for (rel, file) in library_files() {
+        if rel.starts_with("timing") {
+            continue;
+        }
+        for name in duration_constants(&code(&file)) {
+            outside.push(format!("{}: {name}", rel.display()));
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "Duration constants outside src/timing/ (each timing rule lives there, with its \
+         why, and in the README's table): {outside:?}"
+    );
+}
+
+#[test]
+fn the_readme_table_names_every_timing_constant() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut files = Vec::new();
+    rust_files(&root().join("src/timing"), &mut files);
+    let mut missing = Vec::new();
+    let mut named = 0;
+    for file in files {
+        let module = file.file_stem().unwrap().to_string_lossy().into_owned();
+        for (name, _) in constants(&code(&file)) {
+            named += 1;
+            let path = format!("{module}::{name}");
+            if !readme.contains(&format!("`{path}`")) {
+                missing.push(path);
+            }
+        }
+    }
+    eprintln!("{named} timing constants");
+    assert!(
+        missing.is_empty(),
+        "timing constants missing from the README's table of timing rules: {missing:?}"
+    );
+}
+
+#[test]
+fn the_library_reads_no_test_knob_from_the_environment() {
+    // What a test or a benchmark sets is an option of the library's types,
+    // which the binary fills from hidden flags: an embedding program's
+    // environment changes nothing.
+    let knobs: Vec<_> = library_files()
+        .into_iter()
+        .filter(|(_, file)| {
+            std::fs::read_to_string(file)
+                .unwrap()
+                .contains("YARAUS_TEST_")
+        })
+        .map(|(rel, _)| rel.display().to_string())
+        .collect();
+    assert!(
+        knobs.is_empty(),
+        "the library names YARAUS_TEST_ variables in {knobs:?}"
+    );
+}
+
+#[test]
+fn the_checks_can_fail() {
+    assert_eq!(
+        duration_constants(
+            "const A: Duration = x;\n pub const N: usize = 3;\n\
+             pub(crate) const P: (Duration, Duration) = (a, b);\nlet constant: Duration = y;"
+        ),
+        ["A", "P"]
+    );
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    graph.entry("lock".into()).or_default().insert("seq".into());
+    assert_eq!(cycle(&graph), None);
+    graph.entry("seq".into()).or_default().insert("lock".into());
+    assert_eq!(cycle(&graph), Some(vec!["lock".into(), "seq".into()]));
+    assert!(layer_of("store") > layer_of("timing"));
+    assert_eq!(
+        names_after("use crate::store::{Quorum}; crate::info!(x)", "crate::"),
+        ["store", "info"]
+    );
+}
+
 /// Folders whose files make no cycle of imports among themselves, `mod.rs`
 /// included (a file that names an item of `mod.rs` imports it, and
 /// `mod.rs` imports the files whose items it names). A folder joins the
@@ -256,23 +380,4 @@ fn the_files_of_a_clean_folder_make_no_cycle() {
         assert!(graph.len() > 1, "{folder}: no files");
         assert_eq!(cycle(&graph), None, "a cycle of imports in src/{folder}");
     }
-}
-
-#[test]
-fn the_checks_can_fail() {
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    graph.entry("lock".into()).or_default().insert("seq".into());
-    assert_eq!(cycle(&graph), None);
-    graph.entry("seq".into()).or_default().insert("lock".into());
-    assert_eq!(cycle(&graph), Some(vec!["lock".into(), "seq".into()]));
-    assert!(layer_of("store") > layer_of("timing"));
-    assert_eq!(
-        names_after("use crate::store::{Quorum}; crate::info!(x)", "crate::"),
-        ["store", "info"]
-    );
-    assert_eq!(
-        imported_names("{batch::Ask, limits::{self, X}, Server};"),
-        ["batch", "limits", "Server"]
-    );
-    assert_eq!(imported_names("reply::{self, Outcome};"), ["reply"]);
 }

@@ -9,10 +9,12 @@ use common::lock::masters;
 use std::time::Duration;
 use tokio::time::Instant;
 use yaraus::base::setting::Setting;
+use yaraus::context::Context;
 use yaraus::error::Error;
-use yaraus::lock::{Attempt, LockOptions, Locker, Token};
+use yaraus::lock::{Attempt, Token};
 use yaraus::seq::MajoritySequence;
 use yaraus::store::{Quorum, Target};
+use yaraus::timing::Timeouts;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -138,9 +140,13 @@ fn two_hundred_acquire_release_cycles_leave_nothing_behind_on_one_and_three_mast
             .iter()
             .map(|s| Target::parse(&s.url()).unwrap())
             .collect();
-        let mut options = LockOptions::new(Duration::from_secs(30));
-        options.require_fsync = false;
-        let mut locker = Locker::new(&targets, "cycles", options).unwrap();
+        // As an embedding program makes one: from a context.
+        let ctx = Context::new(targets, None, Timeouts::default())
+            .unwrap()
+            .requiring_durable(false);
+        let mut locker = ctx
+            .locker("cycles", ctx.lock_options(Duration::from_secs(30)))
+            .unwrap();
         rt.block_on(async {
             for _ in 0..200 {
                 let token = Token::generate().unwrap();

@@ -2,7 +2,7 @@
 //! of the crate but [`crate::error`].
 //!
 //! * [`duration`]: how every message writes a duration (as it is typed);
-//! * [`clock`]: instants on `CLOCK_BOOTTIME`, the clock of every deadline
+//! * [`boot_clock`]: instants on `CLOCK_BOOTTIME`, the clock of every deadline
 //!   (claims, the watchdog, an index's ticks);
 //! * [`random`]: tokens from the kernel's generator, jitter from a cheap one;
 //! * [`keys`]: the Redis Cluster rules for key names (hash tags, a
@@ -20,7 +20,7 @@
 //! other, and a claim's keeper reads the boot clock without importing the
 //! supervisor.
 
-pub mod clock;
+pub mod boot_clock;
 pub mod duration;
 pub mod keys;
 pub mod random;
@@ -28,7 +28,7 @@ pub mod setting;
 pub(crate) mod sys;
 mod throttle;
 
-pub use clock::BootInstant;
+pub use boot_clock::BootInstant;
 pub use throttle::{Held, Throttle};
 
 /// The counter helpers every script that touches a 64-bit counter starts

@@ -5,7 +5,7 @@
 //! claim belongs to someone else; and when Redis cannot be reached, give up
 //! at a *local* deadline that is guaranteed to come before the server's.
 //!
-//! The deadline is on the boot clock ([`crate::base::clock`]): the instant *before*
+//! The deadline is on the boot clock ([`crate::base::boot_clock`]): the instant *before*
 //! the last successful renewal was sent, plus the validity the claim reported
 //! for it (its ttl minus a clock-drift margin). The server set its expiry at
 //! some moment after that send, so our deadline is earlier than the server's

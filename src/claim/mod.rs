@@ -25,15 +25,49 @@ pub mod retry;
 pub mod wait;
 pub mod wake;
 
-pub use crate::timing::{drift, validity};
 pub use keeper::{Claim, Keeper, Loss, RenewError};
 pub use retry::Patience;
 pub use wait::wait_for;
-pub use wake::{Channel, WAKE_LUA, WAKE_SPREAD, Wakeups};
+pub use wake::{Channel, WAKE_LUA, Wakeups};
 
 use crate::error::{Error, Result};
 use std::future::Future;
 use std::time::Duration;
+
+/// How a waiter for a busy claim learns that it may have been freed. The
+/// defaults suit every program; the others are for tests and benchmarks
+/// that tell a wake-up from a poll, or compare the ways (the binary sets
+/// them with hidden flags).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitOptions {
+    /// The pause between two attempts (the fallback poll), instead of the
+    /// claim's own ([`crate::timing::lock::RETRY_PAUSE`],
+    /// [`crate::timing::lease::poll_pause`]).
+    pub poll: Option<Duration>,
+    /// Whether releases wake the waiters, and which.
+    pub wakeups: WakePolicy,
+}
+
+impl WaitOptions {
+    /// The pause between two attempts: [`poll`](Self::poll), else `own`.
+    pub fn pause(&self, own: (Duration, Duration)) -> (Duration, Duration) {
+        self.poll.map_or(own, |d| (d, d))
+    }
+}
+
+/// Whether a release wakes the waiters (claim/wake.rs), and which.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WakePolicy {
+    /// One waiter, the first in the claim's queue, where a release frees
+    /// one (a lock, a semaphore place, a worker id); every waiter where it
+    /// frees many (a shared lock).
+    #[default]
+    Queue,
+    /// Every waiter, by every release: no queue.
+    All,
+    /// None: the waiters only poll.
+    Off,
+}
 
 /// Something that can try to take a claim of one kind.
 pub trait Claimant {

@@ -38,8 +38,6 @@ use std::pin::Pin;
 use std::time::Duration;
 use tokio::time::Instant;
 
-pub use crate::timing::retry::REPORT_EVERY;
-
 /// Tries to take the claim until it is held, `wait` runs out (`None`:
 /// forever; zero: one attempt), or `cancel` resolves, whose error is then
 /// returned. When `wait` runs out, the last refusal is the error:

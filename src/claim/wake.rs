@@ -83,10 +83,12 @@
 //! so that a waiter that gives back its own failed attempt (a minority of
 //! several masters) does not wake itself into a busy loop.
 
+use super::WakePolicy;
 use crate::base::keys::companion_key;
 use crate::base::random::{random_below, random_hex};
 use crate::error::Result;
 use crate::store::{Heard, Listener, Store};
+use crate::timing::wake::{MAJORITY_WAIT, WAKE_SPREAD};
 use futures_util::StreamExt;
 use futures_util::stream::SelectAll;
 use std::sync::Arc;
@@ -99,27 +101,6 @@ pub use script::{Queued, Waking};
 /// The Lua prelude of every script that frees what waiters wait for: its
 /// `wake(channel, mode)` publishes the wake-up (wake.lua).
 pub const WAKE_LUA: &str = include_str!("wake.lua");
-
-/// The most a woken waiter waits before its attempt, so that a crowd of
-/// waiters woken by one release does not try in the same millisecond.
-pub const WAKE_SPREAD: Duration = Duration::from_millis(5);
-
-/// The most a waiter woken alone by one of several masters waits for a
-/// majority of them to say so too (`majority_freed`): a release reaches
-/// them all within a round and a disk flush, so this bound is reached only
-/// where a master lacks the waiter's place (it was out of reach when the
-/// waiter queued, or restarted), and then the waiter tries anyway.
-pub const MAJORITY_WAIT: Duration = Duration::from_millis(20);
-
-/// A test knob, not a setting: when set, a waiter does not subscribe and
-/// only polls, as before wake-ups existed, so that the hand-over benchmark
-/// (benches/handover.rs) compares both in one run with one binary.
-pub const TEST_NO_WAKEUPS_ENV: &str = "YARAUS_TEST_NO_WAKEUPS";
-
-/// A test knob, not a setting: when set, waiters do not queue, and every
-/// release wakes them all, so that the herd benchmark (benches/herd.rs)
-/// compares wake-one with wake-all in one run with one binary.
-pub const TEST_WAKE_ALL_ENV: &str = "YARAUS_TEST_WAKE_ALL";
 
 /// The wake channel of one claim, how to publish on it, and its queue of
 /// waiters.
@@ -247,8 +228,11 @@ pub struct Wakeups {
     /// Its place while it waits (wake-one only).
     place: Option<Place>,
     state: State,
-    /// Whether a waiter subscribes at all (off only by the test knob).
+    /// Whether a waiter subscribes at all ([`WakePolicy::Off`]: no).
     enabled: bool,
+    /// Woken with every other waiter even where a release frees one
+    /// ([`WakePolicy::All`]).
+    all: bool,
     /// How many more times it subscribes again after losing every
     /// connection ([`RESUBSCRIBES`]).
     resubscribes: u8,
@@ -282,6 +266,7 @@ impl Clone for Wakeups {
             place: None,
             state: State::None,
             enabled: self.enabled,
+            all: self.all,
             resubscribes: RESUBSCRIBES,
         }
     }
@@ -289,23 +274,26 @@ impl Clone for Wakeups {
 
 impl Wakeups {
     /// Wake-ups on `channel`, not subscribed yet, woken with every other
-    /// waiter (a claim that a release may free for many).
-    pub fn new(channel: Channel) -> Wakeups {
+    /// waiter (a claim that a release may free for many); none at all
+    /// under [`WakePolicy::Off`].
+    pub fn new(channel: Channel, policy: WakePolicy) -> Wakeups {
         Wakeups {
             channel,
             keep: None,
             place: None,
             state: State::None,
-            enabled: std::env::var_os(TEST_NO_WAKEUPS_ENV).is_none(),
+            enabled: policy != WakePolicy::Off,
+            all: policy == WakePolicy::All,
             resubscribes: RESUBSCRIBES,
         }
     }
 
     /// Woken alone, from the claim's queue: for a claim a release frees for
-    /// one. `keep` is how long the queue outlives a waiter's last attempt:
-    /// a few of its pauses, so that a live waiter keeps it alive.
+    /// one (unless [`WakePolicy::All`]). `keep` is how long the queue
+    /// outlives a waiter's last attempt: a few of its pauses, so that a
+    /// live waiter keeps it alive.
     pub fn waking_one(mut self, keep: Duration) -> Wakeups {
-        if std::env::var_os(TEST_WAKE_ALL_ENV).is_none() {
+        if !self.all {
             self.keep = Some(keep);
         }
         self

@@ -15,11 +15,8 @@ use crate::claim::Claim;
 use crate::error::{Error, Result};
 use crate::lock::{LockOptions, Locker};
 use crate::store::{Node, Quorum, Target};
+use crate::timing::hilo::AGENT_LOCK_TTL;
 use std::time::Duration;
-
-/// How long the agent lock lives: far more than a run takes. A run that
-/// outlives it is still safe (the fences decide), only no longer alone.
-const LOCK_TTL: Duration = Duration::from_secs(30);
 
 /// What the agent keeps.
 #[derive(Clone, Debug)]
@@ -83,8 +80,7 @@ impl Agent {
             )));
         }
         let shards = Quorum::new(targets, request_timeout, durable)?;
-        let mut lock = LockOptions::new(LOCK_TTL);
-        lock.namespace = namespace.to_string();
+        let mut lock = LockOptions::new(namespace, AGENT_LOCK_TTL);
         lock.request_timeout = request_timeout;
         lock.require_fsync = durable;
         let locker = Locker::new(targets, &keys.agent_lock(), lock)?;

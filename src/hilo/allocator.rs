@@ -18,6 +18,7 @@
 
 use super::{Block, Reserver};
 use crate::error::{Error, Result};
+use crate::timing::hilo::BLOCK_LIFE;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
@@ -34,12 +35,12 @@ pub struct AllocatorOptions {
 
 impl AllocatorOptions {
     /// Blocks of `batch` ids, growing up to 64 times that when they last
-    /// less than a second.
+    /// less than [`BLOCK_LIFE`].
     pub fn new(batch: u64) -> AllocatorOptions {
         AllocatorOptions {
             batch,
             max_batch: batch.saturating_mul(64),
-            block_life: Duration::from_secs(1),
+            block_life: BLOCK_LIFE,
         }
     }
 }

@@ -84,7 +84,8 @@
 //!
 //! # Files
 //!
-//! * [`Timing`]: interval numbers, tick instants, validity;
+//! * [`Timing`] (in [`crate::timing::index`], with the other timing rules):
+//!   interval numbers, tick instants, validity;
 //! * [`Index`]: the scripts (`tick.lua`, `confirm.lua`) and the keys;
 //! * [`Replica`]: the ticks and the barrier, waiting for a pair to start
 //!   under; [`Slot`]: a running command's pair, kept by
@@ -95,16 +96,15 @@ mod replica;
 mod script;
 mod slot;
 pub mod status;
-pub mod timing;
 
 pub use replica::{History, Replica};
 pub use slot::Slot;
-pub use timing::Timing;
 
 use crate::base::BootInstant;
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
+use crate::timing::index::{KEEP, Timing};
 
 /// The keys of one index, `NS:index:{NAME}…`: the braces keep them in one
 /// Cluster slot, and a NAME cannot contain them, so no two names' keys meet.
@@ -348,7 +348,7 @@ fn in_use(keys: &IndexKeys, ms: u64) -> Error {
          it has been idle for {} intervals)",
         keys.name(),
         crate::base::duration::shown(std::time::Duration::from_millis(ms)),
-        timing::KEEP,
+        KEEP,
         interval = Setting::Interval
     ))
 }

@@ -7,13 +7,13 @@
 //! goes on from the tick that brought the new pair instead of waiting for
 //! the next one.
 
-use super::{Index, Pair, Slot, Tick, TickOutcome, Timing};
+use super::{Index, Pair, Slot, Tick, TickOutcome};
 use crate::base::BootInstant;
 use crate::error::{Error, Result};
+use crate::timing::index::Timing;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 /// Ticks remembered: the barrier looks one interval back.
 const REMEMBERED: usize = 3;
@@ -221,8 +221,7 @@ impl Replica {
     ) -> Result<(Pair, u64, BootInstant)> {
         tokio::pin!(cancel);
         let timing = *self.index.timing();
-        let poll =
-            (timing.interval() / 50).clamp(Duration::from_millis(5), Duration::from_millis(200));
+        let poll = timing.start_poll();
         let mut reported: Option<(u64, u64)> = None;
         loop {
             let readiness = self.history().readiness(&timing, BootInstant::now());

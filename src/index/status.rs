@@ -1,7 +1,7 @@
 //! `yaraus index NAME --status`: the last few intervals as JSON, read-only.
 //!
 //! For monitoring: who took part in each interval kept (the keys expire
-//! after [`super::timing::KEEP`] intervals), who confirmed each transition,
+//! after [`crate::timing::index::KEEP`] intervals), who confirmed each transition,
 //! and the pairs of the current interval: every replica of the interval
 //! before, with the index and replica count it runs under now.
 
@@ -25,7 +25,7 @@ pub async fn read(store: &mut Store, keys: &IndexKeys) -> Result<Option<Value>> 
         return Ok(None);
     };
     let first = last
-        .saturating_sub(u64::from(super::timing::KEEP) - 1)
+        .saturating_sub(u64::from(crate::timing::index::KEEP) - 1)
         .max(1);
     let mut pipe = redis::pipe();
     for n in first..=last {

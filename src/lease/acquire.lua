@@ -4,7 +4,7 @@
 -- KEYS[2] ns:clients (hash: encoded id -> owner client id)
 -- KEYS[3] ns:stats (hash: counters)
 -- KEYS[4] ns:clock (hash: encoded id -> '<horizon> <offset> <error> <at>',
---         milliseconds: the clock guard's record, src/lease/clock.rs)
+--         milliseconds: the clock guard's record, src/lease/clock_guard.rs)
 -- KEYS[5] (optional) the queue of runs waiting for an id (wake.lua): joined
 --         when every id is leased, left when one is leased
 -- ARGV[1] our client id, or '' to be given a new one

@@ -38,7 +38,7 @@
 //! that comes late, after a stop of the process, counts as one, so that the
 //! replies that came during the stop are read before the server is blamed.
 
-use super::clock::ClockRecord;
+use super::clock_guard::ClockRecord;
 use super::report::HolderClock;
 use super::script::Leased;
 use super::{PoolKeys, WorkerId};
@@ -399,17 +399,20 @@ mod tests {
     use super::*;
     use tokio::time::Instant;
 
-    const PATIENCE: Duration = Duration::from_secs(4);
+    /// Any patience will do: the tests run on tokio's paused clock.
+    fn patience() -> Duration {
+        Duration::from_secs(4)
+    }
 
     #[tokio::test(start_paused = true)]
     async fn a_wait_that_never_ends_gives_up_after_its_patience() {
         let start = Instant::now();
         assert_eq!(
-            awake_wait(PATIENCE, std::future::pending::<()>()).await,
+            awake_wait(patience(), std::future::pending::<()>()).await,
             None
         );
-        assert_eq!(start.elapsed(), PATIENCE);
-        assert_eq!(awake_wait(PATIENCE, async { 7 }).await, Some(7));
+        assert_eq!(start.elapsed(), patience());
+        assert_eq!(awake_wait(patience(), async { 7 }).await, Some(7));
     }
 
     /// The clock jumps past the patience while nothing runs (a stop of the
@@ -417,21 +420,21 @@ mod tests {
     /// comes still ends the wait, the stop counting as one tick.
     #[tokio::test(start_paused = true)]
     async fn a_stop_of_the_process_costs_one_tick() {
-        let tick = PATIENCE / WAIT_TICKS;
+        let tick = patience() / WAIT_TICKS;
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let waiter = tokio::spawn(awake_wait(PATIENCE, rx));
+        let waiter = tokio::spawn(awake_wait(patience(), rx));
         tokio::task::yield_now().await;
-        tokio::time::advance(PATIENCE * 2).await;
+        tokio::time::advance(patience() * 2).await;
         // The waiter sees its late tick (due first) before the reply is read.
         tokio::time::sleep(tick / 2).await;
         tx.send(5).expect("the waiter gave up in the stop");
         assert_eq!(waiter.await.unwrap(), Some(Ok(5)));
 
-        let waiter = tokio::spawn(awake_wait(PATIENCE, std::future::pending::<()>()));
+        let waiter = tokio::spawn(awake_wait(patience(), std::future::pending::<()>()));
         tokio::task::yield_now().await;
-        tokio::time::advance(PATIENCE * 2).await;
+        tokio::time::advance(patience() * 2).await;
         let resumed = Instant::now();
         assert_eq!(waiter.await.unwrap(), None);
-        assert_eq!(resumed.elapsed(), PATIENCE - tick);
+        assert_eq!(resumed.elapsed(), patience() - tick);
     }
 }

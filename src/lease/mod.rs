@@ -9,7 +9,7 @@
 //! | `ns:ids` | sorted set | member = encoded id, score = lease expiry (Unix seconds, server time) |
 //! | `ns:clients` | hash | encoded id → owner client id |
 //! | `ns:stats` | hash | counters, and the pool's `min` and `max` |
-//! | `ns:clock` | hash | encoded id → its clock guard's record ([`clock`]; not the Go tool's) |
+//! | `ns:clock` | hash | encoded id → its clock guard's record ([`clock_guard`]; not the Go tool's) |
 //!
 //! An id is free when its score is not after the server's `TIME`. Leasing
 //! takes the member with the lowest score, so the id that has been free the
@@ -21,7 +21,7 @@
 //! ([`Store::confirm`], which learns their number once per connection,
 //! outside the scripts, so that they need no `INFO`).
 
-pub mod clock;
+pub mod clock_guard;
 mod init;
 mod list;
 mod recovery;
@@ -30,7 +30,6 @@ mod script;
 mod waiting;
 mod worker_id;
 
-pub use crate::timing::lease::{Adjustment, Requested, Timing};
 pub use init::{InitOutcome, MAX_POOL_SIZE, create_missing, init, recorded_range, validate_range};
 pub use list::{ListEntry, Listing, list};
 pub use report::{HolderClock, Stats, stats};
@@ -38,11 +37,13 @@ pub use worker_id::WorkerId;
 
 use crate::base::BootInstant;
 use crate::base::setting::Setting;
-use crate::claim::{Channel, Claim, RenewError, Wakeups, validity};
+use crate::claim::{Channel, Claim, RenewError, WaitOptions, Wakeups};
 use crate::error::{Error, Result};
 use crate::store::{Store, script_error};
-pub use clock::ClockPolicy;
-use clock::{ClockRecord, Offset, WallWatch, wall_ms};
+use crate::timing::drift::validity;
+use crate::timing::lease::Timing;
+pub use clock_guard::ClockPolicy;
+use clock_guard::{ClockRecord, Offset, WallWatch, wall_ms};
 use std::time::Duration;
 
 /// The four keys of one pool.
@@ -116,6 +117,8 @@ pub struct Leaser {
     /// before every later attempt (only ever ours: the script checks the
     /// owner, and a later attempt that leases one again ends the wait).
     leftovers: Vec<recovery::Leftover>,
+    /// How it waits: the fallback poll, the wake-ups.
+    wait: WaitOptions,
     /// While it waits for a free id: its subscription to the pool's wake
     /// channel (claim/wake.rs).
     wakeups: Wakeups,
@@ -168,12 +171,10 @@ impl Leaser {
     /// A leaser for the pool `keys` on `store`, with the lease length and
     /// retry interval of `timing` (which has been through the safeguards).
     pub fn new(store: Store, keys: PoolKeys, timing: &Timing) -> Leaser {
-        // A released id admits one run: waiters queue, and their queue
-        // outlives a waiter's last attempt by two of its pauses and
-        // attempts (claim/wake.rs).
-        let keep = 2 * (waiting::poll_pause(timing.interval()).1 + store.timeouts().settle());
+        let wait = WaitOptions::default();
         Leaser {
-            wakeups: Wakeups::new(keys.wake.clone()).waking_one(keep),
+            wakeups: waiting::wakeups(&keys, &store, timing.interval(), &wait),
+            wait,
             store,
             keys,
             clock: ClockPolicy::default(),
@@ -202,6 +203,14 @@ impl Leaser {
     /// With this clock policy.
     pub fn clock(mut self, policy: ClockPolicy) -> Leaser {
         self.clock = policy;
+        self
+    }
+
+    /// Waiting for a free id as `wait` says: its fallback poll, its
+    /// wake-ups (the default: the pool's queue).
+    pub fn waiting_as(mut self, wait: WaitOptions) -> Leaser {
+        self.wakeups = waiting::wakeups(&self.keys, &self.store, self.interval, &wait);
+        self.wait = wait;
         self
     }
 

@@ -12,8 +12,11 @@
 //!   us, from everyone, until `--expire`. Such ids are released again
 //!   before later attempts and after the one that succeeds.
 
-use super::*;
+use super::{InitOutcome, Leaser, WorkerId, create_missing, pool_error, recorded_range};
+use crate::base::setting::Setting;
+use crate::error::Result;
 use crate::store::reply::Answer;
+use crate::store::script_error;
 
 /// An id a failed attempt leased and released, released again until its
 /// lease would surely have run out (`Leaser::leftovers`).

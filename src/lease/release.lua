@@ -6,7 +6,7 @@
 -- ARGV[3] (optional) '1': only if its lease still runs (a failed attempt's
 --         id released again: one that is free already keeps its place)
 -- ARGV[4] (optional, with KEYS[3]) what becomes of the id's clock record
---         (src/lease/clock.rs):
+--         (src/lease/clock_guard.rs):
 --         'ended': our command's whole tree is gone; its horizon becomes
 --           ARGV[5] (Unix ms: our wall clock then, never below what the
 --           lease found), which may lower what the lease and renewals

@@ -10,7 +10,7 @@
 //! its counts would not be one picture, and a pool's leased ids are its
 //! running workers, which one reply carries (about 40 bytes each).
 
-use super::clock::ClockRecord;
+use super::clock_guard::ClockRecord;
 use super::{PoolKeys, WorkerId, pool_error, script};
 use crate::error::Result;
 use crate::store::Store;

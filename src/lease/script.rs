@@ -8,7 +8,7 @@
 //! (a lease gives its id back with [`Release`], and so does a waiting run
 //! releasing again an id its failed attempt leased, `recovery.rs`).
 
-use super::clock::Offset;
+use super::clock_guard::Offset;
 use super::{PoolKeys, WorkerId};
 use crate::claim::WAKE_LUA;
 use crate::claim::wake::{Queued, Waking};

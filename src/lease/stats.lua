@@ -3,7 +3,7 @@
 -- whose owners hash is of the wrong type is not a pool), KEYS[4] ns:clock
 -- Returns {now_ms, {stats hash flat}, free, using, ttl_min, ttl_mid, ttl_max,
 --          {id, clock record, ...}} with the ttls as strings (seconds), for
--- the using ids only, and the clock records (src/lease/clock.rs) of the
+-- the using ids only, and the clock records (src/lease/clock_guard.rs) of the
 -- using ids that have one.
 local ids, stats, clients, clock = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local t = redis.call('TYPE', ids)['ok']

@@ -8,8 +8,12 @@
 //! lease that expired, an id freed by hand, a pool grown by `init`)
 //! publishes nothing and is found by the poll.
 
-use super::*;
-use crate::claim::{Attempt, Claimant, Refusal};
+use super::{Acquired, Lease, Leaser, PoolKeys, clock_guard};
+use crate::claim::{Attempt, Claimant, Refusal, WaitOptions, Wakeups};
+use crate::error::Result;
+use crate::store::Store;
+use crate::timing::wake::waiter_keep;
+use std::time::Duration;
 
 impl Claimant for Leaser {
     type Held = Lease;
@@ -40,7 +44,7 @@ impl Claimant for Leaser {
                  its holder renews it (the earliest expires in {}, at {} on the server's clock)",
                 self.keys.ids,
                 crate::base::duration::shown(Duration::from_secs(next_free.as_secs())),
-                clock::show_wall(expires_at)
+                clock_guard::show_wall(expires_at)
             )))),
             Ok(Acquired::NotReplicated { why }) => Ok(Attempt::Refused(Refusal::unreachable(why))),
             Err(e) if e.is_unavailable() => {
@@ -64,7 +68,7 @@ impl Claimant for Leaser {
     /// Every `--interval` (from half of it, so that waiters spread out):
     /// with wake-ups only the fallback poll, which a release ends.
     fn pause(&self) -> (Duration, Duration) {
-        poll_pause(self.interval)
+        pause(self.interval, &self.wait)
     }
 
     /// Subscribes to the pool's wake channel (claim/wake.rs).
@@ -81,20 +85,21 @@ impl Claimant for Leaser {
     }
 }
 
-/// A test knob, not a setting: the fallback poll of a run waiting for a
-/// free id, in milliseconds, instead of `--interval`, so that the tests
-/// can tell a wake-up (prompt with a poll of 30 s) from a poll without a
-/// long `--interval` (which would also stretch `--delay`). Undocumented
-/// for users.
-const TEST_POLL_ENV: &str = "YARAUS_TEST_RUN_POLL_MS";
-
-/// The pause between two attempts of a run waiting for an id.
-pub(super) fn poll_pause(interval: Duration) -> (Duration, Duration) {
-    test_poll().unwrap_or((interval / 2, interval))
+/// The pause between two attempts of a run waiting for an id: the
+/// options' poll, else [`crate::timing::lease::poll_pause`].
+pub(super) fn pause(interval: Duration, wait: &WaitOptions) -> (Duration, Duration) {
+    wait.pause(crate::timing::lease::poll_pause(interval))
 }
 
-fn test_poll() -> Option<(Duration, Duration)> {
-    let ms: u64 = std::env::var(TEST_POLL_ENV).ok()?.parse().ok()?;
-    let d = Duration::from_millis(ms);
-    Some((d, d))
+/// The wake-ups of a run waiting for an id: a released id admits one run,
+/// so waiters queue, and their places outlive a waiter's last attempt
+/// ([`crate::timing::wake::waiter_keep`]).
+pub(super) fn wakeups(
+    keys: &PoolKeys,
+    store: &Store,
+    interval: Duration,
+    wait: &WaitOptions,
+) -> Wakeups {
+    let keep = waiter_keep(pause(interval, wait).1, store.timeouts().settle());
+    Wakeups::new(keys.wake.clone(), wait.wakeups).waking_one(keep)
 }

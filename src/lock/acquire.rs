@@ -2,9 +2,15 @@
 //! round on every master and the reading of its replies (counted in
 //! `tally.rs`).
 
+use super::kind::{self, Kind};
+use super::script::FenceMode;
 use super::tally::{NodeAcquire, Tally, Unkept};
-use super::*;
+use super::{Attempt, HeldLock, Locker, Token, millis_arg, proposal};
+use crate::claim::{Claimant, Refusal, RefusalKind};
+use crate::error::{Error, Result};
+use crate::store::Replies;
 use crate::store::reply::Answer;
+use std::time::Duration;
 
 impl Claimant for Locker {
     type Held = HeldLock;

@@ -1,7 +1,12 @@
 //! Extending the lock, and healing masters that lost it.
 
-use super::*;
+use super::{Locker, Token, describe_holder, millis_arg};
+use crate::claim::RenewError;
+use crate::error::{Error, Result};
+use crate::store::Replies;
 use crate::store::reply::Answer;
+use crate::timing::drift::validity;
+use std::time::Duration;
 
 /// One node's reply to the extend script.
 #[derive(Debug)]

@@ -1,9 +1,13 @@
 //! A lock this process holds, as the claim the keeper renews.
 
-use super::*;
-
 /// A lock this process holds: the [`Claim`] that `yaraus lock` keeps alive
 /// while its command runs.
+use super::{Locker, Token};
+use crate::base::BootInstant;
+use crate::claim::{Claim, RenewError};
+use crate::error::{Error, Result};
+use std::time::Duration;
+
 pub struct HeldLock {
     pub(super) locker: Locker,
     pub(super) token: Token,

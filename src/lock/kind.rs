@@ -17,8 +17,10 @@ use super::script::{
     SharedAcquire, Withdraw,
 };
 use super::{Busy, Token, describe_holder};
-use crate::claim::Wakeups;
 use crate::claim::wake::{Channel, Queued, Waking};
+use crate::claim::{WakePolicy, Wakeups};
+use crate::timing::lock::RETRY_PAUSE;
+use crate::timing::wake::waiter_keep;
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,11 +37,10 @@ pub(super) enum Kind {
 }
 
 /// How long a waiting writer's mark holds new shared holders back when no
-/// attempt of the writer renews it: a writer that vanished costs them this
-/// long at most. Attempts come every pause plus a round, so it is two of
-/// each.
+/// attempt of the writer renews it ([`waiter_keep`]): its attempts come
+/// every pause plus a round.
 pub(super) fn writer_mark_ttl(round_timeout: Duration) -> Duration {
-    2 * (super::RETRY_PAUSE.1 + round_timeout)
+    waiter_keep(RETRY_PAUSE.1, round_timeout)
 }
 
 /// The member a waiting writer leaves among shared holders (shared.lua).
@@ -93,15 +94,14 @@ impl Kind {
         }
     }
 
-    /// How its waiters are woken (claim/wake.rs), for one that attempts
-    /// every `cycle` at the latest (a pause and a round).
-    pub(super) fn wakeups(self, channel: Channel, cycle: Duration) -> Wakeups {
+    /// How its waiters are woken (claim/wake.rs); a waiter's place in the
+    /// queue outlives its last attempt by `keep` ([`waiter_keep`], as a
+    /// waiting writer's mark does).
+    pub(super) fn wakeups(self, channel: Channel, keep: Duration, policy: WakePolicy) -> Wakeups {
         match self {
             // A writer's release admits every reader: they are all woken.
-            Kind::Shared => Wakeups::new(channel),
-            // Its queue outlives a waiter's last attempt by two cycles, as
-            // a waiting writer's mark does.
-            Kind::Lock | Kind::Semaphore { .. } => Wakeups::new(channel).waking_one(2 * cycle),
+            Kind::Shared => Wakeups::new(channel, policy),
+            Kind::Lock | Kind::Semaphore { .. } => Wakeups::new(channel, policy).waking_one(keep),
         }
     }
 

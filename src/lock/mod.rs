@@ -99,45 +99,20 @@ mod script;
 mod tally;
 mod token;
 
-pub use crate::claim::WAKE_SPREAD;
 pub use held::HeldLock;
 pub use info::{LockInfo, NodeInfo, SemaphoreHolder};
 use kind::Kind;
 pub use release::{ReleaseVerdict, Released};
-use script::FenceMode;
 pub use token::{Holder, Token, describe_holder, host};
 
-use crate::base::BootInstant;
 use crate::base::setting::Setting;
-use crate::claim::{
-    Attempt as ClaimAttempt, Channel, Claim, Claimant, RenewError, Wakeups, validity,
-};
+use crate::claim::{Attempt as ClaimAttempt, Channel, WaitOptions, Wakeups};
 use crate::error::{Error, Result};
 use crate::seq::MajoritySequence;
-use crate::store::{Quorum, Replies, Target};
+use crate::store::{Quorum, Target};
+use crate::timing::lock::RETRY_PAUSE;
+use crate::timing::wake::waiter_keep;
 use std::time::Duration;
-use tokio::time::Instant;
-
-pub use crate::timing::lock::{MAX_TTL, MIN_TTL};
-/// Shortest and longest pause between two attempts (redsync's defaults).
-/// With wake-ups (claim/wake.rs) it is only the fallback poll: a release ends it.
-const RETRY_PAUSE: (Duration, Duration) = (Duration::from_millis(50), Duration::from_millis(250));
-
-/// A test knob, not a setting: the fallback poll in milliseconds instead of
-/// [`RETRY_PAUSE`], so that the tests can tell a wake-up (prompt with a poll
-/// of 30 s) from a poll (tests/lock_cli/wake.rs). Undocumented for users.
-const TEST_POLL_ENV: &str = "YARAUS_TEST_LOCK_POLL_MS";
-
-/// The pause between two attempts: [`RETRY_PAUSE`], or the test knob's.
-fn retry_pause() -> (Duration, Duration) {
-    std::env::var(TEST_POLL_ENV)
-        .ok()
-        .and_then(|ms| ms.parse().ok())
-        .map_or(RETRY_PAUSE, |ms| {
-            let d = Duration::from_millis(ms);
-            (d, d)
-        })
-}
 
 /// How a [`Locker`] takes its lock.
 #[derive(Clone, Debug)]
@@ -158,20 +133,27 @@ pub struct LockOptions {
     /// With several masters, refuse nodes that do not fsync every write
     /// (the fencing sequence needs it). Ignored with one master.
     pub require_fsync: bool,
+    /// How a waiter polls and is woken (the default: the lock's queue, and
+    /// [`RETRY_PAUSE`] between attempts).
+    pub wait: WaitOptions,
 }
 
 impl LockOptions {
-    /// Defaults for `ttl`: no prefix, namespace `yaraus`, a plain lock, a
-    /// request timeout of a tenth of the ttl (at most 2 s), fsync required.
-    pub fn new(ttl: Duration) -> LockOptions {
+    /// Defaults for a lock of `ttl` whose own keys (the fencing counter,
+    /// the wake channel, the queue) are in `namespace`: no prefix, a plain
+    /// lock, a request timeout of a tenth of the ttl (at most 2 s), fsync
+    /// required. [`crate::context::Context::lock_options`] makes them from
+    /// a context.
+    pub fn new(namespace: impl Into<String>, ttl: Duration) -> LockOptions {
         LockOptions {
             ttl,
             prefix: String::new(),
-            namespace: "yaraus".into(),
+            namespace: namespace.into(),
             limit: 1,
             shared: false,
             request_timeout: crate::timing::Timeouts::default().lock_request(ttl),
             require_fsync: true,
+            wait: WaitOptions::default(),
         }
     }
 }
@@ -236,8 +218,6 @@ pub struct Locker {
 /// The outcome of one attempt at a lock.
 pub type Attempt = ClaimAttempt<HeldLock>;
 
-pub use crate::claim::{Refusal, RefusalKind};
-
 impl Locker {
     /// The lock `name` on `targets` (one master, or N independent masters).
     pub fn new(targets: &[Target], name: &str, options: LockOptions) -> Result<Locker> {
@@ -301,8 +281,9 @@ impl Locker {
         )?);
         let wake_channel = Channel::new(&options.namespace, &key, cluster)?;
         let kind = Kind::new(options.limit, options.shared);
-        let pause = retry_pause();
-        let wakeups = kind.wakeups(wake_channel, pause.1 + quorum.round_timeout());
+        let pause = options.wait.pause(RETRY_PAUSE);
+        let keep = waiter_keep(pause.1, quorum.round_timeout());
+        let wakeups = kind.wakeups(wake_channel, keep, options.wait.wakeups);
         Ok(Locker {
             quorum,
             name: name.to_string(),
@@ -394,18 +375,17 @@ mod tests {
         vec![Target::parse("redis://127.0.0.1:1/0").unwrap()]
     }
 
+    fn thirty_seconds() -> LockOptions {
+        LockOptions::new("yaraus", Duration::from_secs(30))
+    }
+
     #[test]
     fn the_key_is_the_name_unless_prefixed() {
-        let locker = Locker::new(
-            &target(),
-            "deploy",
-            LockOptions::new(Duration::from_secs(30)),
-        )
-        .unwrap();
+        let locker = Locker::new(&target(), "deploy", thirty_seconds()).unwrap();
         assert_eq!(locker.key(), "deploy");
         assert_eq!(locker.fencing_key(), "yaraus:fencing:deploy");
         assert_eq!(locker.wake_channel(), "yaraus:wake:deploy");
-        let mut options = LockOptions::new(Duration::from_secs(30));
+        let mut options = thirty_seconds();
         options.prefix = "locks:".into();
         let locker = Locker::new(&target(), "deploy", options).unwrap();
         assert_eq!(locker.key(), "locks:deploy");
@@ -416,16 +396,16 @@ mod tests {
         let usage = |name: &str, options: LockOptions, targets: &[Target]| {
             matches!(Locker::new(targets, name, options), Err(Error::Usage(_)))
         };
-        let ok = LockOptions::new(Duration::from_secs(30));
+        let ok = thirty_seconds();
         assert!(usage("", ok.clone(), &target()));
         assert!(usage(
             "x",
-            LockOptions::new(Duration::from_millis(5)),
+            LockOptions::new("yaraus", Duration::from_millis(5)),
             &target()
         ));
         assert!(usage(
             "x",
-            LockOptions::new(Duration::from_secs(400 * 24 * 3600)),
+            LockOptions::new("yaraus", Duration::from_secs(400 * 24 * 3600)),
             &target()
         ));
         let three: Vec<Target> = (1..=3)

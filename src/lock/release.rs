@@ -13,9 +13,14 @@
 //! wherever they still are. Deleting them is always safe: a failed attempt
 //! never ran a command, and a token is this process's alone.
 
-use super::*;
+use super::kind::Kind;
+use super::script::FenceMode;
+use super::{Locker, Token};
 use crate::claim::wake::Waking;
+use crate::error::Result;
 use crate::store::Node;
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// How many tokens of failed attempts are given back again, the newest.
 const LEFTOVERS_KEPT: usize = 16;

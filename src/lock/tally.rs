@@ -14,9 +14,17 @@
 //! monotonic clock, with the same instant on the boot clock for the
 //! deadline the keeper and the watchdog enforce.
 
-use super::*;
+use super::script::FenceMode;
+use super::{Attempt, Busy, Locker};
+use crate::base::BootInstant;
 use crate::base::setting::Setting;
+use crate::claim::{Refusal, RefusalKind};
+use crate::error::{Error, Result};
+use crate::store::Replies;
+use crate::timing::drift::validity;
 use crate::timing::sequence::ROUND_LIFETIME;
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// One node's reply to the acquire script.
 #[derive(Debug)]

@@ -7,10 +7,10 @@
 //! added code and dependencies for nothing. Nothing here takes a lock the
 //! supervision path takes: a scrape reads atomics and encodes them, so a
 //! slow or stuck scraper delays only its own connection, never a renewal.
-//! Each connection is bounded (its headers by `HEADER_TIMEOUT`, its whole
-//! life by `CONNECTION_LIMIT`), and at most [`MAX_CONNECTIONS`] are open at
-//! once (see `Slots`), so that idle or hostile clients of this port can
-//! take neither many file descriptors from the process nor the port itself
+//! Each connection is bounded (its headers by [`HTTP_HEADER_TIMEOUT`], its
+//! whole life by [`HTTP_CONNECTION_LIMIT`]), and at most [`MAX_CONNECTIONS`]
+//! are open at once (see `Slots`), so that idle or hostile clients of this
+//! port can take neither many file descriptors from the process nor the port itself
 //! from the scrapers. `/metrics` answers in the format the request's
 //! `Accept` asks for ([`super::format`]).
 //!
@@ -26,6 +26,7 @@
 use super::format::Format;
 use super::{Kind, Metrics};
 use crate::error::{Error, Result};
+use crate::timing::listen::{ACCEPT_WARNING_EVERY, HTTP_CONNECTION_LIMIT, HTTP_HEADER_TIMEOUT};
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
@@ -41,20 +42,12 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-/// How long a client has to send its request's headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
-/// Longest life of one connection (keep-alive included).
-const CONNECTION_LIMIT: Duration = Duration::from_secs(60);
-
 /// Most connections open at once. Who connects here is a Prometheus or
 /// two, a Kubernetes probe, an operator's curl: a handful at a time, each
 /// for milliseconds. 64 is room for all of them many times over, and
 /// bounds the file descriptors this port can take from the process,
 /// whose clients and Redis connections need them.
 pub const MAX_CONNECTIONS: usize = 64;
-/// At most one "cannot accept" warning this often (with the count of the
-/// others).
-const ACCEPT_WARNING_EVERY: Duration = Duration::from_secs(10);
 
 /// Binds `addr` (`HOST:PORT`, port 0 for any free one). A failure is a
 /// usage error: one line naming the flag, exit status 2.
@@ -205,10 +198,10 @@ async fn connection(
     });
     let conn = http1::Builder::new()
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT)
+        .header_read_timeout(HTTP_HEADER_TIMEOUT)
         .serve_connection(TokioIo::new(stream), service);
     tokio::select! {
-        _ = tokio::time::timeout(CONNECTION_LIMIT, conn) => {}
+        _ = tokio::time::timeout(HTTP_CONNECTION_LIMIT, conn) => {}
         _ = stopped.changed() => {}
     }
     slots.leave(id);

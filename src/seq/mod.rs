@@ -91,11 +91,10 @@ use crate::base::random::{random_below, random_hex};
 use crate::base::{BootInstant, COUNTER_LUA};
 use crate::error::{Error, Result};
 use crate::store::{Quorum, Replies};
-use crate::timing::sequence::{HEAL_EVERY, ROUND_LIFETIME};
+use crate::timing::sequence::{FIRST_ROUND_PAUSE, HEAL_EVERY, MAX_ROUND_PAUSE, ROUND_LIFETIME};
 use script::Propose;
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
-use std::time::Duration;
 use tokio::time::Instant;
 use view::{Verdict, View};
 
@@ -112,9 +111,6 @@ static HEAL: LazyLock<redis::Script> =
 
 /// Random bytes in a read's mark (`unborn:<hex>`): unique across readers.
 const MARK_BYTES: usize = 16;
-
-/// Longest random pause between two refused rounds.
-const MAX_BACKOFF: Duration = Duration::from_millis(200);
 
 /// Where the sequences of a namespace live: one counter per name,
 /// `NAMESPACE:seq:NAME`, on every node.
@@ -271,7 +267,7 @@ impl MajoritySequence {
         at_least: u64,
         count: u64,
     ) -> Result<RangeInclusive<u64>> {
-        let mut pause = Duration::from_millis(2);
+        let mut pause = FIRST_ROUND_PAUSE;
         loop {
             let problem = match self.round(quorum, at_least, count).await {
                 Ok(Some(value)) => return Ok(value),
@@ -287,7 +283,7 @@ impl MajoritySequence {
                 return Err(problem);
             }
             tokio::time::sleep(random_below(pause)).await;
-            pause = (pause * 2).min(MAX_BACKOFF);
+            pause = (pause * 2).min(MAX_ROUND_PAUSE);
         }
     }
 
@@ -495,17 +491,4 @@ impl MajoritySequence {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_floor_only_rises() {
-        let mut seq = MajoritySequence::new("k");
-        assert_eq!(seq.guess(), None);
-        seq.observe(7);
-        seq.observe(3);
-        assert_eq!(seq.guess(), Some(8));
-        seq.observe(u64::MAX);
-        assert_eq!(seq.guess(), None);
-    }
-}
+mod tests;

@@ -44,7 +44,6 @@ pub mod quorum;
 pub mod reply;
 mod target;
 
-pub use crate::timing::Timeouts;
 pub use connection::Connection;
 pub use credentials::Password;
 pub use deadline::waits_end_by;
@@ -58,6 +57,7 @@ pub use target::{ConnectOptions, Target, Tls, split_urls};
 
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
+use crate::timing::Timeouts;
 use connection::Dialer;
 use link::Link;
 use std::sync::Arc;

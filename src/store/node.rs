@@ -21,9 +21,10 @@
 //! node's vote, not the call: it reads as the node being out of reach, and
 //! a majority of the others goes on.
 
-use super::{Connection, Store, Target, Timeouts, classify, script_error};
+use super::{Connection, Store, Target, classify, script_error};
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
+use crate::timing::Timeouts;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// What a check of the node found: whether it may vote.

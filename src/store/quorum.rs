@@ -26,9 +26,10 @@
 //!     .await;
 //! ```
 
-use super::{Node, Target, Timeouts};
+use super::{Node, Target};
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
+use crate::timing::Timeouts;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;

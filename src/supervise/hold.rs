@@ -44,7 +44,7 @@ pub struct HoldOptions {
     /// Bound on the final release request.
     pub release_timeout: Duration,
     /// After the delay, wait until the wall clock has passed this instant
-    /// (a worker id's clock guard, `crate::lease::clock`).
+    /// (a worker id's clock guard, `crate::lease::clock_guard`).
     pub start_after: Option<StartAfter>,
 }
 

@@ -11,14 +11,10 @@
 use super::protocol::{Frames, Order, Report, frame};
 use crate::base::sys;
 use crate::error::{Error, Result};
+use crate::timing::supervise::STAND_DOWN_WAIT;
 use nix::unistd::{ForkResult, Pid};
 use std::io;
-use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// How long yaraus waits, at its end, for a stood-down watchdog to exit:
-/// it exits at once unless something (a SIGSTOP) holds it.
-const STAND_DOWN_WAIT: Duration = Duration::from_secs(1);
 
 enum Socket {
     /// Not yet handed to the runtime (the watchdog is forked before it exists).

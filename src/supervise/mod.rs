@@ -7,7 +7,7 @@
 //! which part of it:
 //!
 //! * [`crate::claim::Keeper`]: renews the claim and knows its deadline,
-//!   measured on [`crate::base::clock`] (`CLOCK_BOOTTIME`: it keeps counting through a
+//!   measured on [`crate::base::boot_clock`] (`CLOCK_BOOTTIME`: it keeps counting through a
 //!   suspend); gives up `--kill-after` before the deadline.
 //! * `watchdog/`: a small process of its own, forked first thing, parent
 //!   and subreaper of the command. It enforces the deadline by itself

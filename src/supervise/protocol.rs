@@ -6,7 +6,7 @@
 //! 4-byte big-endian length, then the message as JSON. The socket is a
 //! stream, so a frame may arrive in pieces; [`Frames`] puts them together.
 //!
-//! Instants are nanoseconds on `CLOCK_BOOTTIME` ([`crate::base::clock`]), which
+//! Instants are nanoseconds on `CLOCK_BOOTTIME` ([`crate::base::boot_clock`]), which
 //! both processes read alike.
 
 use serde::{Deserialize, Serialize};

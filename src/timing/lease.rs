@@ -6,7 +6,8 @@
 //! accident: [`Timing::safeguarded`] is the only way to a [`Timing`] (its
 //! fields are private), and a [`crate::lease::Leaser`] is made from one.
 
-use super::{TimingError, kill_after, validity};
+use super::drift::validity;
+use super::{TimingError, kill_after};
 use crate::base::setting::Setting;
 use std::fmt;
 use std::time::Duration;
@@ -107,6 +108,15 @@ impl Timing {
 
 /// The shortest lease the safeguards allow.
 const MIN_EXPIRE: Duration = Duration::from_secs(1);
+
+/// The random pause between two attempts of a run waiting for a free id:
+/// from half the renewal `interval` to all of it, so that waiters started
+/// together spread out. With wake-ups it is only the fallback poll, for an
+/// id freed without a release (a lease that expired, an id freed by hand,
+/// a pool grown by `init`).
+pub fn poll_pause(interval: Duration) -> (Duration, Duration) {
+    (interval / 2, interval)
+}
 
 /// A value the safeguards changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

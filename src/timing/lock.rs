@@ -1,5 +1,5 @@
-//! A lock's timing: how long it may live, how often it is extended, and how
-//! long a release may take.
+//! A lock's timing: how long it may live, how often it is extended, how
+//! long a release may take, and how often a waiter tries again.
 
 use super::TimingError;
 use std::time::Duration;
@@ -9,6 +9,12 @@ use std::time::Duration;
 pub const MIN_TTL: Duration = Duration::from_millis(100);
 /// The longest ttl accepted (Redis's PX takes anything, people rarely mean it).
 pub const MAX_TTL: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// The shortest and longest random pause between two attempts at a busy
+/// lock (redsync's defaults). With wake-ups it is only the fallback poll: a
+/// release ends it.
+pub const RETRY_PAUSE: (Duration, Duration) =
+    (Duration::from_millis(50), Duration::from_millis(250));
 
 /// Checks a lock's ttl against [`MIN_TTL`] and [`MAX_TTL`].
 pub fn check_ttl(ttl: Duration) -> Result<Duration, TimingError> {

@@ -3,37 +3,19 @@
 //! The user gives a handful of durations (`timeout`, a lease's `expire`,
 //! `interval` and `delay`, a lock's `ttl`, `kill_after`, an index's
 //! `interval` and `skew`); everything else yaraus waits for is derived from
-//! them here, so that one can read why a limit is what it is:
+//! them, or named, here, so that one can read why a limit is what it is.
+//! Every named duration of the library lives here (`tests/layers.rs` checks
+//! it), one file per domain or concern, each with its why; the README's
+//! table of timing rules is their index, with each value.
 //!
-//! | rule | value | why |
-//! | --- | --- | --- |
-//! | [`Timeouts::connect`] | timeout | dialing, TLS and the handshake together |
-//! | [`Timeouts::response`] | 2 × timeout | a request may carry a `WAIT` of up to timeout |
-//! | [`Timeouts::per_request`] | connect = response = request | a node of a quorum: a round is a dial and a request |
-//! | [`Timeouts::replica_wait`] | min(connect, ¾ response) | a `WAIT` shortfall must be reported as one, not as a server that did not answer |
-//! | [`Timeouts::release`] | response | a release is one last request, bounded so that exit never hangs |
-//! | [`Timeouts::settle`] | 2 × response | an interrupted attempt (a script and perhaps a `WAIT`) may finish, so that what it took is given back |
-//! | [`Timeouts::sequence_request`] | timeout / 4 | a majority-sequence call is rounds of a dial and a request each, and no round starts that cannot end by timeout |
-//! | [`Timeouts::shard_request`] | timeout / 2 | `hilo next` may try every shard, a dial and a request each, within about timeout |
-//! | [`Timeouts::lock_request`] | min(timeout, ttl / 10) | a Redlock round must leave most of the ttl as validity |
-//! | [`lock::extend_every`] | ttl / 3 | two extensions may fail before the lock runs out |
-//! | [`lock::check_ttl`] | 100 ms ..= 1 year | a lock must outlast the round trips that take and extend it |
-//! | [`drift::drift`] | 1% + 2 ms | the server's and the holder's clocks run at slightly different rates |
-//! | [`drift::validity`] | ttl − drift | what a holder may count on, from before its request |
-//! | [`kill_after::within`] | ≤ validity − interval | the command is gone by the deadline, and one renewal can be tried before its SIGTERM |
-//! | [`lease::Timing::safeguarded`] | expire ≥ 1 s, interval ≤ expire / 2, delay ≥ 2 × interval + kill-after | a previous holder whose record was lost has seen so and stopped before the new holder starts |
-//! | [`sequence::ROUND_LIFETIME`] | 5 s | a round counts no vote after it, so that an emptied node's lost votes are dead by the end of its quarantine |
-//! | [`sequence::QUARANTINE`] | 10 s, on the emptied node's clock | outlasts every round at 1% rate drift, with a margin |
-//! | [`index::check`] | interval ≥ 100 ms, skew < interval / 2, kill-after ≤ interval / 4 | a transition of the fleet fits in an interval |
-//! | [`retry::Backoff`] | 100 ms, doubling to 2 s, drawn in the upper half | a command waiting out a fault is soon back, a dead server is dialed rarely, a fleet does not retry in step |
-//! | [`retry::REPORT_EVERY`] | 30 s | a long wait leaves a readable log that shows the command alive |
-//! | [`retry::one_shot_wait`] | 5 × timeout | a one-shot command rides out a restart or a quick failover, and still ends |
-//! | [`clock::projection_slack`] | 500 ppm of the span + 1 ms | a holder's deadline, projected from its boot clock onto its wall clock, is not before the wall clock's reading then |
-//! | [`clock::HANDOVER_MARGIN`] | 10 ms | a worker id's new holder starts once its wall clock is past the old holder's last instant, in a new tick of a 10 ms generator |
-//! | [`clock::DEFAULT_MAX_CLOCK_WAIT`] | 10 s | a lag beyond a leap-second smear is a broken clock: refused, not waited out |
-//! | [`clock::step_threshold`] | slack + 5 ms | a wall clock that falls further behind the boot clock stepped back |
-//! | [`clock::offset_warning`] | delay / 2 | the grace delay was sized for clocks that agree |
-//! | [`retry::GIVE_BACK`] | 200 ms | an attempt's `WAIT`s end this long before the bound, and one cut off at the bound gives back what it took within it: nothing is left held, and the command is not kept long past its bound |
+//! * [`Timeouts`] (this file): every wait on Redis, from the user's `timeout`;
+//! * [`drift`]: how much of a ttl a holder may count on; [`kill_after`]:
+//!   the time a command gets to stop, inside the claim;
+//! * [`lock`], [`lease`], [`index`], [`sequence`], [`hilo`]: each domain's;
+//! * [`retry`]: riding out what passes; [`wake`]: waiters woken by a
+//!   release; [`clock_guard`]: the worker id's clock guard;
+//! * [`supervise`]: the watchdog's own; [`serve`]: `seq serve`'s;
+//!   [`listen`]: the listening ports'.
 //!
 //! A rule that a value breaks is a [`TimingError`], which carries the values
 //! and names the settings ([`Setting`]); the front end decides how a setting
@@ -41,16 +23,19 @@
 //! is a usage error (exit 2). This module imports nothing of the crate but
 //! the bottom layer, so that every layer may use it.
 
-pub mod clock;
+pub mod clock_guard;
 pub mod drift;
+pub mod hilo;
 pub mod index;
 pub mod kill_after;
 pub mod lease;
+pub mod listen;
 pub mod lock;
 pub mod retry;
 pub mod sequence;
-
-pub use drift::{drift, validity};
+pub mod serve;
+pub mod supervise;
+pub mod wake;
 
 use crate::base::duration::shown;
 use crate::base::setting::Setting;

@@ -11,6 +11,10 @@
 //! could hold one of its lost votes has ended. The two clocks never need to
 //! agree; only their rates must stay within [`DRIFT_PERCENT`] of real time,
 //! which [`quarantine_outlasts_every_round`] checks for the figures chosen.
+//!
+//! A refused round is tried again after a random pause, growing from
+//! [`FIRST_ROUND_PAUSE`] to [`MAX_ROUND_PAUSE`]: the client of a sequence
+//! and `seq serve`'s sequencers pause alike.
 
 use std::time::Duration;
 
@@ -29,6 +33,17 @@ pub const QUARANTINE: Duration = Duration::from_secs(10);
 
 /// How often one process looks for nodes to mark or repair, at most.
 pub const HEAL_EVERY: Duration = Duration::from_secs(1);
+
+/// The first random pause after a refused round (another proposer's round
+/// won the nodes, or no majority answered): a round is about a millisecond
+/// on a LAN, so two proposers that collided are apart again after a couple.
+/// Each pause is drawn below the bound, which doubles up to
+/// [`MAX_ROUND_PAUSE`], so that proposers do not collide again in step.
+pub const FIRST_ROUND_PAUSE: Duration = Duration::from_millis(2);
+
+/// The longest random pause between two refused rounds: what contention
+/// adds to one call stays a fraction of a second.
+pub const MAX_ROUND_PAUSE: Duration = Duration::from_millis(200);
 
 /// Whether `quarantine` on the slowest node clock outlasts `round` on the
 /// fastest proposer clock, with `margin` to spare: the slowest clock counts

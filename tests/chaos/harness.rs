@@ -142,7 +142,12 @@ impl Fleet {
                         cmd.args(&spec.args)
                             .arg("--")
                             .arg(&exe)
-                            .args(["--exact", "chaos::chaos_child", "--nocapture", "--test-threads=1"])
+                            .args([
+                                "--exact",
+                                "chaos::chaos_child",
+                                "--nocapture",
+                                "--test-threads=1",
+                            ])
                             .env(child::LOG_ENV, &log)
                             .env(child::CLIENT_ENV, index.to_string())
                             .env(child::GRACE_ENV, grace.as_millis().to_string())

@@ -42,6 +42,21 @@ pub fn lock_cmd(servers: &[&RedisServer]) -> Command {
     cmd
 }
 
+/// Scripts `server` has run (`EVALSHA` calls that did not fail): a lock's
+/// attempts, seen from the server.
+pub fn scripts_run(server: &RedisServer) -> u64 {
+    let info: String = server.query(&["INFO", "commandstats"]);
+    let field = |line: &str, name: &str| -> u64 {
+        line.split([',', ':'])
+            .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    info.lines()
+        .find(|l| l.starts_with("cmdstat_evalsha:"))
+        .map_or(0, |l| field(l, "calls") - field(l, "failed_calls"))
+}
+
 /// All of a set, borrowed.
 pub fn all(servers: &[RedisServer]) -> Vec<&RedisServer> {
     servers.iter().collect()

@@ -1,5 +1,6 @@
-//! Test harness shared by the integration tests (`mod common;`, or
-//! `#[path = "../common/mod.rs"] mod common;` in a directory crate).
+//! Test harness shared by the integration and fault tests: a module of
+//! `tests/integration.rs` and `tests/faults.rs`, which each test module
+//! reaches as `crate::common`.
 //!
 //! Every Redis here is a real `redis-server` process started in a fresh
 //! temporary directory — never a mock. Faults are real too: SIGKILL, SIGSTOP,
@@ -20,8 +21,8 @@
 //! * `pool.rs`, `lock.rs`: the worker-id pool and the lock tests' helpers;
 //!   `sentinel.rs`, `cluster.rs`, `proxy.rs`: topologies and partitions.
 //!
-//! A test file rarely uses every helper, hence the module-wide `dead_code`
-//! allowance.
+//! The faults binary uses only part of it, hence the module-wide
+//! `dead_code` allowance.
 #![allow(dead_code)]
 
 pub mod cli;

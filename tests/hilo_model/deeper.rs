@@ -1,5 +1,5 @@
 //! The deeper bounds: explorations too slow for a debug build, run by hand
-//! in release (`cargo test --release --test hilo_model -- --ignored
+//! in release (`cargo test --release -p yaraus-models hilo_model:: -- --ignored
 //! --nocapture`; `HILO_MODEL_CASES=words` runs the cases whose name
 //! contains them). Each case states what it is expected to find; the test
 //! prints a table of what each found (states, seconds), so that the figures
@@ -53,7 +53,7 @@ fn gated(gate: Gate, rules: Rules, shards: usize, runs: usize) -> Model {
 }
 
 #[test]
-#[ignore = "minutes in release: cargo test --release --test hilo_model -- --ignored --nocapture"]
+#[ignore = "minutes in release: cargo test --release -p yaraus-models hilo_model:: -- --ignored --nocapture"]
 fn deeper_bounds() {
     use Expect::{Safe, Violation};
     use Rules::*;

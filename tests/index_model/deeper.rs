@@ -1,5 +1,5 @@
 //! The deeper bounds: explorations too slow for a debug build, run by hand
-//! in release (`cargo test --release --test index_model -- --ignored
+//! in release (`cargo test --release -p yaraus-models index_model:: -- --ignored
 //! --nocapture`; `INDEX_MODEL_CASES=words` runs the cases whose name
 //! contains them). Each case states what it is expected to find; the test
 //! prints a table of what each found (states, seconds), so that the figures
@@ -40,7 +40,7 @@ fn case(name: &str, m: &Model, expect: Expect) -> Result<String, String> {
 }
 
 #[test]
-#[ignore = "minutes in release: cargo test --release --test index_model -- --ignored --nocapture"]
+#[ignore = "minutes in release: cargo test --release -p yaraus-models index_model:: -- --ignored --nocapture"]
 fn deeper_bounds() {
     let cases = [
         (

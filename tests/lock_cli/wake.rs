@@ -2,8 +2,8 @@
 //! at once, and a lost wake-up costs only the fallback poll.
 //!
 //! No assertion here is timed. That the wake-up, not the poll, ended the
-//! wait is shown by the test knob `YARAUS_TEST_LOCK_POLL_MS`, which sets the
-//! waiter's fallback poll: at 30 s, a waiter that is done within
+//! wait is shown by the hidden flag `--poll`, which sets the waiter's
+//! fallback poll: at 30 s ([`LONG_POLL`]), a waiter that is done within
 //! [`EVENT`] (20 s) was woken. How fast a hand-over is belongs to the
 //! benchmark (`benches/handover.rs`).
 
@@ -11,8 +11,8 @@ use super::*;
 use crate::lock_cli::common::EVENT;
 use std::path::Path;
 
-/// The test knob: the waiter's fallback poll, in ms.
-pub(super) const POLL_KNOB: &str = "YARAUS_TEST_LOCK_POLL_MS";
+/// The hidden flag that makes the waiter's fallback poll 30 s.
+pub(super) const LONG_POLL: [&str; 2] = ["--poll", "30s"];
 
 /// Subscribers to `channel` on `server` (`PUBSUB NUMSUB`).
 pub(super) fn subscribers(server: &RedisServer, channel: &str) -> i64 {
@@ -54,11 +54,9 @@ pub(super) fn exits_within_event(
 /// A holder whose command runs until `go` exists, once it wrote `started`.
 pub(super) fn holder(servers: &[RedisServer], name: &str, dir: &Path) -> std::process::Child {
     let (started, go) = (dir.join("started"), dir.join("go"));
-    let child = start(
-        lock_cmd(&all(servers))
-            .args([name, "--", "sh", "-c"])
-            .arg(crate::lock_cli::common::process::holds_until_go(&started, &go)),
-    );
+    let child = start(lock_cmd(&all(servers)).args([name, "--", "sh", "-c"]).arg(
+        crate::lock_cli::common::process::holds_until_go(&started, &go),
+    ));
     wait_until("the holder's command to start", EVENT, || started.exists());
     child
 }
@@ -72,7 +70,7 @@ fn a_release_wakes_the_waiter_long_before_its_poll() {
         let marker = dir.path().join("ran");
         let waiting = start(
             lock_cmd(&all(&servers))
-                .env(POLL_KNOB, "30000")
+                .args(LONG_POLL)
                 .args(["woken", "--", "touch"])
                 .arg(&marker),
         );
@@ -106,7 +104,7 @@ fn a_lost_wake_up_costs_only_the_poll() {
     let marker = dir.path().join("ran");
     let waiting = start(
         lock_cmd(&all(&servers))
-            .env(POLL_KNOB, "300")
+            .args(["--poll", "300ms"])
             .args(["unheard", "--", "touch"])
             .arg(&marker),
     );
@@ -134,10 +132,11 @@ fn a_waiter_through_sentinel_is_woken_too() {
         cmd.args(["--redis", &url, "lock", "watched"]).args(more);
         cmd
     };
-    let holding =
-        start(lock(&["--", "sh", "-c"]).arg(crate::lock_cli::common::process::holds_until_go(&started, &go)));
+    let holding = start(lock(&["--", "sh", "-c"]).arg(
+        crate::lock_cli::common::process::holds_until_go(&started, &go),
+    ));
     wait_until("the holder's command to start", EVENT, || started.exists());
-    let waiting = start(lock(&["--", "true"]).env(POLL_KNOB, "30000"));
+    let waiting = start(&mut lock(&[&LONG_POLL[..], &["--", "true"]].concat()));
     wait_for_subscription(std::slice::from_ref(&master), "sn:wake:watched");
     std::fs::write(&go, "").unwrap();
     assert_code(&finish(holding), 0);
@@ -159,10 +158,11 @@ fn a_waiter_on_a_cluster_is_woken_by_the_sharded_publish() {
         cmd.args(["--redis", &url, "lock", "sharded"]).args(more);
         cmd
     };
-    let holding =
-        start(lock(&["--", "sh", "-c"]).arg(crate::lock_cli::common::process::holds_until_go(&started, &go)));
+    let holding = start(lock(&["--", "sh", "-c"]).arg(
+        crate::lock_cli::common::process::holds_until_go(&started, &go),
+    ));
     wait_until("the holder's command to start", EVENT, || started.exists());
-    let waiting = start(lock(&["--", "true"]).env(POLL_KNOB, "30000"));
+    let waiting = start(&mut lock(&[&LONG_POLL[..], &["--", "true"]].concat()));
     wait_until("the waiter to subscribe on the lock's shard", EVENT, || {
         let (_, n): (String, i64) = node.query(&["PUBSUB", "SHARDNUMSUB", channel]);
         n >= 1
@@ -182,7 +182,7 @@ fn a_waiter_whose_subscription_is_cut_subscribes_again() {
     let holding = holder(&servers, "cut", dir.path());
     let waiting = start(
         lock_cmd(&all(&servers))
-            .env(POLL_KNOB, "30000")
+            .args(LONG_POLL)
             .args(["cut", "--", "true"]),
     );
     wait_for_subscription(&servers, "yaraus:wake:cut");
@@ -195,5 +195,29 @@ fn a_waiter_whose_subscription_is_cut_subscribes_again() {
     std::fs::write(dir.path().join("go"), "").unwrap();
     assert_code(&finish(holding), 0);
     let output = exits_within_event(waiting, "the waiter subscribed again to be woken");
+    assert_code(&output, 0);
+}
+
+#[test]
+fn a_waiter_without_wakeups_never_subscribes_and_takes_the_lock_by_polling() {
+    let servers = masters(1, false);
+    let s = &servers[0];
+    let dir = tempfile::tempdir().unwrap();
+    let holding = holder(&servers, "polled", dir.path());
+    let before = scripts_run(s);
+    let waiting = start(
+        lock_cmd(&all(&servers))
+            .args(["--wakeups", "off", "--poll", "100ms"])
+            .args(["polled", "--", "true"]),
+    );
+    // A waiter subscribes after its first refused attempt, before its
+    // second: after three, one that wakes would listen.
+    wait_until("the waiter to be refused three times", EVENT, || {
+        scripts_run(s) >= before + 3
+    });
+    assert_eq!(subscribers(s, "yaraus:wake:polled"), 0);
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    assert_code(&finish(holding), 0);
+    let output = exits_within_event(waiting, "the polling waiter to take the lock");
     assert_code(&output, 0);
 }

@@ -4,11 +4,11 @@
 //! waiter of its own.
 //!
 //! As in `wake.rs`, nothing is timed: every waiter's fallback poll is 30 s
-//! (`YARAUS_TEST_LOCK_POLL_MS`), so a waiter done within `EVENT` was woken
+//! (the hidden flag `--poll`), so a waiter done within `EVENT` was woken
 //! by a message. How many refused attempts each policy costs is measured by
 //! the herd benchmark (`benches/herd.rs`).
 
-use super::wake::{POLL_KNOB, exits_within_event, holder, subscribers};
+use super::wake::{LONG_POLL, exits_within_event, holder, subscribers};
 use super::*;
 use crate::lock_cli::common::EVENT;
 
@@ -29,7 +29,7 @@ fn queued_waiter(
 ) -> std::process::Child {
     let child = start(
         lock_cmd(&all(servers))
-            .env(POLL_KNOB, "30000")
+            .args(LONG_POLL)
             .args(args)
             .args(["--", "sh", "-c", &format!("echo {label} >> \"$0\"")])
             .arg(order),
@@ -122,7 +122,9 @@ fn each_place_a_semaphore_frees_wakes_a_waiter_of_its_own() {
                 lock_cmd(&all(&servers))
                     .args(args)
                     .args(["--", "sh", "-c"])
-                    .arg(crate::lock_cli::common::process::holds_until_go(&started, &go)),
+                    .arg(crate::lock_cli::common::process::holds_until_go(
+                        &started, &go,
+                    )),
             );
             wait_until("the holder's command to start", EVENT, || started.exists());
             child
@@ -164,7 +166,7 @@ fn a_queue_key_of_another_type_is_left_alone_and_everyone_is_woken() {
     let marker = dir.path().join("ran");
     let waiting = start(
         lock_cmd(&all(&servers))
-            .env(POLL_KNOB, "30000")
+            .args(LONG_POLL)
             .args(["odd", "--", "touch"])
             .arg(&marker),
     );

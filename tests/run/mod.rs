@@ -13,7 +13,7 @@
 
 use crate::common;
 
-mod clock;
+mod clock_guard;
 mod command_line;
 mod compatibility;
 mod leasing;

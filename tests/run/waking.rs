@@ -5,15 +5,17 @@
 //! time, first come first served (wake-one).
 //!
 //! No assertion here is timed. That the wake-up, not the poll, ended the
-//! wait is shown by the test knob `YARAUS_TEST_RUN_POLL_MS`, which sets the
-//! waiter's fallback poll: at 30 s, a waiter whose command runs within
-//! [`EVENT`] (20 s) was woken.
+//! wait is shown by the hidden flag `--poll`, which sets the waiter's
+//! fallback poll: at 30 s, a waiter whose command runs within [`EVENT`]
+//! (20 s) was woken.
 
 use super::*;
 use common::cluster::Cluster;
 
-/// The test knob: the waiting run's fallback poll, in ms.
-const POLL_KNOB: &str = "YARAUS_TEST_RUN_POLL_MS";
+/// The hidden flag that makes the waiting run's fallback poll `POLL`.
+fn polling(poll: &str) -> Vec<&str> {
+    with(FAST, &["--poll", poll])
+}
 
 /// Subscribers to `channel` on `server`: plain (`PUBSUB NUMSUB`) or
 /// sharded (`PUBSUB SHARDNUMSUB`).
@@ -43,17 +45,21 @@ fn holder(url: &str, scratch: &Scratch) -> Run {
 }
 
 /// A [`holder`]; then a run waiting for an id, with a fallback poll of
-/// `poll_ms`, once it listens on `channel` at `node`.
+/// `poll`, once it listens on `channel` at `node`.
 fn held_and_waiting(
     url: &str,
     scratch: &Scratch,
     node: &RedisServer,
     (channel, sharded): (&str, bool),
-    poll_ms: &str,
+    poll: &str,
 ) -> (Run, Run) {
     let holder = holder(url, scratch);
-    let mut cmd = run_cmd(url, scratch, FAST, &["touch", &scratch.arg("ran")]);
-    cmd.env(POLL_KNOB, poll_ms);
+    let cmd = run_cmd(
+        url,
+        scratch,
+        &polling(poll),
+        &["touch", &scratch.arg("ran")],
+    );
     let waiter = Run::spawn(cmd, scratch);
     wait_until("the waiting run to subscribe", EVENT, || {
         subscribers(node, channel, sharded) >= 1
@@ -65,7 +71,7 @@ fn held_and_waiting(
 fn a_released_id_wakes_the_waiting_run_long_before_its_poll() {
     let check = |url: &str, node: &RedisServer, channel: (&str, bool)| {
         let scratch = Scratch::new();
-        let (mut holder, mut waiter) = held_and_waiting(url, &scratch, node, channel, "30000");
+        let (mut holder, mut waiter) = held_and_waiting(url, &scratch, node, channel, "30s");
         fs::write(scratch.path("go"), "").unwrap();
         assert_eq!(holder.wait(), 0, "{}", holder.log());
         // With a poll of 30 s, only the release's message can end the wait
@@ -104,7 +110,7 @@ fn a_release_that_publishes_nothing_costs_only_the_poll() {
         &scratch,
         &server,
         ("t:wake:t:ids", false),
-        "300",
+        "300ms",
     );
     // The holder frozen, its id freed by hand: nothing is published.
     holder.signal(Signal::SIGSTOP);
@@ -132,8 +138,7 @@ fn runs_waiting_for_an_id_are_woken_one_at_a_time_in_the_order_they_came() {
         .enumerate()
         .map(|(i, label)| {
             let script = format!("echo {label} >> '{}'", scratch.arg("order"));
-            let mut cmd = run_cmd(&url, &scratch, FAST, &["sh", "-c", &script]);
-            cmd.env(POLL_KNOB, "30000");
+            let cmd = run_cmd(&url, &scratch, &polling("30s"), &["sh", "-c", &script]);
             let waiter = Run::spawn(cmd, &scratch);
             wait_until("the run to take its place in the queue", EVENT, || {
                 queued(&server).len() == i + 1

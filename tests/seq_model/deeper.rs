@@ -1,11 +1,11 @@
 //! The deeper bounds: explorations too slow for a debug build, run by
-//! hand in release (`cargo test --release --test seq_model -- --ignored
+//! hand in release (`cargo test --release -p yaraus-models seq_model:: -- --ignored
 //! --nocapture`; `SEQ_MODEL_CASES=words` runs the cases whose name
 //! contains them). Each case states what it is expected to find; the test
 //! prints a table of what each found (states, seconds), the figures that
 //! the design notes quote, so that they are measured, not copied.
 //! `deeper_timed` is the table of the `timed` model (the quarantined
-//! repair with clocks): `cargo test --release --test seq_model deeper_timed
+//! repair with clocks): `cargo test --release -p yaraus-models seq_model::deeper::deeper_timed
 //! -- --ignored --nocapture`.
 
 use crate::seq_model::claims::{ClaimIds, Claims, MISSING};
@@ -45,7 +45,7 @@ fn case<M: System<Violation = Violation>>(
 }
 
 #[test]
-#[ignore = "minutes in release: cargo test --release --test seq_model -- --ignored --nocapture"]
+#[ignore = "minutes in release: cargo test --release -p yaraus-models seq_model:: -- --ignored --nocapture"]
 fn deeper_bounds() {
     let q = |initial, before| Model::new(Rules::Quarantine, initial, before);
     let counters = [
@@ -385,7 +385,7 @@ fn timed_broken_cases() -> Vec<(&'static str, timed::Model, Expect)> {
 }
 
 #[test]
-#[ignore = "minutes in release: cargo test --release --test seq_model deeper_timed -- --ignored --nocapture"]
+#[ignore = "minutes in release: cargo test --release -p yaraus-models seq_model::deeper::deeper_timed -- --ignored --nocapture"]
 fn deeper_timed() {
     let mut table = Table::new(
         "SEQ_MODEL_CASES",

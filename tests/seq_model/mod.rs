@@ -24,8 +24,8 @@
 //!   narration of a run, for any `System`), so that a model is only its
 //!   steps.
 //! * `counters/`: the model where a key is a counter or missing, under the
-//!   rules `Today` (the shipped scripts), `NaiveRepair`, `Quarantine` and
-//!   `IssueCompletion` (the issue's "complete a missing node with 0").
+//!   rules `MissingAsZero` (a missing key read as 0), `NaiveRepair`, `Quarantine` and
+//!   `ZeroCompletion` ("complete a missing node with 0").
 //! * `claims/`: the model of the protocol now being implemented, where a
 //!   key may also hold a mark (`unborn:T`) or a claim (`creating:X`), and a
 //!   sequence is created in two phases of compare-and-set (`Claims`). Its
@@ -39,9 +39,9 @@
 //!   (a lifetime there is an event, not a duration), so they cannot tell a
 //!   quarantine of 10 s from one of 4 s: hence a model of its own, under
 //!   the rules `AsBuilt`, `ShortQuarantine`, `MinorityRead`, `NoLifetime`
-//!   and `RepairFromRipeRead` (an earlier draft).
+//!   and `RepairFromRipeRead` (the repair from the read that saw the mark ripe).
 //! * `deeper.rs`: the explorations too slow for a debug build (ignored;
-//!   `cargo test --release --test seq_model -- --ignored --nocapture`, or
+//!   `cargo test --release -p yaraus-models seq_model:: -- --ignored --nocapture`, or
 //!   `deeper_timed` alone for the timed model); each prints the table of
 //!   what each case found.
 //!
@@ -54,8 +54,8 @@
 //!
 //! # What it finds
 //!
-//! * `Today` hands out 101 twice: the known bug.
-//! * `NaiveRepair` and `IssueCompletion` hand out a value twice: a node
+//! * `MissingAsZero` hands out 101 twice.
+//! * `NaiveRepair` and `ZeroCompletion` hand out a value twice: a node
 //!   accepts a proposal, loses its data, and is set back (to the read's
 //!   highest counter, or to 0) from a read that did not see that proposal,
 //!   while the proposal's acceptance is still counted.

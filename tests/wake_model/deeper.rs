@@ -1,5 +1,5 @@
 //! The deeper bounds: more waiters and places, and every fault at once,
-//! too slow for the default run (ignored: `cargo test --test wake_model
+//! too slow for the default run (ignored: `cargo test -p yaraus-models wake_model::
 //! -- --ignored --nocapture`, faster with `--release`;
 //! `WAKE_MODEL_CASES=words` runs the cases whose name contains them).
 //! Each case states what it is expected to find; the test prints a table
@@ -30,7 +30,7 @@ fn case(name: &str, m: &Model, expect: Option<Violation>) -> Result<String, Stri
 }
 
 #[test]
-#[ignore = "minutes in a debug build: cargo test --test wake_model -- --ignored --nocapture"]
+#[ignore = "minutes in a debug build: cargo test -p yaraus-models wake_model:: -- --ignored --nocapture"]
 fn deeper_bounds() {
     let mut table = Table::new(
         "WAKE_MODEL_CASES",

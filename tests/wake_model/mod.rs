@@ -153,7 +153,7 @@
 //! * `tests.rs`: the protocol at the default bounds, each broken variant
 //!   and each documented cost, the survey's figures.
 //! * `deeper.rs`: larger bounds and every fault at once, ignored: `cargo
-//!   test --test wake_model -- --ignored --nocapture` (2.5 minutes in a
+//!   test -p yaraus-models wake_model:: -- --ignored --nocapture` (2.5 minutes in a
 //!   debug build) prints a table.
 
 use crate::explorer;

@@ -14,6 +14,7 @@ mod settings;
 
 use cli::Cli;
 use logger::EXIT_FLUSH;
+use settings::Provenance;
 use yaraus::error::{EXIT_SOFTWARE, EXIT_USAGE};
 use yaraus::supervise::Watchdog;
 
@@ -23,7 +24,7 @@ fn main() {
     yaraus::supervise::signals::ignored_at_start();
     // Messages of the library name settings by the flags that set them.
     yaraus::base::setting::name_settings(cli::flag);
-    let cli = parse();
+    let (cli, provenance) = parse();
     // Forked now, while the process has a single thread: the watchdog is a
     // copy of this process that starts and guards the command.
     let watchdog = cli.runs_a_command().then(start_watchdog);
@@ -34,7 +35,7 @@ fn main() {
         Ok(rt) => rt,
         Err(e) => fail(format_args!("cannot start: {e}"), EXIT_SOFTWARE),
     };
-    let code = match runtime.block_on(commands::execute(cli, watchdog)) {
+    let code = match runtime.block_on(commands::execute(cli, provenance, watchdog)) {
         Ok(code) => code,
         Err(e) => {
             // Queued after the lines still waiting, so that it comes last;
@@ -50,24 +51,18 @@ fn main() {
     std::process::exit(code);
 }
 
-/// The command line, or the exit for help, version and usage errors; the
-/// log is set up as it asks before anything is logged.
-fn parse() -> Cli {
-    use clap::{FromArgMatches, parser::ValueSource};
+/// The command line, and how it asked ([`Provenance`]), or the exit for
+/// help, version and usage errors; the log is set up as it asks before
+/// anything is logged.
+fn parse() -> (Cli, Provenance) {
+    use clap::FromArgMatches;
     let matches = cli::command()
         .try_get_matches()
         .unwrap_or_else(|e| exit_on_parse_error(e));
-    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| exit_on_parse_error(e));
-    if let (cli::Command::Lock(lock), Some(m)) =
-        (&mut cli.command, matches.subcommand_matches("lock"))
-    {
-        let typed = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
-        lock.timeout_typed =
-            typed("timeout") || matches.value_source("timeout") == Some(ValueSource::CommandLine);
-        lock.verbose = cli.global.log.lock_verbose();
-    }
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| exit_on_parse_error(e));
+    let provenance = Provenance::of(&cli, &matches);
     configure_log(&cli, &matches);
-    cli
+    (cli, provenance)
 }
 
 /// The log's format and level, and the subcommand every JSON line names

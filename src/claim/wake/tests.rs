@@ -37,13 +37,14 @@ fn a_waiter_is_woken_alone_on_its_channel_and_never_by_its_own_give_back() {
 fn only_a_listening_waiter_that_wakes_one_carries_a_place() {
     let channel = Channel::new("ns", "l", false).unwrap();
     assert_eq!(channel.queue(), Some("ns:queue:l"));
-    let mut wakeups = Wakeups::new(channel.clone());
+    let mut wakeups = Wakeups::new(channel.clone(), WakePolicy::Queue);
     wakeups.place = Some(Place {
         member: "f00d".into(),
         arrival_us: 7,
     });
     assert_eq!(wakeups.queued("q"), None, "wake-all: no queue");
-    let mut wakeups = Wakeups::new(channel).waking_one(Duration::from_millis(1500));
+    let mut wakeups =
+        Wakeups::new(channel, WakePolicy::Queue).waking_one(Duration::from_millis(1500));
     wakeups.place = Some(Place {
         member: "f00d".into(),
         arrival_us: 7,

@@ -86,7 +86,7 @@
 //!
 //! # Bounded state
 //!
-//! A sequencer that had nothing to do for [`RETIRE_AFTER`] removes itself,
+//! A sequencer that had nothing to do for [`RETIRE_AFTER`](crate::timing::serve::RETIRE_AFTER) removes itself,
 //! and at most [`MAX_SEQUENCES`] exist at once, so a client inventing names
 //! costs bounded memory. Sends happen under the registry's lock, so a
 //! request never lands in the queue of a sequencer that is retiring. The
@@ -100,6 +100,8 @@ use crate::base::random::random_below;
 use crate::error::Result;
 use crate::seq::MajoritySequence;
 use crate::store::Quorum;
+use crate::timing::sequence::{FIRST_ROUND_PAUSE, MAX_ROUND_PAUSE};
+use crate::timing::serve::MAX_LINGER;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -112,14 +114,6 @@ pub const MAX_SEQUENCES: usize = 10_000;
 /// Refused rounds retried at once (with a leap from the second on) before
 /// the retries also pause.
 const QUICK_RETRIES: u32 = 6;
-/// First and longest random pause between two failed rounds.
-const FIRST_PAUSE: Duration = Duration::from_millis(2);
-const MAX_PAUSE: Duration = Duration::from_millis(200);
-/// Longest wait for the rest of a returning cohort (see "Lingering").
-pub const MAX_LINGER: Duration = Duration::from_millis(2);
-/// A sequencer idle this long retires (and forgets its floor, its counters
-/// and its metrics' series): the default of `Settings::retire_after`.
-pub const RETIRE_AFTER: Duration = Duration::from_secs(300);
 
 /// One request for ids.
 pub struct Ask {
@@ -145,7 +139,7 @@ pub struct Settings {
     pub max_batch: u64,
     /// Rounds, their latency and the ids handed out (`--metrics-listen`).
     pub metrics: ServeMetrics,
-    /// A sequencer idle this long retires ([`RETIRE_AFTER`]).
+    /// A sequencer idle this long retires ([`RETIRE_AFTER`](crate::timing::serve::RETIRE_AFTER)).
     pub retire_after: Duration,
 }
 
@@ -347,7 +341,7 @@ impl Sequencer {
                 .timeout
                 .saturating_sub(self.quorum.round_timeout());
         batch = self.without_overflow(batch);
-        let mut pause = FIRST_PAUSE;
+        let mut pause = FIRST_ROUND_PAUSE;
         let mut refused = 0u32;
         loop {
             if batch.is_empty() {
@@ -398,7 +392,7 @@ impl Sequencer {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             tokio::time::sleep(random_below(pause).min(left)).await;
-            pause = (pause * 2).min(MAX_PAUSE);
+            pause = (pause * 2).min(MAX_ROUND_PAUSE);
         }
     }
 

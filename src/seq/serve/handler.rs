@@ -50,10 +50,11 @@
 
 use super::conn::{Connection, ReadNow};
 use super::dispatch::dispatch;
-use super::limits::{self, AUTH_PAUSE, AUTH_TIME};
+use super::limits;
 use super::reply::{self, InFlight, Outcome, SHUTTING_DOWN, closing_err};
 use super::resp::ProtocolError;
 use super::state::{Client, Server};
+use crate::timing::serve::{AUTH_PAUSE, AUTH_TIME, TELL_TIME};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -347,9 +348,6 @@ impl Handler<'_> {
         }
     }
 }
-
-/// Longest wait to tell a client why it is closed: it may read nothing.
-const TELL_TIME: Duration = Duration::from_secs(1);
 
 /// Adds the reply of one request to `out`, once it is there (`EXEC`
 /// inside `EXEC` cannot be: it is never queued).

@@ -2,7 +2,7 @@
 //! cannot tell (it answers `PONG` while two nodes of three are down and
 //! every `INCR` fails).
 //!
-//! A task checks every node, every [`INTERVAL`], as a round needs it
+//! A task checks every node, every [`PROBE_EVERY`], as a round needs it
 //! ([`crate::store::Node::recheck`]): that it answers within a round's bound
 //! ([`Quorum::round_timeout`]), takes our password, and, where required,
 //! still keeps every write (its settings are read again each time, so a
@@ -32,13 +32,11 @@
 
 use super::metrics::ServeMetrics;
 use crate::store::{Fitness, Quorum};
+use crate::timing::serve::PROBE_EVERY;
 use std::fmt::Write;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::watch;
-
-/// How often every node is probed.
-pub const INTERVAL: Duration = Duration::from_secs(1);
 
 /// What the last probe found of one node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +172,7 @@ impl Health {
             state.nodes.len(),
             self.majority,
             state.checked.map_or(-1, |t| t.elapsed().as_millis() as i64),
-            INTERVAL.as_millis(),
+            PROBE_EVERY.as_millis(),
         );
         for (i, (label, s)) in self.labels.iter().zip(&state.nodes).enumerate() {
             let _ = write!(
@@ -196,7 +194,7 @@ fn printable(label: &str) -> String {
         .collect()
 }
 
-/// Probes the nodes every [`INTERVAL`] until `stop` changes.
+/// Probes the nodes every [`PROBE_EVERY`] until `stop` changes.
 pub async fn probe_forever(
     health: std::sync::Arc<Health>,
     mut quorum: Quorum,
@@ -209,7 +207,7 @@ pub async fn probe_forever(
         };
         health.update(nodes);
         tokio::select! {
-            () = tokio::time::sleep(INTERVAL) => {}
+            () = tokio::time::sleep(PROBE_EVERY) => {}
             _ = stop.changed() => return,
         }
     }

@@ -18,20 +18,23 @@
 //!   is taken, the oldest unauthenticated connection is closed to admit
 //!   the new one ([`Guard::evict_oldest`]), so strangers cannot lock the
 //!   password holder out; connections that authenticated are never made
-//!   to leave. Each unauthenticated connection also has [`AUTH_TIME`] (or
-//!   `--idle-timeout`, when shorter) to authenticate, busy or not.
-//! * **Guesses.** Each wrong password is answered after [`AUTH_PAUSE`],
+//!   to leave. Each unauthenticated connection also has
+//!   [`AUTH_TIME`](crate::timing::serve::AUTH_TIME) (or `--idle-timeout`,
+//!   when shorter) to authenticate, busy or not.
+//! * **Guesses.** Each wrong password is answered after
+//!   [`AUTH_PAUSE`](crate::timing::serve::AUTH_PAUSE),
 //!   and the [`MAX_AUTH_FAILURES`]th closes the connection, so one
 //!   connection tries a few passwords a second instead of tens of
 //!   thousands; every failure is counted (`INFO stats`, the metrics).
 //!
-//! Each of these is logged, at most once per [`LOG_EVERY`] for each kind
+//! Each of these is logged, at most once per [`LIMIT_LOG_EVERY`] for each kind
 //! ([`Throttle`]): a flood of them is one line with a count, not a flood of
 //! lines. No line holds a password.
 
+use crate::timing::serve::LIMIT_LOG_EVERY;
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::oneshot;
 
 /// Most bytes of replies one connection holds with a transaction's:
@@ -41,21 +44,9 @@ use tokio::sync::oneshot;
 /// `--max-clients` connections at this bound are about 1 GiB at most.
 pub const MAX_REPLY_BYTES: usize = 1024 * 1024;
 
-/// Longest a connection may stay unauthenticated (with `--requirepass`):
-/// clients authenticate in the first request they send, so this is
-/// hundreds of round trips even on a slow network.
-pub const AUTH_TIME: Duration = Duration::from_secs(10);
-
-/// The wait before each wrong-password answer. Under a second, so that a
-/// typo costs a person nothing they notice.
-pub const AUTH_PAUSE: Duration = Duration::from_millis(500);
-
 /// Wrong passwords after which a connection is closed: a client that has
 /// the password sends it right the first time; a person may mistype twice.
 pub const MAX_AUTH_FAILURES: u32 = 3;
-
-/// At most one log line of a kind this often.
-const LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// The server's side of the limits: the unauthenticated connections, and
 /// the log lines about clients over a limit.
@@ -106,7 +97,7 @@ impl Guard {
     }
 }
 
-/// Log lines of one kind, at most one per [`LOG_EVERY`].
+/// Log lines of one kind, at most one per [`LIMIT_LOG_EVERY`].
 #[derive(Default)]
 pub struct Throttle(Mutex<(Option<Instant>, u64)>);
 
@@ -116,7 +107,7 @@ impl Throttle {
     pub fn admit(&self) -> Option<u64> {
         let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let (last, left_out) = &mut *state;
-        if last.is_some_and(|at| at.elapsed() < LOG_EVERY) {
+        if last.is_some_and(|at| at.elapsed() < LIMIT_LOG_EVERY) {
             *left_out += 1;
             return None;
         }
@@ -143,8 +134,8 @@ mod tests {
         assert_eq!(t.admit(), Some(0));
         assert_eq!(t.admit(), None);
         assert_eq!(t.admit(), None);
-        // As if LOG_EVERY had passed: the next line tells the two.
-        t.0.lock().unwrap().0 = Instant::now().checked_sub(LOG_EVERY);
+        // As if LIMIT_LOG_EVERY had passed: the next line tells the two.
+        t.0.lock().unwrap().0 = Instant::now().checked_sub(LIMIT_LOG_EVERY);
         assert_eq!(t.admit(), Some(2));
     }
 

@@ -64,12 +64,13 @@ mod resp;
 mod session;
 mod state;
 
-pub use batch::RETIRE_AFTER;
 pub use metrics::ServeMetrics;
 pub use state::Server;
 
 use super::SeqKeys;
 use crate::store::Quorum;
+use crate::timing::listen::ACCEPT_WARNING_EVERY;
+use crate::timing::serve::DRAIN_GRACE;
 use batch::{Registry, Settings};
 use health::Health;
 use info::ServerStats;
@@ -104,18 +105,9 @@ pub struct Config {
     pub durable: bool,
     /// Rounds, ids and readiness for `--metrics-listen` (off without it).
     pub metrics: ServeMetrics,
-    /// A sequence idle this long is forgotten ([`RETIRE_AFTER`]).
+    /// A sequence idle this long is forgotten ([`RETIRE_AFTER`](crate::timing::serve::RETIRE_AFTER)).
     pub retire_after: Duration,
 }
-
-/// Longest wait for connections to answer and close after `stop`, beyond
-/// the rounds in flight (bounded by `--timeout`): a client that does not
-/// read its replies is not waited for longer.
-const DRAIN_GRACE: Duration = Duration::from_secs(5);
-
-/// At most one "cannot accept" warning this often (with the count of the
-/// others): out of file descriptors, every accept fails.
-const ACCEPT_WARNING_EVERY: Duration = Duration::from_secs(10);
 
 impl Server {
     /// Serves on `listener` until `stop` resolves, then drains (see the

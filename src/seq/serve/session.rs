@@ -30,9 +30,10 @@
 //! the connection.
 
 use super::command::{self, Hello};
-use super::limits::{self, AUTH_PAUSE, MAX_AUTH_FAILURES};
+use super::limits::{self, MAX_AUTH_FAILURES};
 use super::reply::{self, Outcome, Proto, err, ok};
 use super::state::{Client, Server};
+use crate::timing::serve::AUTH_PAUSE;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// What a password check found.

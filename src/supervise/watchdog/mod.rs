@@ -35,8 +35,10 @@ mod state;
 
 use super::protocol::{Frames, Order, Report, frame};
 use super::tree;
-use crate::base::clock::{BootInstant, arm};
+use crate::base::BootInstant;
+use crate::base::boot_clock::arm;
 use crate::base::sys::{self, CommandStart};
+use crate::timing::supervise::KILL_SWEEP;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{SigSet, Signal, killpg};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
@@ -65,10 +67,6 @@ const BLOCKED_BY_WATCHDOG: [Signal; 9] = [
     Signal::SIGUSR1,
     Signal::SIGUSR2,
 ];
-
-/// While SIGKILLing, how often the tree is looked at again for processes
-/// forked in between.
-const KILL_SWEEP: Duration = Duration::from_millis(10);
 
 /// Runs the watchdog in the forked process; never returns.
 pub(crate) fn run(link: UnixStream) -> ! {

@@ -10,7 +10,7 @@
 //! the SIGKILL instant while terminating), so no field is read in a phase
 //! where it means nothing.
 
-use crate::base::clock::BootInstant;
+use crate::base::BootInstant;
 use nix::unistd::Pid;
 
 /// Where the command is in its life.

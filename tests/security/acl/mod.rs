@@ -68,15 +68,10 @@ pub(super) fn denied(conn: &mut redis::Connection, args: &[&str]) -> bool {
 
 /// Starts yaraus as the user on `urls`, namespace `ns`, with `args` and
 /// `env`; stderr is kept for the message of a failure.
-pub(super) fn spawn_as_user(
-    urls: &[String],
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> std::process::Child {
+pub(super) fn spawn_as_user(urls: &[String], args: &[&str]) -> std::process::Child {
     super::common::yaraus()
         .args(global(urls, "ns", args))
         .envs(AS_USER)
-        .envs(env.iter().copied())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

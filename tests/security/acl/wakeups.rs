@@ -45,19 +45,15 @@ fn a_waiter_restricted_by_acl_rules_is_woken_by_a_release() {
     );
     let dir = tempfile::tempdir().unwrap();
     let (started, go) = (dir.path().join("started"), dir.path().join("go"));
-    let spawn = |args: &[&str], env: &[(&str, &str)]| spawn_as_user(&urls, args, env);
-    let holder_script = crate::security::common::process::holds_until_go(&started, &go);
-    let mut holder = spawn(
-        &["lock", "--prefix", "locks:", "job", "-c", &holder_script],
-        &[],
-    );
+    let spawn = |args: &[&str]| spawn_as_user(&urls, args);
+    let holder_script = crate::common::process::holds_until_go(&started, &go);
+    let mut holder = spawn(&["lock", "--prefix", "locks:", "job", "-c", &holder_script]);
     wait_until("the holder's command", EVENT, || started.exists());
-    // A fallback poll of 30 s (the test knob): only a wake-up ends the
+    // A fallback poll of 30 s (the hidden flag): only a wake-up ends the
     // wait within EVENT.
-    let waiter = spawn(
-        &["lock", "--prefix", "locks:", "job", "--", "true"],
-        &[("YARAUS_TEST_LOCK_POLL_MS", "30000")],
-    );
+    let waiter = spawn(&[
+        "lock", "--prefix", "locks:", "--poll", "30s", "job", "--", "true",
+    ]);
     wait_until("the waiter to subscribe as the user", EVENT, || {
         let (_, n): (String, i64) = one.query(&["PUBSUB", "NUMSUB", "ns:wake:locks:job"]);
         n >= 1
@@ -82,19 +78,16 @@ fn a_run_restricted_by_acl_rules_is_woken_by_a_release() {
     );
     let dir = tempfile::tempdir().unwrap();
     let (started, go) = (dir.path().join("started"), dir.path().join("go"));
-    let spawn = |args: &[&str], env: &[(&str, &str)]| spawn_as_user(&urls, args, env);
-    let init = spawn(&["init", "--min", "1", "--max", "1"], &[]);
+    let spawn = |args: &[&str]| spawn_as_user(&urls, args);
+    let init = spawn(&["init", "--min", "1", "--max", "1"]);
     assert!(init.wait_with_output().unwrap().status.success());
-    let fast = ["run", "--no-safeguards", "--delay", "0", "--"];
-    let script = crate::security::common::process::holds_until_go(&started, &go);
-    let holder = spawn(&[&fast[..], &["sh", "-c", &script]].concat(), &[]);
+    let fast = ["run", "--no-safeguards", "--delay", "0"];
+    let script = crate::common::process::holds_until_go(&started, &go);
+    let holder = spawn(&[&fast[..], &["--", "sh", "-c", &script]].concat());
     wait_until("the holder's command", EVENT, || started.exists());
-    // A fallback poll of 30 s (the test knob): only a wake-up ends the
+    // A fallback poll of 30 s (the hidden flag): only a wake-up ends the
     // wait within EVENT.
-    let waiter = spawn(
-        &[&fast[..], &["true"]].concat(),
-        &[("YARAUS_TEST_RUN_POLL_MS", "30000")],
-    );
+    let waiter = spawn(&[&fast[..], &["--poll", "30s", "--", "true"]].concat());
     wait_until("the waiting run to subscribe as the user", EVENT, || {
         let (_, n): (String, i64) = one.query(&["PUBSUB", "NUMSUB", "ns:wake:ns:ids"]);
         n >= 1
@@ -146,35 +139,35 @@ fn a_user_made_from_the_rules_before_queues_still_waits_is_woken_and_releases() 
     assert!(denied(&mut as_user(one), &["ZCARD", "ns:queue:locks:job"]));
     let dir = tempfile::tempdir().unwrap();
     let (started, go) = (dir.path().join("started"), dir.path().join("go"));
-    let spawn = |args: &[&str], env: &[(&str, &str)]| spawn_as_user(&urls, args, env);
-    let init = spawn(&["init", "--min", "1", "--max", "1"], &[]);
+    let spawn = |args: &[&str]| spawn_as_user(&urls, args);
+    let init = spawn(&["init", "--min", "1", "--max", "1"]);
     assert!(init.wait_with_output().unwrap().status.success());
-    let holds = crate::security::common::process::holds_until_go(&started, &go);
-    let fast = ["run", "--no-safeguards", "--delay", "0", "--"];
+    let holds = crate::common::process::holds_until_go(&started, &go);
+    let fast = ["run", "--no-safeguards", "--delay", "0"];
     // A lock and a run, each held while another waits with a fallback poll
-    // of 30 s (the test knobs): only a wake-up ends the wait within EVENT.
-    // (holder, waiter, its poll knob, the channel it listens on)
-    type Case<'a> = (Vec<&'a str>, Vec<&'a str>, (&'a str, &'a str), &'a str);
+    // of 30 s (the hidden flag): only a wake-up ends the wait within EVENT.
+    // (holder, waiter, the channel it listens on)
+    type Case<'a> = (Vec<&'a str>, Vec<&'a str>, &'a str);
     let cases: [Case; 2] = [
         (
             vec!["lock", "--prefix", "locks:", "job", "-c", &holds],
-            vec!["lock", "--prefix", "locks:", "job", "--", "true"],
-            ("YARAUS_TEST_LOCK_POLL_MS", "30000"),
+            vec![
+                "lock", "--prefix", "locks:", "--poll", "30s", "job", "--", "true",
+            ],
             "ns:wake:locks:job",
         ),
         (
-            [&fast[..], &["sh", "-c", &holds]].concat(),
-            [&fast[..], &["true"]].concat(),
-            ("YARAUS_TEST_RUN_POLL_MS", "30000"),
+            [&fast[..], &["--", "sh", "-c", &holds]].concat(),
+            [&fast[..], &["--poll", "30s", "--", "true"]].concat(),
             "ns:wake:ns:ids",
         ),
     ];
-    for (holding, waiting, knob, channel) in cases {
+    for (holding, waiting, channel) in cases {
         let _ = std::fs::remove_file(&go);
         let _ = std::fs::remove_file(&started);
-        let holder = spawn(&holding, &[]);
+        let holder = spawn(&holding);
         wait_until("the holder's command", EVENT, || started.exists());
-        let waiter = spawn(&waiting, &[knob]);
+        let waiter = spawn(&waiting);
         wait_until("the waiter to subscribe as the user", EVENT, || {
             let (_, n): (String, i64) = one.query(&["PUBSUB", "NUMSUB", channel]);
             n >= 1

@@ -15,7 +15,9 @@ use super::*;
 use std::collections::HashSet;
 
 use super::runs::FAILED_CREATION_RUN;
-use crate::seq_model::explorer::{System, Violation, all_states, assert_safe, check, guided, narrate};
+use crate::seq_model::explorer::{
+    System, Violation, all_states, assert_safe, check, guided, narrate,
+};
 
 pub(super) const FRESH: [u8; N] = [MISSING; N];
 

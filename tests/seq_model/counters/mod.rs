@@ -43,7 +43,7 @@
 //! while the other proposer's round that was live at that moment has not
 //! ended, READY afterwards (`Proposer::seen`). A proposer that saw a node
 //! missing more than once keeps the earliest sighting (the weakest
-//! requirement: more runs). Under `Today` and `NaiveRepair` a round has no
+//! requirement: more runs). Under `MissingAsZero` and `NaiveRepair` a round has no
 //! lifetime and ends only when its proposer decides.
 //!
 //! The abstraction has limits: a lifetime is not a duration here, so a
@@ -54,7 +54,7 @@
 //!
 //! # The rules
 //!
-//! * `Today`, the shipped scripts: a missing key reads as 0 and votes like
+//! * `MissingAsZero`: a missing key reads as 0 and votes like
 //!   0, so it accepts any proposal.
 //! * `NaiveRepair`: a missing key does not vote (a proposal finds it
 //!   MISSING and changes nothing) and is not a holder; a read that counts
@@ -73,7 +73,7 @@
 //!   missing, and the creation is made by a repair round after the same
 //!   wait). Values handed out are at least 1.
 //!
-//! * `IssueCompletion`, the issue's suggestion: a missing key neither
+//! * `ZeroCompletion`, completing a missing node with 0: a missing key neither
 //!   votes nor counts; a read that a majority answered, in which every
 //!   holder that answered (one at least) holds exactly 0, sends the nodes
 //!   it saw missing SET 0 if missing at once. No other repair, no creation.
@@ -102,8 +102,8 @@
 //! # Bounds
 //!
 //! The tests use one call of one attempt per proposer, one repair round
-//! each and one loss (`small`): the bounds under which `Today`,
-//! `NaiveRepair` and `IssueCompletion` already hand out a value twice.
+//! each and one loss (`small`): the bounds under which `MissingAsZero`,
+//! `NaiveRepair` and `ZeroCompletion` already hand out a value twice.
 //! `Quarantine` is also run with a proposer that knows a floor from earlier
 //! calls (it proposes at once), with two attempts per call, and from all
 //! keys missing without a loss; the liveness test uses two calls each and
@@ -115,12 +115,12 @@
 //!
 //! # What it finds
 //!
-//! * `Today` hands out 101 twice: the known bug.
+//! * `MissingAsZero` hands out 101 twice: the known bug.
 //! * `NaiveRepair` hands out 101 twice: a proposal accepted by a node just
 //!   before it loses its data is counted, with a late acceptance elsewhere,
 //!   while another proposer repairs the node from a read that did not see
 //!   that proposal, and has the repaired node accept 101 again.
-//! * `IssueCompletion` hands out 1 twice, as `NaiveRepair` does: node k
+//! * `ZeroCompletion` hands out 1 twice, as `NaiveRepair` does: node k
 //!   accepts P1's proposal 1 and loses its data; P2's read sees k missing
 //!   beside two holders of 0 and completes k with 0; k accepts P2's
 //!   proposal 1, and P1 counts k's first acceptance with a late one
@@ -171,7 +171,7 @@ pub const CREATED: [Option<u8>; N] = [Some(0), Some(0), Some(0)];
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rules {
     /// The shipped scripts: a missing key reads as 0 and votes like 0.
-    Today,
+    MissingAsZero,
     /// A missing key does not vote; a read that sees it missing beside a
     /// majority of holders sets it to that read's maximum at once.
     NaiveRepair,
@@ -183,7 +183,7 @@ pub enum Rules {
     /// read that a majority answered, in which every holder that answered
     /// (one at least) holds exactly 0, completes the nodes it saw missing
     /// at once with SET 0 if missing. Nothing else repairs or creates.
-    IssueCompletion,
+    ZeroCompletion,
 }
 
 /// One exploration: the rules, where the counters start, and the bounds.
@@ -304,7 +304,7 @@ pub const H_MISSING_READY: u32 = 1 << 31;
 /// The key was missing only while the other proposer's current round was
 /// live (WAITING for it to end).
 pub const H_MISSING_WAITING: u32 = 1 << 30;
-/// Counter 0 (Today's reading of a missing key), when the base is above 0.
+/// Counter 0 (MissingAsZero's reading of a missing key), when the base is above 0.
 pub const H_ZERO: u32 = 1 << 29;
 /// Counters base .. base + H_SPAN - 1: bit (counter - base).
 pub const H_SPAN: u8 = 29;

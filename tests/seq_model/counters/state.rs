@@ -190,11 +190,11 @@ impl State {
         }
     }
 
-    /// The counter a request finds at n (Today's scripts read a missing key
+    /// The counter a request finds at n (MissingAsZero's scripts read a missing key
     /// as 0).
     pub fn counter(&self, m: &Model, n: usize) -> u8 {
         let c = self.nodes[n];
-        if c == MISSING && m.rules == Rules::Today {
+        if c == MISSING && m.rules == Rules::MissingAsZero {
             0
         } else {
             c

@@ -276,7 +276,7 @@ impl State {
             READING if holders >= MAJORITY => {
                 let floor = highest.unwrap_or(0);
                 self.p[p].floor = floor;
-                let completes = m.rules == Rules::IssueCompletion && floor == 0;
+                let completes = m.rules == Rules::ZeroCompletion && floor == 0;
                 let repair = if (m.rules == Rules::NaiveRepair || completes) && missing_mask != 0 {
                     self.send_set(missing_mask, floor);
                     say!(
@@ -304,7 +304,7 @@ impl State {
                 )
             }
             READING
-                if m.rules == Rules::IssueCompletion
+                if m.rules == Rules::ZeroCompletion
                     && holders + missing >= MAJORITY
                     && highest == Some(0) =>
             {

@@ -1,5 +1,5 @@
-//! The tests of the `counters` model: the known bug (`Today`), the two
-//! repairs that fail (`NaiveRepair`, `IssueCompletion`), and what the
+//! The tests of the `counters` model: the known bug (`MissingAsZero`), the two
+//! repairs that fail (`NaiveRepair`, `ZeroCompletion`), and what the
 //! `Quarantine` rules keep safe and where they fail; each asserts what its
 //! exploration finds, and prints the run when there is one.
 
@@ -28,9 +28,11 @@ fn executes(e: &Event, kind: u8, node: u8, val: u8) -> bool {
 
 #[test]
 fn today_s_rules_hand_out_101_twice_when_a_node_restarts_empty() {
-    let m = Model::new(Rules::Today, SKEWED, Some(101));
+    let m = Model::new(Rules::MissingAsZero, SKEWED, Some(101));
     let o = check("today", &m);
-    let (v, run) = o.violation.expect("Today's rules hand out a value twice");
+    let (v, run) = o
+        .violation
+        .expect("MissingAsZero's rules hand out a value twice");
     assert_eq!(v, Violation::Duplicate(101), "{run:?}");
     // A node that held 101 restarts empty, reads as 0 and accepts 101 again.
     let lost = run
@@ -78,9 +80,9 @@ fn repairing_with_the_same_round_s_read_hands_out_a_value_twice() {
 #[test]
 fn completing_a_missing_node_with_0_hands_out_1_twice() {
     // The sequence was just created (every node holds 0, nothing handed
-    // out): the issue's completion writes 0 to a node that had accepted 1
+    // out): completing with 0 writes 0 to a node that had accepted 1
     // before it lost its data, from a read that did not see that proposal.
-    let m = small(Rules::IssueCompletion, CREATED, None);
+    let m = small(Rules::ZeroCompletion, CREATED, None);
     let o = check("issue completion, all hold 0", &m);
     let (v, run) = o
         .violation

@@ -70,7 +70,7 @@
 //! * `MinorityRead`: the fresh read repairs from one holder.
 //! * `NoLifetime`: rounds never expire: a vote counted after T (a round's
 //!   age still shows it, saturating at T + 1 tick).
-//! * `RepairFromRipeRead`: an earlier draft: the repair uses the read in
+//! * `RepairFromRipeRead`: the repair uses the read in
 //!   which the mark was ripe (a read begun before the node was ripe), all
 //!   in one round that lives T: unsafe unless Q > 2T(1 + ρ)/(1 − ρ).
 //!
@@ -134,7 +134,7 @@ pub struct Timing {
     pub tick_ms: u64,
 }
 
-/// Today's figures (`src/timing/sequence.rs`), in ticks of 2 s.
+/// The figures as built (`src/timing/sequence.rs`), in ticks of 2 s.
 pub const TODAY: Timing = Timing {
     round_ms: 5_000,
     quarantine_ms: 10_000,

@@ -159,14 +159,6 @@ pub struct LockArgs {
     #[arg(long, visible_aliases = ["no-fsync-check", "assume-durable"])]
     pub allow_volatile: bool,
 
-    /// Whether to say what went well (the lock taken, COMMAND started, the
-    /// lock released), set by main.rs from the global -v/--log-level:
-    /// without it a lock that was taken is silent, as flock is (cron mails
-    /// whatever a job prints); waiting for a busy lock, giving up and
-    /// losing the lock are always said.
-    #[arg(skip)]
-    pub verbose: bool,
-
     /// Take the lock, print its token, and exit.
     ///
     /// Take the lock, print its token and fencing token, and exit; the lock stays held for --ttl.
@@ -197,13 +189,11 @@ pub struct LockArgs {
     #[arg(long, value_enum, default_value_t = AcquireFormat::Shell)]
     pub format: AcquireFormat,
 
-    /// Whether --timeout was on the command line (set by main.rs): given to
-    /// a waiting lock without -w, it was probably meant as the wait.
-    #[arg(skip)]
-    pub timeout_typed: bool,
-
     #[command(flatten)]
     pub child_env: ChildEnvArgs,
+
+    #[command(flatten)]
+    pub knobs: super::WaitKnobs,
 
     /// The command to run while holding the lock, and its arguments.
     #[arg(trailing_var_arg = true, value_name = "COMMAND")]

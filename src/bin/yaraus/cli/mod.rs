@@ -13,6 +13,7 @@ mod exit_status;
 mod flags;
 mod hilo;
 mod index;
+mod knobs;
 mod lock;
 mod logging;
 #[cfg(test)]
@@ -26,6 +27,7 @@ use exit_status::{EXIT_STATUS, POOL_EXIT_STATUS, PRINT_EXIT_STATUS, RUN_EXIT_STA
 pub use flags::flag;
 pub use hilo::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
 pub use index::IndexArgs;
+pub use knobs::{WaitKnobs, WakePolicyArg};
 pub use lock::{AcquireFormat, LockArgs};
 pub use logging::{LogArgs, LogFormat};
 pub use run::RunArgs;

@@ -121,6 +121,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub child_env: ChildEnvArgs,
 
+    #[command(flatten)]
+    pub knobs: super::WaitKnobs,
+
     /// The command to run, and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
     pub command: Vec<String>,

@@ -8,10 +8,12 @@ use std::time::Duration;
 use yaraus::claim::Keeper;
 use yaraus::context::Context;
 use yaraus::error::{Error, Result};
-use yaraus::index::{Index, IndexKeys, Pair, Replica, Timing, status};
+use yaraus::index::{Index, IndexKeys, Pair, Replica, status};
 use yaraus::metrics::{Kind, Metrics, http};
-use yaraus::store::{Store, Timeouts};
+use yaraus::store::Store;
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold_once, substitute};
+use yaraus::timing::Timeouts;
+use yaraus::timing::index::Timing;
 
 pub async fn index(ctx: &Context, args: IndexArgs, watchdog: Option<Watchdog>) -> Result<i32> {
     let metrics_args = args.metrics.clone();
@@ -191,7 +193,7 @@ fn print_status(doc: Option<serde_json::Value>, keys: &IndexKeys) -> Result<i32>
             log::warn!(
                 "the index {} has no recent interval (never used, or idle for {} intervals)",
                 keys.name(),
-                yaraus::index::timing::KEEP
+                yaraus::timing::index::KEEP
             );
             Ok(1)
         }

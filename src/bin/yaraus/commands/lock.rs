@@ -15,13 +15,15 @@
 //! library reports it as [`Error::Exhausted`], turned into that code here.
 
 use crate::cli::{AcquireFormat, LockArgs, command_env};
+use crate::settings::Provenance;
 use std::time::Duration;
 use yaraus::base::setting::Setting;
-use yaraus::claim::{Keeper, Patience, RenewError, validity};
+use yaraus::claim::{Keeper, Patience, RenewError};
 use yaraus::context::Context;
 use yaraus::error::{Error, Result};
 use yaraus::lock::{HeldLock, LockOptions, Locker, ReleaseVerdict, Token};
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold, substitute};
+use yaraus::timing::drift::validity;
 use yaraus::timing::kill_after;
 use yaraus::timing::lock::{extend_every, release as release_within};
 
@@ -35,7 +37,13 @@ enum Mode {
     Info,
 }
 
-pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> Result<i32> {
+/// `yaraus lock`, asked as `asked` says (`-v`, a typed `--timeout`).
+pub async fn lock(
+    ctx: &Context,
+    args: LockArgs,
+    asked: Provenance,
+    watchdog: Option<Watchdog>,
+) -> Result<i32> {
     let mode = mode(&args)?;
     let env_remove = args.child_env.removed()?;
     // --info takes no lock, so its requests need not fit in the ttl.
@@ -44,31 +52,30 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
         _ => ctx.timeouts().lock_request(args.ttl),
     };
     let options = LockOptions {
-        ttl: args.ttl,
         prefix: args.prefix.clone(),
-        namespace: ctx.namespace().to_string(),
         limit: args.limit,
         shared: args.shared,
         request_timeout,
-        require_fsync: ctx.requires_durable(),
+        wait: crate::settings::wait_options(&args.knobs),
+        ..ctx.lock_options(args.ttl)
     };
-    let mut locker = Locker::new(ctx.targets(), &args.name, options)?;
+    let mut locker = ctx.locker(&args.name, options)?;
     crate::logger::set_context("lock", locker.name());
-    advise(&args, &mode, &locker);
+    advise(&args, asked, &mode, &locker);
     let conflict_code = i32::from(args.conflict_exit_code);
     // -n and -w, or the default of the mode (settings/wait.rs).
     let wait = ctx.wait();
     let outcome = match mode {
         Mode::Info => info(&mut locker, &mut ctx.patience()).await,
         Mode::Extend(token) => {
-            silent_from_now_unless(args.verbose);
+            silent_from_now_unless(asked.verbose);
             extend(&mut locker, &token, &mut ctx.patience()).await
         }
         Mode::Release(token) => {
-            silent_from_now_unless(args.verbose);
+            silent_from_now_unless(asked.verbose);
             release(&mut locker, &token, &mut ctx.patience()).await
         }
-        Mode::Acquire => acquire(&mut locker, wait, args.format, args.verbose).await,
+        Mode::Acquire => acquire(&mut locker, wait, args.format, asked.verbose).await,
         Mode::Wrap(argv) => {
             // Checked before any server is asked anything: bad input
             // changes nothing.
@@ -84,6 +91,7 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
                 kill_after,
                 watchdog,
                 env_remove,
+                verbose: asked.verbose,
             };
             wrap(&mut locker, held, &args, argv).await
         }
@@ -106,9 +114,9 @@ pub async fn lock(ctx: &Context, args: LockArgs, watchdog: Option<Watchdog>) -> 
 /// always when their count is even, which buys nothing; else with
 /// `--verbose`), and that `--timeout` is not the wait for the lock when it
 /// was typed without `-w`.
-fn advise(args: &LockArgs, mode: &Mode, locker: &Locker) {
+fn advise(args: &LockArgs, asked: Provenance, mode: &Mode, locker: &Locker) {
     let (n, m) = (locker.masters(), locker.majority());
-    if n > 1 && (args.verbose || n % 2 == 0) {
+    if n > 1 && (asked.verbose || n % 2 == 0) {
         let even = if n % 2 == 0 {
             format!(
                 "; an even count tolerates no more failures than {} masters would",
@@ -122,7 +130,7 @@ fn advise(args: &LockArgs, mode: &Mode, locker: &Locker) {
             n - m
         );
     }
-    if args.timeout_typed && args.wait.is_none() && !args.no_wait && !crate::logger::is_quiet() {
+    if asked.timeout_typed && args.wait.is_none() && !args.no_wait && !crate::logger::is_quiet() {
         if let Mode::Wrap(_) | Mode::Acquire = mode {
             log::warn!(
                 "--timeout bounds each request to Redis, not the wait for the lock: that is \
@@ -208,6 +216,8 @@ struct Held {
     kill_after: Duration,
     watchdog: Watchdog,
     env_remove: Vec<String>,
+    /// Whether to say what went well ([`Provenance::verbose`]).
+    verbose: bool,
 }
 
 /// The wrapping form: run the command while the lock holds.
@@ -216,7 +226,7 @@ async fn wrap(locker: &mut Locker, how: Held, args: &LockArgs, argv: Vec<String>
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
     let held = take(locker, how.wait, &mut signals).await?;
-    silent_from_now_unless(args.verbose);
+    silent_from_now_unless(how.verbose);
     let fence = held.fencing_token().to_string();
     log::info!(
         "{}: acquired on {} of {} masters; fencing token {fence}",

@@ -10,16 +10,16 @@ mod run;
 mod seq;
 
 use crate::cli::{Cli, Command};
-use crate::settings;
+use crate::settings::{self, Provenance};
 use clap::CommandFactory;
 use yaraus::error::{Error, Result};
 use yaraus::supervise::Watchdog;
 
-/// Runs the parsed command line; returns the exit status. `watchdog` is
-/// the process that will start and guard the command, for the subcommands
-/// that run one ([`Cli::runs_a_command`]); it must be started before the
-/// runtime ([`Watchdog::start`]).
-pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
+/// Runs the parsed command line, asked as `provenance` says; returns the
+/// exit status. `watchdog` is the process that will start and guard the
+/// command, for the subcommands that run one ([`Cli::runs_a_command`]); it
+/// must be started before the runtime ([`Watchdog::start`]).
+pub async fn execute(cli: Cli, provenance: Provenance, watchdog: Option<Watchdog>) -> Result<i32> {
     if let Command::Completions(args) = &cli.command {
         return completions(args.shell);
     }
@@ -32,7 +32,7 @@ pub async fn execute(cli: Cli, watchdog: Option<Watchdog>) -> Result<i32> {
         }
         Command::Stats(args) => pool::stats(&ctx.pool()?, args).await,
         Command::List(args) => pool::list(&ctx.pool()?, args).await,
-        Command::Lock(args) => lock::lock(&ctx, args, watchdog).await,
+        Command::Lock(args) => lock::lock(&ctx, args, provenance, watchdog).await,
         Command::Seq(args) => seq::seq(&ctx, args).await,
         Command::Index(args) => index::index(&ctx, args, watchdog).await,
         Command::Hilo(args) => hilo::hilo(&ctx, args).await,

@@ -5,15 +5,17 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Unit;
 use std::sync::atomic::AtomicU64;
+use std::time::Duration;
 use yaraus::base::setting::Setting;
 use yaraus::claim::{Claim, Keeper, wait_for};
 use yaraus::context::PoolContext;
 use yaraus::error::{Error, Result};
-use yaraus::lease::clock::{show_wall, wall_instant, wall_ms};
-use yaraus::lease::{self, ClockPolicy, Lease, Leaser, Requested, Timing};
+use yaraus::lease::clock_guard::{show_wall, wall_instant, wall_ms};
+use yaraus::lease::{self, ClockPolicy, Lease, Leaser};
 use yaraus::metrics::{Kind, Metrics, http};
 use yaraus::supervise::{ChildSpec, HoldOptions, Signals, StartAfter, Watchdog, hold, substitute};
-use yaraus::timing::clock::offset_warning;
+use yaraus::timing::clock_guard::offset_warning;
+use yaraus::timing::lease::{Requested, Timing};
 
 pub async fn run(ctx: &PoolContext, args: RunArgs, watchdog: Watchdog) -> Result<i32> {
     let metrics_args = args.metrics.clone();
@@ -43,12 +45,9 @@ async fn run_with(
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
     // Not dialed yet: a Redis out of reach is waited out like a busy pool.
-    let clock = ClockPolicy {
-        max_offset: args.max_clock_offset,
-        stop_on_step: args.stop_on_clock_step,
-        warn_over: offset_warning(timing.delay()),
-    };
-    let mut leaser = Leaser::new(ctx.store()?, ctx.keys.clone(), &timing).clock(clock);
+    let mut leaser = Leaser::new(ctx.store()?, ctx.keys.clone(), &timing)
+        .clock(clock_policy(&args, timing.delay()))
+        .waiting_as(crate::settings::wait_options(&args.knobs));
     if let Some((min, max)) = range {
         leaser = leaser.recreating(min, max);
     }
@@ -163,6 +162,17 @@ impl RunMetrics {
         m.wait_shortfalls
             .inc_by(shortfalls.saturating_sub(m.counted));
         m.counted = shortfalls;
+    }
+}
+
+/// The clock guard's policy, as `--max-clock-offset` and
+/// `--stop-on-clock-step` ask, warning of an offset that the grace `delay`
+/// was not sized for.
+fn clock_policy(args: &RunArgs, delay: Duration) -> ClockPolicy {
+    ClockPolicy {
+        max_offset: args.max_clock_offset,
+        stop_on_step: args.stop_on_clock_step,
+        warn_over: offset_warning(delay),
     }
 }
 

@@ -9,19 +9,27 @@
 //! durability policy, and its `--wait` (or the default of [`wait`]) the
 //! bound of its retries. Every subcommand then takes what it needs from the
 //! context; none parses a URL or reads a file again, so a long-running
-//! `seq serve` pays for none of it per request.
+//! `seq serve` pays for none of it per request. Beside the context: the
+//! hidden `--poll` and `--wakeups` become the library's wait options
+//! ([`wait_options`]), and what the parsed arguments do not keep (a typed
+//! `--timeout`) is read from clap's matches ([`Provenance`]).
 //!
 //! The subcommands that take no server (`completions`) never get here: a
 //! missing password file must not stop `yaraus completions bash`.
 
 pub mod credentials;
+mod provenance;
 mod wait;
+
+pub use provenance::Provenance;
+pub use wait::wait_options;
 
 use crate::cli::{Cli, Command, GlobalArgs, HiloArgs, LockArgs, SeqArgs};
 use std::path::Path;
 use yaraus::context::Context;
 use yaraus::error::{Error, Result};
-use yaraus::store::{ConnectOptions, Target, Timeouts, Tls, split_urls};
+use yaraus::store::{ConnectOptions, Target, Tls, split_urls};
+use yaraus::timing::Timeouts;
 
 /// The context of `cli`: its servers, namespace, timeouts and durability.
 pub fn context(cli: &Cli) -> Result<Context> {

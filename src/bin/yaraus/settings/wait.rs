@@ -11,8 +11,9 @@
 //!
 //! `--timeout` keeps its meaning inside the wait: the bound on one request.
 
-use crate::cli::{Command, HiloCommand, SeqCommand};
+use crate::cli::{Command, HiloCommand, SeqCommand, WaitKnobs, WakePolicyArg};
 use std::time::Duration;
+use yaraus::claim::{WaitOptions, WakePolicy};
 use yaraus::timing::retry::one_shot_wait;
 
 /// The bound of `command`'s wait; `timeout`: the global `--timeout`.
@@ -41,5 +42,18 @@ pub fn wait(command: &Command, timeout: Duration) -> Option<Duration> {
             HiloCommand::Status(args) => one_shot(args.wait.wait),
         },
         Command::AclRules(_) | Command::Completions(_) => Some(Duration::ZERO),
+    }
+}
+
+/// How a waiter polls and is woken: the defaults, unless the hidden flags
+/// of the tests and benchmarks (`--poll`, `--wakeups`) say otherwise.
+pub fn wait_options(knobs: &WaitKnobs) -> WaitOptions {
+    WaitOptions {
+        poll: knobs.poll,
+        wakeups: match knobs.wakeups {
+            WakePolicyArg::Queue => WakePolicy::Queue,
+            WakePolicyArg::All => WakePolicy::All,
+            WakePolicyArg::Off => WakePolicy::Off,
+        },
     }
 }

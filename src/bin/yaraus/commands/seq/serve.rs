@@ -23,8 +23,9 @@ use yaraus::context::Context;
 use yaraus::error::{Error, Result};
 use yaraus::metrics::{Kind, Metrics, http};
 use yaraus::seq::SeqKeys;
-use yaraus::seq::serve::{Config, RETIRE_AFTER, ServeMetrics, Server};
+use yaraus::seq::serve::{Config, ServeMetrics, Server};
 use yaraus::supervise::Signals;
+use yaraus::timing::serve::RETIRE_AFTER;
 
 pub async fn serve(ctx: &Context, args: SeqServeArgs) -> Result<i32> {
     let metrics_args = args.metrics.clone();

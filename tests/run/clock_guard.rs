@@ -1,4 +1,4 @@
-//! The clock guard (src/lease/clock.rs): snowflake-style ids made under
+//! The clock guard (src/lease/clock_guard.rs): snowflake-style ids made under
 //! `yaraus run` by successive holders of one worker id never repeat, even
 //! when the hosts' wall clocks disagree.
 //!

@@ -1,6 +1,6 @@
 //! The clock guard of a worker id: what a holder records of its wall clock,
 //! and what the next holder waits for (timing rules in
-//! [`crate::timing::clock`], the argument in docs/safety.md).
+//! [`crate::timing::clock_guard`], the argument in docs/safety.md).
 //!
 //! The ids a snowflake-style generator makes carry its host's wall-clock
 //! time. Each id of the pool therefore has a *horizon* in `ns:clock`: the
@@ -25,7 +25,7 @@
 use super::Lease;
 use crate::base::BootInstant;
 use crate::base::setting::Setting;
-use crate::timing::clock::{HANDOVER_MARGIN, projection_slack, step_threshold};
+use crate::timing::clock_guard::{HANDOVER_MARGIN, projection_slack, step_threshold};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What a holder does about its wall clock while it holds an id.
