@@ -42,7 +42,7 @@
 //!   a loss makes a key missing again, so a creator's late `SET 0` could
 //!   land on a node that had accepted values (the model checker in
 //!   `tests/seq_model` found exactly that). Reads leave unique marks, and
-//!   creation claims then settles every node by compare-and-set of those
+//!   creation prepares then settles every node by compare-and-set of those
 //!   exact states (`create.rs` has the argument);
 //! * anything else with fewer than a majority of holders answering is
 //!   *unavailable*, never a guess; the error names the nodes without the
@@ -242,7 +242,7 @@ impl MajoritySequence {
         deadline: Instant,
         count: u64,
     ) -> Result<RangeInclusive<u64>> {
-        self.claim_block(quorum, deadline, 0, count).await
+        self.next_block_at_least(quorum, deadline, 0, count).await
     }
 
     /// As [`next`](Self::next), proposing at least `at_least` (the lock
@@ -255,12 +255,12 @@ impl MajoritySequence {
         at_least: u64,
     ) -> Result<u64> {
         Ok(*self
-            .claim_block(quorum, deadline, at_least, 1)
+            .next_block_at_least(quorum, deadline, at_least, 1)
             .await?
             .start())
     }
 
-    async fn claim_block(
+    async fn next_block_at_least(
         &mut self,
         quorum: &mut Quorum,
         deadline: Instant,
@@ -399,8 +399,8 @@ impl MajoritySequence {
         let states = view.states();
         match view.verdict(&self.key, &self.recovery, true)? {
             Verdict::Floor(highest) => Ok(Some(highest)),
-            Verdict::Create(claim) => {
-                create::create(quorum, &self.key, &states, &claim).await?;
+            Verdict::Create(id) => {
+                create::create(quorum, &self.key, &states, &id).await?;
                 Ok(None)
             }
             Verdict::Absent => Err(Error::Unavailable(format!(
