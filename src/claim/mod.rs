@@ -71,8 +71,8 @@ pub enum WakePolicy {
 
 /// Something that can try to take a claim of one kind.
 pub trait Claimant {
-    /// What a successful attempt holds.
-    type Held: Claim;
+    /// The claim a successful attempt holds.
+    type Claim: Claim;
 
     /// What is wanted, for log lines: "the lock deploy", "a free id in
     /// yaraus:ids".
@@ -82,7 +82,7 @@ pub trait Claimant {
     /// key of the wrong type, a refused password); a busy or unreachable
     /// server is a [`Refusal`]. A refused attempt has given back whatever it
     /// took.
-    fn attempt(&mut self) -> impl Future<Output = Result<Attempt<Self::Held>>>;
+    fn attempt(&mut self) -> impl Future<Output = Result<Attempt<Self::Claim>>>;
 
     /// How long an attempt that a signal interrupted may still run, so that
     /// what it took can be given back; zero: drop it at once and
@@ -119,7 +119,7 @@ pub trait Claimant {
     /// Checked just before a claim is handed out: `Err(why)` when it can no
     /// longer be used (too little validity left after a pause of ours), in
     /// which case it is given back and the wait goes on.
-    fn check(&self, _held: &Self::Held) -> Result<(), String> {
+    fn check(&self, _held: &Self::Claim) -> Result<(), String> {
         Ok(())
     }
 }

@@ -46,7 +46,7 @@ pub async fn wait_for<C: Claimant>(
     claimant: &mut C,
     wait: Option<Duration>,
     cancel: impl Future<Output = Error>,
-) -> Result<C::Held> {
+) -> Result<C::Claim> {
     let held = wait_loop(claimant, wait, cancel).await;
     claimant.disarm_wakeups();
     held
@@ -56,7 +56,7 @@ async fn wait_loop<C: Claimant>(
     claimant: &mut C,
     wait: Option<Duration>,
     cancel: impl Future<Output = Error>,
-) -> Result<C::Held> {
+) -> Result<C::Claim> {
     let mut patience = Patience::new(wait);
     let mut cancel = std::pin::pin!(cancel);
     loop {
@@ -138,7 +138,7 @@ async fn one_attempt<C: Claimant>(
     claimant: &mut C,
     cut_at: Option<Instant>,
     cancel: Pin<&mut impl Future<Output = Error>>,
-) -> Ended<C::Held> {
+) -> Ended<C::Claim> {
     let settle = claimant.settle_within();
     // Its WAITs end early enough for what it took to be given back in time.
     let waits_end = cut_at.map(|at| at.checked_sub(GIVE_BACK).unwrap_or(at));
@@ -167,9 +167,9 @@ mod tests {
     use super::*;
     use crate::claim::{Refusal, RenewError};
 
-    struct Held;
+    struct TestClaim;
 
-    impl Claim for Held {
+    impl Claim for TestClaim {
         async fn renew(&mut self) -> Result<Duration, RenewError> {
             Ok(Duration::from_secs(1))
         }
@@ -191,14 +191,14 @@ mod tests {
     }
 
     impl Claimant for Waiter {
-        type Held = Held;
+        type Claim = TestClaim;
         fn wanted(&self) -> String {
             "the thing".into()
         }
-        async fn attempt(&mut self) -> Result<Attempt<Held>> {
+        async fn attempt(&mut self) -> Result<Attempt<TestClaim>> {
             self.attempts += 1;
             Ok(if self.attempts > self.busy {
-                Attempt::Acquired(Box::new(Held))
+                Attempt::Acquired(Box::new(TestClaim))
             } else {
                 Attempt::Refused(Refusal::busy("busy"))
             })

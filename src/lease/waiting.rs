@@ -16,7 +16,7 @@ use crate::timing::wake::waiter_keep;
 use std::time::Duration;
 
 impl Claimant for Leaser {
-    type Held = Lease;
+    type Claim = Lease;
 
     fn wanted(&self) -> String {
         format!("a free id in {}", self.keys.ids)

@@ -13,7 +13,7 @@ use crate::store::reply::Answer;
 use std::time::Duration;
 
 impl Claimant for Locker {
-    type Held = HeldLock;
+    type Claim = HeldLock;
 
     fn wanted(&self) -> String {
         format!("the {}", self.what())

@@ -35,7 +35,7 @@
 //! sees the first mark.
 
 use super::script::Transition;
-use super::view::Holding;
+use super::view::NodeState;
 use crate::error::{Error, Result};
 use crate::store::Quorum;
 
@@ -43,11 +43,16 @@ use crate::store::Quorum;
 /// marking read, in node order; none a holder) as the creation `id`.
 /// `Ok(true)`: settled on every node; `Ok(false)`: not every node could be
 /// prepared (another creator, or a node changed): read again.
-pub async fn create(quorum: &mut Quorum, key: &str, states: &[Holding], id: &str) -> Result<bool> {
+pub async fn create(
+    quorum: &mut Quorum,
+    key: &str,
+    states: &[NodeState],
+    id: &str,
+) -> Result<bool> {
     let prepared = format!("creating:{id}");
     let steps: Vec<(String, String)> = states
         .iter()
-        .map(|holding| (holding.state(), prepared.clone()))
+        .map(|state| (state.stored(), prepared.clone()))
         .collect();
     if !transition(quorum, key, &steps, true).await? {
         return Ok(false);

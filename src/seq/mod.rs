@@ -85,7 +85,7 @@ pub mod serve;
 mod view;
 
 pub use floor::{FloorOutcome, NodeFloor, set_floor};
-pub use view::Holding;
+pub use view::NodeState;
 
 use crate::base::random::{random_below, random_hex};
 use crate::base::{BootInstant, COUNTER_LUA};

@@ -18,9 +18,9 @@ use crate::error::{Error, Result};
 use crate::store::{Quorum, Replies};
 use std::sync::Arc;
 
-/// What one node holds for a sequence.
+/// A sequence's state on one node.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Holding {
+pub enum NodeState {
     /// The node holds the counter, at this value.
     Counter(u64),
     /// It does not. The exact state: a placeholder (`unborn:<hex>`, the mark
@@ -31,12 +31,12 @@ pub enum Holding {
     Lacks(String),
 }
 
-impl Holding {
+impl NodeState {
     /// The state as the node stores it, for a compare-and-set.
-    pub fn state(&self) -> String {
+    pub fn stored(&self) -> String {
         match self {
-            Holding::Counter(v) => v.to_string(),
-            Holding::Lacks(s) => s.clone(),
+            NodeState::Counter(v) => v.to_string(),
+            NodeState::Lacks(s) => s.clone(),
         }
     }
 }
@@ -44,7 +44,7 @@ impl Holding {
 /// The answers of one read.
 pub struct View {
     labels: Arc<[String]>,
-    replies: Replies<Holding>,
+    replies: Replies<NodeState>,
     majority: usize,
 }
 
@@ -90,12 +90,14 @@ impl View {
         let m = quorum.majority();
         let labels = quorum.labels();
         let replies = quorum
-            .round(|node| async move { holding(node.ask(&Read { key, mark }.invocation()).await?) })
+            .round(
+                |node| async move { node_state(node.ask(&Read { key, mark }.invocation()).await?) },
+            )
             .until(|replies| match until {
                 Until::MajorityHolds => {
                     replies
                         .iter()
-                        .filter(|r| matches!(r, Some(Ok(Holding::Counter(_)))))
+                        .filter(|r| matches!(r, Some(Ok(NodeState::Counter(_)))))
                         .count()
                         >= m
                 }
@@ -116,7 +118,7 @@ impl View {
             .replies
             .iter()
             .filter_map(|r| match r {
-                Some(Ok(Holding::Counter(v))) => Some(*v),
+                Some(Ok(NodeState::Counter(v))) => Some(*v),
                 _ => None,
             })
             .collect();
@@ -129,7 +131,7 @@ impl View {
             .iter()
             .enumerate()
             .filter_map(|(i, r)| match r {
-                Some(Ok(Holding::Lacks(state))) => Some((i, state.clone())),
+                Some(Ok(NodeState::Lacks(state))) => Some((i, state.clone())),
                 _ => None,
             })
             .collect()
@@ -137,11 +139,11 @@ impl View {
 
     /// The states of the nodes that answered, in node order (every node's,
     /// when the verdict is a creation).
-    pub fn states(&self) -> Vec<Holding> {
+    pub fn states(&self) -> Vec<NodeState> {
         self.replies
             .iter()
             .filter_map(|r| match r {
-                Some(Ok(holding)) => Some(holding.clone()),
+                Some(Ok(state)) => Some(state.clone()),
                 _ => None,
             })
             .collect()
@@ -162,12 +164,12 @@ impl View {
         for (label, reply) in self.labels.iter().zip(self.replies) {
             match reply {
                 None => {}
-                Some(Ok(holding)) => {
-                    match holding {
-                        Holding::Counter(v) => holders.push(v),
-                        Holding::Lacks(_) => lacking.push(label.as_str()),
+                Some(Ok(state)) => {
+                    match state {
+                        NodeState::Counter(v) => holders.push(v),
+                        NodeState::Lacks(_) => lacking.push(label.as_str()),
                     }
-                    states.push(holding);
+                    states.push(state);
                 }
                 Some(Err(e)) if e.is_fatal() => return Err(e),
                 Some(Err(e)) => problems.push(e.to_string()),
@@ -207,10 +209,10 @@ impl View {
 }
 
 /// What a node's answer to `read.lua` says it holds.
-fn holding(answer: crate::store::reply::Answer) -> Result<Holding> {
+fn node_state(answer: crate::store::reply::Answer) -> Result<NodeState> {
     match answer.code()? {
-        1 => Ok(Holding::Counter(answer.counter(1)?)),
-        0 => Ok(Holding::Lacks(answer.text(1)?)),
+        1 => Ok(NodeState::Counter(answer.counter(1)?)),
+        0 => Ok(NodeState::Lacks(answer.text(1)?)),
         _ => Err(answer.unknown()),
     }
 }
@@ -236,12 +238,12 @@ fn holding(answer: crate::store::reply::Answer) -> Result<Holding> {
 /// prepare a node that had lost its data; finishing a creation beside a
 /// holder lets a late preparation from a failed first step pass for a
 /// creation that never succeeded, and 0 is written beside a holder of 1.
-pub fn creation(states: &[Holding]) -> Option<String> {
+pub fn creation(states: &[NodeState]) -> Option<String> {
     let mut prepared = Vec::new();
-    for holding in states {
-        match holding {
-            Holding::Counter(_) => return None,
-            Holding::Lacks(s) => {
+    for state in states {
+        match state {
+            NodeState::Counter(_) => return None,
+            NodeState::Lacks(s) => {
                 if let Some(id) = s.strip_prefix("creating:") {
                     prepared.push(id);
                 } else if !s.starts_with("unborn:") {
@@ -262,14 +264,14 @@ pub fn creation(states: &[Holding]) -> Option<String> {
 /// 128 bits that name a read's states: the id of a creation from them.
 /// Equal views give equal ids (creators that read the same states help
 /// each other); different views, different ids.
-fn view_id(states: &[Holding]) -> String {
+fn view_id(states: &[NodeState]) -> String {
     use std::hash::{DefaultHasher, Hash, Hasher};
     let half = |salt: u8| {
         // DefaultHasher::new() has fixed keys: the same in every process.
         let mut h = DefaultHasher::new();
         salt.hash(&mut h);
-        for holding in states {
-            holding.state().hash(&mut h);
+        for state in states {
+            state.stored().hash(&mut h);
         }
         h.finish()
     };
@@ -314,8 +316,8 @@ fn unavailable(
 mod tests {
     use super::*;
 
-    fn lacks(s: &str) -> Holding {
-        Holding::Lacks(s.into())
+    fn lacks(s: &str) -> NodeState {
+        NodeState::Lacks(s.into())
     }
 
     #[test]
@@ -351,12 +353,12 @@ mod tests {
                 lacks("creating:0c"),
             ],
             [
-                Holding::Counter(0),
+                NodeState::Counter(0),
                 lacks("creating:0c"),
                 lacks("creating:0c"),
             ],
             [
-                Holding::Counter(1),
+                NodeState::Counter(1),
                 lacks("creating:0c"),
                 lacks("creating:0c"),
             ],
@@ -369,13 +371,17 @@ mod tests {
     fn holders_beside_a_mark_or_mixed_creations_are_never_created() {
         for states in [
             [
-                Holding::Counter(0),
+                NodeState::Counter(0),
                 lacks("unborn:0a"),
                 lacks("creating:0c"),
             ],
-            [Holding::Counter(5), lacks("unborn:0a"), lacks("unborn:0a")],
             [
-                Holding::Counter(0),
+                NodeState::Counter(5),
+                lacks("unborn:0a"),
+                lacks("unborn:0a"),
+            ],
+            [
+                NodeState::Counter(0),
                 lacks("creating:0b"),
                 lacks("creating:0c"),
             ],
