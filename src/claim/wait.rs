@@ -19,20 +19,20 @@
 //! held:
 //!
 //! * a signal: the attempt is given [`Claimant::settle_within`] to finish,
-//!   and whatever it took is given back; one that does not finish by then
-//!   is dropped and the claimant undoes it ([`Claimant::abandon`]);
+//!   and whatever it took is released; one that does not finish by then
+//!   is dropped and the claimant undoes it ([`Claimant::undo_interrupted`]);
 //! * the bound: the attempt is dropped at once, so that the command ends
 //!   at its bound rather than a request timeout past it, and the claimant
-//!   undoes it within [`GIVE_BACK`]. So that this is rare, the attempt's
-//!   `WAIT`s for replicas end [`GIVE_BACK`] before the bound
-//!   ([`waits_end_by`]): one that finds too few replicas then gives back
-//!   what it took itself, and says why.
+//!   undoes it within [`UNDO_WITHIN`]. So that this is rare, the attempt's
+//!   `WAIT`s for replicas end [`UNDO_WITHIN`] before the bound
+//!   ([`waits_end_by`]): one that finds too few replicas then undoes
+//!   itself, and says why.
 
 use super::retry::Patience;
 use super::{Attempt, Claim, Claimant, RefusalKind};
 use crate::error::{Error, Result};
 use crate::store::waits_end_by;
-use crate::timing::retry::GIVE_BACK;
+use crate::timing::retry::UNDO_WITHIN;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
@@ -74,12 +74,12 @@ async fn wait_loop<C: Claimant>(
             Ended::Done(Err(fatal)) => return Err(fatal),
             Ended::Interrupted(e, settled) => {
                 if !settled {
-                    claimant.abandon().await;
+                    claimant.undo_interrupted().await;
                 }
                 return Err(e);
             }
             Ended::Cut => {
-                let _ = tokio::time::timeout(GIVE_BACK, claimant.abandon()).await;
+                let _ = tokio::time::timeout(UNDO_WITHIN, claimant.undo_interrupted()).await;
                 return Err(patience.give_up(&claimant.wanted()));
             }
         };
@@ -127,9 +127,9 @@ enum Ended<H> {
     /// It finished by itself.
     Done(Result<Attempt<H>>),
     /// A signal ended the wait (`true`: the attempt settled, and what it
-    /// took was given back).
+    /// took was released).
     Interrupted(Error, bool),
-    /// The bound came first; it was dropped, and must be abandoned.
+    /// The bound came first; it was dropped, and must be undone.
     Cut,
 }
 
@@ -140,8 +140,8 @@ async fn one_attempt<C: Claimant>(
     cancel: Pin<&mut impl Future<Output = Error>>,
 ) -> Ended<C::Claim> {
     let settle = claimant.settle_within();
-    // Its WAITs end early enough for what it took to be given back in time.
-    let waits_end = cut_at.map(|at| at.checked_sub(GIVE_BACK).unwrap_or(at));
+    // Its WAITs end early enough for it to be undone in time.
+    let waits_end = cut_at.map(|at| at.checked_sub(UNDO_WITHIN).unwrap_or(at));
     let mut attempt = std::pin::pin!(waits_end_by(waits_end, claimant.attempt()));
     let cut = sleep_until(cut_at);
     tokio::select! {
@@ -206,7 +206,7 @@ mod tests {
         fn settle_within(&self) -> Duration {
             Duration::ZERO
         }
-        async fn abandon(&mut self) {}
+        async fn undo_interrupted(&mut self) {}
         fn pause(&self) -> (Duration, Duration) {
             (Duration::from_secs(10), Duration::from_secs(10))
         }

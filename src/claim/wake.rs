@@ -11,7 +11,7 @@
 //! to the key's slot and the freeing script may `SPUBLISH` on it (sharded
 //! pub/sub: the message goes to that shard only); elsewhere it is a plain
 //! `PUBLISH`. The message is sent by the freeing scripts themselves (the
-//! lock's release.lua, withdraw.lua, semaphore_release.lua; the pool's
+//! lock's release.lua, undo.lua, semaphore_release.lua; the pool's
 //! release.lua): atomic with the release, so that a waiter that hears it
 //! and tries again cannot find the claim still held. The scripts publish
 //! with `pcall`: a user whose ACL does not allow the channel still frees,
@@ -80,7 +80,7 @@
 //! so that they do not all hit the server in the same millisecond, and all
 //! but one may be refused again (docs/benchmarks.md, "Wake-ups: the herd",
 //! measures both policies). A message on `CHANNEL` carries the waker's place,
-//! so that a waiter that gives back its own failed attempt (a minority of
+//! so that a waiter that undoes its own failed attempt (a minority of
 //! several masters) does not wake itself into a busy loop.
 
 use super::WakePolicy;
@@ -319,7 +319,7 @@ impl Wakeups {
         }
     }
 
-    /// The waiter's own place, which its give-backs must not wake (`''`
+    /// The waiter's own place, which its undos must not wake (`''`
     /// for none).
     pub fn waker_arg(&self) -> &str {
         self.place.as_ref().map_or("", |p| p.member.as_str())
@@ -389,7 +389,7 @@ impl Wakeups {
     /// a message on its own channel, after the random spread for one to
     /// everyone; never when not listening (the caller's poll pause ends the
     /// wait then). A message to everyone that this waiter sent itself
-    /// (giving back its own failed attempt) is not a wake-up.
+    /// (undoing its own failed attempt) is not a wake-up.
     pub async fn woken(&mut self) {
         let own = self.waker_arg().as_bytes().to_vec();
         let State::Listening(messages) = &mut self.state else {
@@ -464,7 +464,7 @@ enum Wake {
     Alone,
     /// The claim's channel, from someone else: everyone was woken.
     WithEveryone,
-    /// Its own give-back, heard on the claim's channel.
+    /// Its own undo, heard on the claim's channel.
     No,
 }
 

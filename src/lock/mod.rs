@@ -196,17 +196,17 @@ pub struct Locker {
     kind: Kind,
     ttl: Duration,
     fencing: MajoritySequence,
-    /// The token of the attempt in flight, for [`Claimant::abandon`].
+    /// The token of the attempt in flight, for [`Claimant::undo_interrupted`].
     attempt_token: Option<Token>,
     /// While an exclusive holder waits: the mark its attempts leave among
     /// shared holders so that no new one is admitted before it (one mark
     /// for every attempt, since attempts have tokens of their own).
     waiting_mark: Option<String>,
     /// An attempt saw a master without the fencing counter: the
-    /// sequence's heal pass (seq/heal.rs) runs when the lock is given back,
+    /// sequence's heal pass (seq/heal.rs) runs when the lock is released,
     /// where it costs the holder nothing of its validity.
     heal_pending: bool,
-    /// Failed attempts' tokens to give back again (`release.rs`).
+    /// Failed attempts' tokens to release again (`release.rs`).
     leftovers: release::Leftovers,
     /// The channel its releases publish on, and while it waits its
     /// subscriptions to it (claim/wake.rs).

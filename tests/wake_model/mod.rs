@@ -135,7 +135,7 @@
 //! # Not modelled
 //!
 //! Several masters (a lock on a majority: a waiter listens on each, and
-//! each master queues and wakes on its own); the give-backs of a waiting
+//! each master queues and wakes on its own); the undos of a waiting
 //! waiter (a failed majority's leftovers, a claim taken and released
 //! again after a failed check, whose place is its own payload); the bound
 //! of 32 pops per release (`WAKE_TRIES`, after which it publishes on the

@@ -22,7 +22,7 @@
 //!
 //! Buffers stay small because most connections are idle or send one short
 //! request at a time: a buffer that grew (a pipeline, a large `ECHO`) is
-//! given back once it is empty and larger than the room reads need now, so
+//! freed once it is empty and larger than the room reads need now, so
 //! an idle connection holds at most one read's room (512 bytes for one
 //! that sent one request at a time).
 
@@ -41,7 +41,7 @@ const FIRST_READ: usize = 512;
 /// The most room offered to one read (what Redis reads at a time).
 const MAX_READ: usize = 16 * 1024;
 /// A reply buffer that grew beyond this (a large `ECHO`, a long `EXEC`)
-/// is given back once written.
+/// is freed once written.
 const KEEP_OUT: usize = 16 * 1024;
 
 /// What a read that does not wait found.
@@ -111,7 +111,7 @@ impl Connection {
         }
     }
 
-    /// Makes `room` bytes free after what the buffer holds (giving back a
+    /// Makes `room` bytes free after what the buffer holds (freeing a
     /// grown buffer that is empty); the room the read is offered.
     fn make_room(&mut self) -> usize {
         if self.buf.is_empty() && self.buf.capacity() > 2 * self.room {

@@ -260,7 +260,7 @@ async fn wrap(
         release_timeout: release_within(locker.round_timeout()),
         start_after: None,
     };
-    // `hold` also gives back what is left of a lost lock (our token on a
+    // `hold` also releases what is left of a lost lock (our token on a
     // minority of the masters), so that the next holder need not wait.
     hold(keeper, how.watchdog, &spec, options, &mut signals).await
 }
