@@ -1,4 +1,4 @@
-//! The herd (issue 27 items 1 and 5): N waiters (1–64) queued on one
+//! The herd: N waiters (1–64) queued on one
 //! exclusive lock on one master, polling vs wake-all vs wake-one (the
 //! default: a release wakes the first waiter of the queue), and what each
 //! hand-over costs the server. Part of the `handover` bench. The three

@@ -1,4 +1,4 @@
-//! The hand-over of a worker id on a full pool (issue 27 item 1): how long
+//! The hand-over of a worker id on a full pool: how long
 //! from the moment one `yaraus run`'s command ends to the moment a run
 //! waiting for an id starts its own, on one server and on a Redis Cluster of
 //! three masters, with wake-ups (the release publishes, the waiter listens)

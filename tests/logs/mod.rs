@@ -1,4 +1,4 @@
-//! Structured logs (issue 28, item 3), against real redis-servers and real
+//! Structured logs, against real redis-servers and real
 //! processes: with `--log-format json` every line yaraus writes on stderr is
 //! one JSON object (time, level, message and the fields of what the line is
 //! about), the final error included; the level options choose the lines; a

@@ -31,7 +31,7 @@
 //!   sequence is created in two phases of compare-and-set (`TwoPhase`). Its
 //!   keys and requests differ enough from `counters` to be a model of its
 //!   own rather than a fifth set of rules there.
-//! * `timed/`: the quarantined repair as built (issue 23, `src/seq/heal.rs`),
+//! * `timed/`: the quarantined repair as built (`src/seq/heal.rs`),
 //!   with clocks: a key may hold a quarantine mark, real time advances in
 //!   ticks, every round counts replies only within its lifetime T and a
 //!   mark ripens after Q, each bounded soundly for clocks whose rates drift

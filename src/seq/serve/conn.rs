@@ -5,7 +5,7 @@
 //! holds and how it reads and writes.
 //!
 //! System calls per request, which are most of what a request costs
-//! (`docs/benchmarks.md`, issue 27 item 3, has the profile):
+//! (docs/benchmarks.md has the profile):
 //!
 //! * one `read` per readiness event: the read buffer is the connection's
 //!   own and reused (the parser skips what it consumed, it never splits the
