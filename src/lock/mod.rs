@@ -123,7 +123,7 @@ pub(crate) struct Busy {
 /// acquire round: the previous holder voted for its own clock, which, give or
 /// take clock skew, is behind ours. It is only a guess: safety rests on the
 /// set-if-less-than vote, and a guess that loses (a clock behind, or a
-/// counter raised some other way) costs one more round, as it did before.
+/// counter raised some other way) costs one more round, never a wrong token.
 fn proposal(seen: Option<u64>) -> u64 {
     let clock = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

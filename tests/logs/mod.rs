@@ -4,7 +4,7 @@
 //! about), the final error included; the level options choose the lines; a
 //! full stderr drops lines and says how many, in JSON too.
 //!
-//! * `main.rs` (here): several subcommands in JSON, their failures included,
+//! * `mod.rs` (here): several subcommands in JSON, their failures included,
 //!   each line parsed and checked against what the test did.
 //! * `levels.rs`: `-v`, `--log-level`, `-q` and bad values.
 //! * `blocked.rs`: a stderr nobody reads, in JSON.

@@ -140,7 +140,7 @@
 //! again after a failed check, whose place is its own payload); the bound
 //! of 32 pops per release (`WAKE_TRIES`, after which it publishes on the
 //! shared channel: at least what the model's loop does); a waiter that
-//! cannot subscribe (it has no place and polls, as before wake-ups); the
+//! cannot subscribe (it has no place and polls); the
 //! bound on subscribing again (`RESUBSCRIBES`, then it polls); time.
 //!
 //! # Layout

@@ -35,8 +35,8 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
 /// The least room offered to a read: a connection that sends one short
-/// request at a time holds this much while it waits (10,000 idle
-/// connections: about 25 MB in all).
+/// request at a time holds this much while it waits, which is most of what
+/// an idle connection costs (docs/seq.md, "Bad clients", has the figure).
 const FIRST_READ: usize = 512;
 /// The most room offered to one read (what Redis reads at a time).
 const MAX_READ: usize = 16 * 1024;
