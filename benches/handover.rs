@@ -1,4 +1,4 @@
-//! The hand-over of a busy lock, from outside (issue 27 item 1): how long
+//! The hand-over of a busy lock, from outside: how long
 //! from the moment the holder's command ends to the moment the waiter's
 //! command starts, on one master and on three masters with `appendfsync
 //! always`, with wake-ups (a release publishes, the waiter is subscribed)

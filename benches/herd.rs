@@ -1,4 +1,4 @@
-//! The herd (issue 27 items 1 and 5): N waiters (1–64) queued on one
+//! The herd: N waiters (1–64) queued on one
 //! exclusive lock on one master, polling vs wake-all vs wake-one (the
 //! default: a release wakes the first waiter of the queue), and what each
 //! hand-over costs the server. Part of the `handover` bench. The three
@@ -19,7 +19,7 @@
 //! Failed attempts per hand-over come from `INFO commandstats`
 //! (`cmdstat_evalsha` calls from `go` to the last waiter's exit): an
 //! uncontended lock costs `c` scripts (acquire, release) and a refused
-//! attempt `r` (its acquire, and the give-back of what it might have
+//! attempt `r` (its acquire, and the undo of what it might have
 //! taken), both measured first, so a round of N waiters ran
 //! `(calls − 1 − N c) / r` refused attempts (the 1: the holder's release),
 //! spread over its N hand-overs. The fallback polls of the waiters (50–250

@@ -1,9 +1,9 @@
-//! The hand-over of a worker id on a full pool (issue 27 item 1): how long
+//! The hand-over of a worker id on a full pool: how long
 //! from the moment one `yaraus run`'s command ends to the moment a run
 //! waiting for an id starts its own, on one server and on a Redis Cluster of
 //! three masters, with wake-ups (the release publishes, the waiter listens)
 //! and with polls only (`--wakeups off`: the waiter retries every
-//! `--interval`, from half of it, as before). Part of the `handover` bench.
+//! `--interval`, from half of it). Part of the `handover` bench.
 //!
 //! Both runs have `--interval 1s` (the default) and `--no-safeguards
 //! --delay 0`: the grace delay (7 s by default) is a safety wait of its own,

@@ -1,4 +1,4 @@
-//! What a fleet of `yaraus run` costs (issue 27 item 5): the load that N
+//! What a fleet of `yaraus run` costs: the load that N
 //! concurrent leases put on one Redis (commands/s and the server's CPU),
 //! and the memory of each `yaraus run` (its own process and its watchdog).
 //!

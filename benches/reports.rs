@@ -1,5 +1,4 @@
-//! What the pool reports cost against the pool's size (issue 27 items 2 and
-//! 5): `list`, `list --using` (3 ids leased), `stats` and `stats --format
+//! What the pool reports cost against the pool's size: `list`, `list --using` (3 ids leased), `stats` and `stats --format
 //! prometheus`, each a whole `yaraus` process (the release build cargo
 //! bench makes), timed from spawn to exit, for pools of 2^10, 2^12, …, 2^22
 //! ids made by `yaraus init --max`.

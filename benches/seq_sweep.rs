@@ -1,4 +1,4 @@
-//! The clients sweep of the sequence benchmark (issue 27, items 3 and 5):
+//! The clients sweep of the sequence benchmark:
 //! `redis-benchmark INCR` at 1 to 1,000 clients, and at 50 clients
 //! pipelining 16, against `yaraus seq serve` over three `appendfsync
 //! always` nodes, one `appendfsync always` Redis (the durable single node

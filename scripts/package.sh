@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds what an operator installs, into target/package/ (issue 28):
+# Builds what an operator installs, into target/package/:
 #
 #   yaraus_VERSION-1_amd64.deb   cargo-deb: /usr/bin/yaraus, every man page
 #       (gzipped), bash/zsh/fish completions, the systemd templates of

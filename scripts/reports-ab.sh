@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/B of two yaraus binaries on the reports of issue 27 item 2: a pool of
+# A/B of two yaraus binaries on the pool reports (list, stats): a pool of
 # 2^20 ids (three leased for an hour, one lease expired and not reclaimed)
 # on a fresh redis-server (unix socket, no persistence). First checks that
 # both print the same `list` and `list --using`, JSON and table, ttls aside

@@ -92,7 +92,7 @@ const LOCK_SCRIPTS: &[&str] = &[
     include_str!("lock/acquire.lua"),
     include_str!("lock/extend.lua"),
     include_str!("lock/release.lua"),
-    include_str!("lock/withdraw.lua"),
+    include_str!("lock/undo.lua"),
     include_str!("lock/inspect.lua"),
     include_str!("lock/semaphore_acquire.lua"),
     include_str!("lock/semaphore_extend.lua"),

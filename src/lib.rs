@@ -1,39 +1,31 @@
 //! yaraus: lease scarce, cluster-wide things from Redis to ordinary processes.
 //!
 //! The `yaraus` binary (`src/bin/yaraus/`) is a thin shell over this
-//! library: it parses the command line, works the settings out once into a
-//! [`context::Context`], calls the library and turns an error into an exit
-//! status ([`error::Error::exit_code`]). The library has no command line:
-//! its messages name a [`base::setting::Setting`], which the binary spells
-//! as its flag and an embedding program as it likes.
+//! library: it works the command line out once into a [`context::Context`]
+//! and turns an error into an exit status ([`error::Error::exit_code`]). The
+//! library has no command line: its messages name a
+//! [`base::setting::Setting`], which the binary spells as its flag and an
+//! embedding program as it likes. It logs through the
+//! [`log`](https://docs.rs/log) facade (the node a line is about as the
+//! key-value `node`) and installs no logger.
 //!
-//! Layers, each importing only those below it:
+//! Layers, from the top; a module imports only its own layer and those
+//! below (`tests/layers.rs` checks it, and that this list and the README's
+//! "How the code is laid out" match it):
 //!
-//! * the resolved settings: [`context`] (servers, namespace, durability,
-//!   [`timing::Timeouts`]);
-//! * one concept each: [`lease`] (the worker-id pool, Go yaraus keyspace),
-//!   [`lock`] (locks over one or N masters, Redlock, fencing tokens,
-//!   semaphores), [`seq`] (the majority monotonic sequence, and `seq serve`,
-//!   its RESP front), [`hilo`] (ids in blocks from windows on several
-//!   shards, the agent that stocks them, the in-process
-//!   [`hilo::Allocator`]), [`index`] ((index, replicas) per interval),
-//!   [`acl`] (the least ACL a Redis user needs);
-//! * what every claim shares: [`claim`] (one attempt, the wait loop,
-//!   [`claim::Keeper`], which renews it) and [`supervise`] (the command
-//!   runs only while its claim holds: a watchdog process kills its whole
-//!   tree by the deadline however yaraus dies or stalls);
-//! * [`store`]: one Redis deployment (URL forms, TLS, Sentinel, Cluster,
-//!   `WAIT`), or a [`store::Quorum`] of independent masters asked at once;
-//! * [`metrics`]: the Prometheus registry and the HTTP listener that serves it;
-//! * [`timing`]: every timing rule, with its reason (the README's table of
-//!   timing rules is their index);
-//! * the bottom: [`base`] (the boot clock, random tokens, the counter Lua
-//!   prelude, key names, settings) and [`error`].
-//!
-//! The library logs through the [`log`](https://docs.rs/log) facade, with
-//! the node a line is about as a key-value (`node`); it installs no logger
-//! and sets no level: that is the embedding program's choice (the binary's
-//! logger writes text or JSON lines through a bounded queue).
+//! * context — [`context`]: the settings, resolved once;
+//! * domain — [`lease`] (the worker-id pool), [`lock`] (locks and
+//!   semaphores over 1..N masters, fencing tokens), [`seq`] (the majority
+//!   sequence, and `seq serve`), [`hilo`] (ids in blocks from windows on
+//!   shards), [`index`] ((index, replicas) per interval), [`acl`] (the
+//!   least ACL a Redis user needs);
+//! * claims — [`claim`] (attempts, the wait loop, the keeper that renews),
+//!   [`supervise`] (the command runs only while its claim holds);
+//! * store — [`store`]: one Redis deployment, or a quorum of masters;
+//! * metrics — [`metrics`]: the Prometheus registry and its listener;
+//! * timing — [`timing`]: every timing rule, with its reason;
+//! * bottom — [`base`]: the boot clock, tokens, the counter Lua prelude;
+//! * errors — [`error`]: the one error type and its exit statuses.
 //!
 //! # Embedding
 //!

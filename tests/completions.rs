@@ -1,6 +1,6 @@
 //! The shell completions come from the same clap definitions as the parser
 //! (`yaraus completions SHELL`); the man pages are checked by a unit test of
-//! the binary (`src/bin/yaraus/cli/man.rs`).
+//! the binary (`src/bin/yaraus/cli/man/`).
 
 use crate::common;
 

@@ -167,9 +167,9 @@ fn two_hundred_acquire_release_cycles_leave_nothing_behind_on_one_and_three_mast
     }
 }
 
-/// Issue 9's safety bug: counters [101, 100, 101]; node 3 restarts empty and
-/// node 1 is frozen. Reading a missing key as 0 let a round read {100, 0},
-/// propose 101 and count nodes 2 and 3: 101 handed out twice. A node without
+/// Counters [101, 100, 101]; node 3 restarts empty and node 1 is frozen.
+/// Reading a missing key as 0 would let a round read {100, 0}, propose 101
+/// and count nodes 2 and 3: 101 handed out twice. A node without
 /// the counter must not vote, so the call fails instead, and once node 1 is
 /// back the next value is above 101.
 #[test]

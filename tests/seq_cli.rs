@@ -72,9 +72,9 @@ fn next_get_and_set_floor_hand_out_print_and_recover() {
     assert_eq!(stdout(&seq(&servers, &["get", "orders"])), "101\n");
 }
 
-/// Issue 9's case: counters [101, 100, 101], node 3 restarted empty, node 1
-/// frozen. Reading the empty node as 0, a round read {100, 0}, proposed 101
-/// and counted nodes 2 and 3. Repairing node 3 from that round (with the
+/// Counters [101, 100, 101], node 3 restarted empty, node 1 frozen. Reading
+/// the empty node as 0, a round would read {100, 0}, propose 101 and count
+/// nodes 2 and 3. Repairing node 3 from that round (with the
 /// proposal, or the floor 100) would hand out 101 on a retry. Every attempt
 /// must fail within --timeout, leave node 3 without a number, and the first
 /// id after node 1 thaws is above 101.

@@ -1,5 +1,5 @@
 //! How every message writes a duration: as the user would type it to a
-//! `DURATION` option, so that what yaraus prints can be given back to it.
+//! `DURATION` option, so that what yaraus prints can be passed back to it.
 //!
 //! * under a second: milliseconds, `52ms` (under a millisecond, `250us`);
 //! * under a minute: seconds with the milliseconds as a fraction, `1.311s`;

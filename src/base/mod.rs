@@ -10,7 +10,7 @@
 //! * [`setting`]: the settings messages name, spelled as the front end
 //!   registered (the binary: its flags);
 //! * [`Throttle`]: a warning that can come many times a second, written at
-//!   most once per interval with the count of those held back;
+//!   most once per interval with the count of those suppressed;
 //! * [`COUNTER_LUA`]: the Lua prelude of every script that reads or proposes
 //!   a 64-bit counter (the majority sequence, a lock's fencing token);
 //! * `sys.rs`: the crate's only unsafe code (fork, pre-exec, a timer for tokio).
@@ -29,7 +29,7 @@ pub(crate) mod sys;
 mod throttle;
 
 pub use boot_clock::BootInstant;
-pub use throttle::{Held, Throttle};
+pub use throttle::{Suppressed, Throttle};
 
 /// The counter helpers every script that touches a 64-bit counter starts
 /// with (a script cannot include another, so the prelude is concatenated

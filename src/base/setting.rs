@@ -55,7 +55,7 @@ pub enum Setting {
     Ttl,
     /// How many may hold a semaphore at once.
     Limit,
-    /// A lock token given back by the user.
+    /// A lock token the user passes back.
     Token,
     /// The prefix of a lock's key.
     Prefix,

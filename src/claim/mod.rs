@@ -3,7 +3,7 @@
 //! A worker id, a lock, a semaphore place, an index slot: each is *taken*
 //! (an attempt that either holds, is refused with a reason, or fails), taken
 //! again after a pause while the caller is willing to wait, *kept* by
-//! renewing it before its validity runs out, and *given back*. Only the
+//! renewing it before its validity runs out, and *released*. Only the
 //! first and the last depend on what is claimed; this module holds the rest:
 //!
 //! * [`Claimant`]: what a kind of claim must say — how to make one attempt,
@@ -71,8 +71,8 @@ pub enum WakePolicy {
 
 /// Something that can try to take a claim of one kind.
 pub trait Claimant {
-    /// What a successful attempt holds.
-    type Held: Claim;
+    /// The claim a successful attempt holds.
+    type Claim: Claim;
 
     /// What is wanted, for log lines: "the lock deploy", "a free id in
     /// yaraus:ids".
@@ -80,18 +80,18 @@ pub trait Claimant {
 
     /// One attempt. `Err` only for faults that trying again cannot cure (a
     /// key of the wrong type, a refused password); a busy or unreachable
-    /// server is a [`Refusal`]. A refused attempt has given back whatever it
+    /// server is a [`Refusal`]. A refused attempt has released whatever it
     /// took.
-    fn attempt(&mut self) -> impl Future<Output = Result<Attempt<Self::Held>>>;
+    fn attempt(&mut self) -> impl Future<Output = Result<Attempt<Self::Claim>>>;
 
     /// How long an attempt that a signal interrupted may still run, so that
-    /// what it took can be given back; zero: drop it at once and
-    /// [`abandon`](Self::abandon) it.
+    /// what it took can be released; zero: drop it at once and
+    /// [`undo`](Self::undo_interrupted) it.
     fn settle_within(&self) -> Duration;
 
-    /// Gives back what the last attempt may have taken, when it was dropped
-    /// half-way (a signal ended the wait and it did not settle in time).
-    fn abandon(&mut self) -> impl Future<Output = ()>;
+    /// Undoes the last attempt, dropped half-way (a signal ended the wait
+    /// and it did not settle in time): releases what it may have taken.
+    fn undo_interrupted(&mut self) -> impl Future<Output = ()>;
 
     /// The shortest and longest pause between two attempts; each pause is
     /// drawn between them, so that waiters do not retry in step.
@@ -118,8 +118,8 @@ pub trait Claimant {
 
     /// Checked just before a claim is handed out: `Err(why)` when it can no
     /// longer be used (too little validity left after a pause of ours), in
-    /// which case it is given back and the wait goes on.
-    fn check(&self, _held: &Self::Held) -> Result<(), String> {
+    /// which case it is released and the wait goes on.
+    fn check(&self, _held: &Self::Claim) -> Result<(), String> {
         Ok(())
     }
 }
@@ -130,7 +130,7 @@ pub enum Attempt<H> {
     Refused(Refusal),
 }
 
-/// Why an attempt did not get the claim (everything it took is given back).
+/// Why an attempt did not get the claim (everything it took is released).
 #[derive(Clone, Debug)]
 pub struct Refusal {
     pub kind: RefusalKind,

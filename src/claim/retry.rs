@@ -16,13 +16,13 @@
 //! exactly: an attempt still in flight when it comes is cut off there, not
 //! let run into a request timeout past it. Claims wait through
 //! [`super::wait_for`], which adds what only a claim has (busy refusals,
-//! giving back what a cut-off attempt took); other calls through
+//! undoing a cut-off attempt); other calls through
 //! [`Patience::retry`].
 
 use super::{Refusal, RefusalKind};
 use crate::base::random::random_below;
 use crate::error::{Error, Result};
-use crate::timing::retry::{Backoff, GIVE_BACK, REPORT_EVERY};
+use crate::timing::retry::{Backoff, REPORT_EVERY, UNDO_WITHIN};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -71,7 +71,7 @@ impl Patience {
 
     /// After a refusal: the pause before the next attempt, or `None` when
     /// the bound has passed (end with [`give_up`](Self::give_up)), or is so
-    /// near that another attempt would have less than [`GIVE_BACK`] to run
+    /// near that another attempt would have less than [`UNDO_WITHIN`] to run
     /// in. A busy
     /// claim is tried again after a pause drawn in `busy` (the claimant's
     /// range); servers out of reach after the growing pauses of
@@ -92,12 +92,12 @@ impl Patience {
             _ => self.backoff.pause(low),
         };
         if let Some(bound) = self.bound {
-            // No attempt starts that has not GIVE_BACK left to run in.
+            // No attempt starts that has not UNDO_WITHIN left to run in.
             let last_start = (self.started + bound)
-                .checked_sub(GIVE_BACK)
+                .checked_sub(UNDO_WITHIN)
                 .unwrap_or(self.started);
             let now = Instant::now();
-            if now >= last_start || bound <= GIVE_BACK {
+            if now >= last_start || bound <= UNDO_WITHIN {
                 self.last = Some(refusal);
                 return None;
             }

@@ -19,20 +19,20 @@
 //! held:
 //!
 //! * a signal: the attempt is given [`Claimant::settle_within`] to finish,
-//!   and whatever it took is given back; one that does not finish by then
-//!   is dropped and the claimant undoes it ([`Claimant::abandon`]);
+//!   and whatever it took is released; one that does not finish by then
+//!   is dropped and the claimant undoes it ([`Claimant::undo_interrupted`]);
 //! * the bound: the attempt is dropped at once, so that the command ends
 //!   at its bound rather than a request timeout past it, and the claimant
-//!   undoes it within [`GIVE_BACK`]. So that this is rare, the attempt's
-//!   `WAIT`s for replicas end [`GIVE_BACK`] before the bound
-//!   ([`waits_end_by`]): one that finds too few replicas then gives back
-//!   what it took itself, and says why.
+//!   undoes it within [`UNDO_WITHIN`]. So that this is rare, the attempt's
+//!   `WAIT`s for replicas end [`UNDO_WITHIN`] before the bound
+//!   ([`waits_end_by`]): one that finds too few replicas then undoes
+//!   itself, and says why.
 
 use super::retry::Patience;
 use super::{Attempt, Claim, Claimant, RefusalKind};
 use crate::error::{Error, Result};
 use crate::store::waits_end_by;
-use crate::timing::retry::GIVE_BACK;
+use crate::timing::retry::UNDO_WITHIN;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
@@ -46,7 +46,7 @@ pub async fn wait_for<C: Claimant>(
     claimant: &mut C,
     wait: Option<Duration>,
     cancel: impl Future<Output = Error>,
-) -> Result<C::Held> {
+) -> Result<C::Claim> {
     let held = wait_loop(claimant, wait, cancel).await;
     claimant.disarm_wakeups();
     held
@@ -56,7 +56,7 @@ async fn wait_loop<C: Claimant>(
     claimant: &mut C,
     wait: Option<Duration>,
     cancel: impl Future<Output = Error>,
-) -> Result<C::Held> {
+) -> Result<C::Claim> {
     let mut patience = Patience::new(wait);
     let mut cancel = std::pin::pin!(cancel);
     loop {
@@ -74,12 +74,12 @@ async fn wait_loop<C: Claimant>(
             Ended::Done(Err(fatal)) => return Err(fatal),
             Ended::Interrupted(e, settled) => {
                 if !settled {
-                    claimant.abandon().await;
+                    claimant.undo_interrupted().await;
                 }
                 return Err(e);
             }
             Ended::Cut => {
-                let _ = tokio::time::timeout(GIVE_BACK, claimant.abandon()).await;
+                let _ = tokio::time::timeout(UNDO_WITHIN, claimant.undo_interrupted()).await;
                 return Err(patience.give_up(&claimant.wanted()));
             }
         };
@@ -127,9 +127,9 @@ enum Ended<H> {
     /// It finished by itself.
     Done(Result<Attempt<H>>),
     /// A signal ended the wait (`true`: the attempt settled, and what it
-    /// took was given back).
+    /// took was released).
     Interrupted(Error, bool),
-    /// The bound came first; it was dropped, and must be abandoned.
+    /// The bound came first; it was dropped, and must be undone.
     Cut,
 }
 
@@ -138,10 +138,10 @@ async fn one_attempt<C: Claimant>(
     claimant: &mut C,
     cut_at: Option<Instant>,
     cancel: Pin<&mut impl Future<Output = Error>>,
-) -> Ended<C::Held> {
+) -> Ended<C::Claim> {
     let settle = claimant.settle_within();
-    // Its WAITs end early enough for what it took to be given back in time.
-    let waits_end = cut_at.map(|at| at.checked_sub(GIVE_BACK).unwrap_or(at));
+    // Its WAITs end early enough for it to be undone in time.
+    let waits_end = cut_at.map(|at| at.checked_sub(UNDO_WITHIN).unwrap_or(at));
     let mut attempt = std::pin::pin!(waits_end_by(waits_end, claimant.attempt()));
     let cut = sleep_until(cut_at);
     tokio::select! {
@@ -167,9 +167,9 @@ mod tests {
     use super::*;
     use crate::claim::{Refusal, RenewError};
 
-    struct Held;
+    struct TestClaim;
 
-    impl Claim for Held {
+    impl Claim for TestClaim {
         async fn renew(&mut self) -> Result<Duration, RenewError> {
             Ok(Duration::from_secs(1))
         }
@@ -191,14 +191,14 @@ mod tests {
     }
 
     impl Claimant for Waiter {
-        type Held = Held;
+        type Claim = TestClaim;
         fn wanted(&self) -> String {
             "the thing".into()
         }
-        async fn attempt(&mut self) -> Result<Attempt<Held>> {
+        async fn attempt(&mut self) -> Result<Attempt<TestClaim>> {
             self.attempts += 1;
             Ok(if self.attempts > self.busy {
-                Attempt::Acquired(Box::new(Held))
+                Attempt::Acquired(Box::new(TestClaim))
             } else {
                 Attempt::Refused(Refusal::busy("busy"))
             })
@@ -206,7 +206,7 @@ mod tests {
         fn settle_within(&self) -> Duration {
             Duration::ZERO
         }
-        async fn abandon(&mut self) {}
+        async fn undo_interrupted(&mut self) {}
         fn pause(&self) -> (Duration, Duration) {
             (Duration::from_secs(10), Duration::from_secs(10))
         }

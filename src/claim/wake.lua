@@ -22,7 +22,7 @@
 -- holds now) is dropped and the next one is tried. Only when nobody in the
 -- queue heard does it publish on CHANNEL, which wakes every listener (waiters
 -- that do not queue: shared holders, a waiter that could not join); the
--- message is the waker's place, so that a waiter giving back its own failed
+-- message is the waker's place, so that a waiter undoing its own failed
 -- attempt does not wake itself. pcall: a user whose ACL denies the channel
 -- still frees what it frees, and its waiters find out by polling.
 local WAKE_TRIES = 32

@@ -1,87 +1,44 @@
-//! Wake-ups instead of polls (issue 27): a waiter for a busy claim (a
-//! lock, a worker id of a full pool) is told when it may have freed,
-//! instead of finding out at its next retry.
+//! Wake-ups instead of polls: a waiter for a busy claim (a lock, a worker
+//! id of a full pool) is told when it may have been freed, instead of
+//! finding out at its next retry.
 //!
-//! # The channel
-//!
-//! Whoever frees the claim publishes an empty message on its wake channel,
-//! `NAMESPACE:wake:KEY` ([`Channel`]), named like a lock's fencing counter
-//! ([`crate::base::keys::companion_key`]): on Redis Cluster it carries the
-//! key's hash tag (`ns:wake:{deploy}`, `ns:wake:{ns}:ids`), so that it maps
-//! to the key's slot and the freeing script may `SPUBLISH` on it (sharded
-//! pub/sub: the message goes to that shard only); elsewhere it is a plain
-//! `PUBLISH`. The message is sent by the freeing scripts themselves (the
-//! lock's release.lua, withdraw.lua, semaphore_release.lua; the pool's
-//! release.lua): atomic with the release, so that a waiter that hears it
-//! and tries again cannot find the claim still held. The scripts publish
-//! with `pcall`: a user whose ACL does not allow the channel still frees,
-//! and its waiters poll.
-//!
-//! What frees without a script of ours publishes nothing: a lease or a
-//! lock that expires (its holder died or lost Redis: an expired id is
-//! simply leased by the next acquire, which has nobody to tell), a key
-//! deleted by hand, another tool's release. That is what the fallback poll
-//! is for.
-//!
-//! # The waiter
+//! Whoever frees the claim publishes on its wake channel,
+//! `NAMESPACE:wake:KEY` ([`Channel`], named with the key's hash tag through
+//! [`crate::base::keys::companion_key`], so that on a Cluster it maps to
+//! the key's slot and `SPUBLISH` keeps the message on that shard). The
+//! freeing scripts themselves publish (the lock's release.lua, undo.lua,
+//! semaphore_release.lua; the pool's release.lua), atomically with the
+//! release, so that a waiter that hears it cannot find the claim still
+//! held; they publish under `pcall`, so that an ACL without the channel
+//! still frees. What frees without a script of ours (an expiry, a key
+//! deleted by hand) publishes nothing: that is what the fallback poll is
+//! for, and why pub/sub is never a reason to fail.
 //!
 //! A waiter subscribes after its first refused attempt ([`Wakeups::arm`]),
-//! on every master it uses (any message wakes it), and then tries again at
-//! once: the subscription is in place *before* that attempt, so a release
-//! between a failed attempt and the wait after it cannot be missed. It then
-//! waits for a message or for its usual pause, whichever comes first: the
-//! pause stays as the fallback poll, so a lost message (an expiry, a holder
-//! killed with SIGKILL, a failover, a network blip on the pub/sub
-//! connection) costs at most that pause, as before. A subscription is a
-//! connection of its own ([`crate::store::Listener`]: `SUBSCRIBE`, or
-//! `SSUBSCRIBE` on a Cluster), dialed with the claim's URL, TLS and
-//! credentials, and closed when the claim is taken or the wait ends.
+//! on every master, and tries again at once: the subscription is in place
+//! before that attempt, so a release in between cannot be missed. It then
+//! waits for a message or its usual pause, whichever comes first. A
+//! subscription is a connection of its own ([`crate::store::Listener`]),
+//! closed when the wait ends; a master it cannot subscribe to is polled,
+//! and a waiter whose every subscription closes subscribes again.
 //!
-//! Pub/sub is never a reason to fail: if subscribing fails on a master (an
-//! ACL without the channel, a server that refuses, a timeout), that master
-//! is simply not listened to; with none listened to, the waiter polls as it
-//! always did. Through Sentinel the subscription goes to the master the
-//! sentinels name at that moment. A waiter whose every subscription closes
-//! (the master restarted or died in a failover, its client was killed)
-//! tries again at once and subscribes again, through Sentinel on the master
-//! named then (a few times per wait: then it polls). A master demoted to a
-//! replica without closing its clients still hears the new master's
-//! messages, which replication carries.
+//! Where a release frees room for one (a lock, a semaphore's place, an id),
+//! it wakes one waiter, first come first served: waiters queue in a sorted
+//! set beside the key ([`Channel::queue`]), each under a random place
+//! scored by its arrival on its own wall clock (so that every master orders
+//! them alike) and listening on `CHANNEL:PLACE` too. Attempts join and
+//! leave the queue in their own script (wake.lua); the release pops places
+//! until a `PUBLISH` says someone heard, so a waiter that has gone costs
+//! nothing, and only an empty queue wakes everyone on `CHANNEL`. Redis's
+//! subscriber table says who still waits, and the queue expires a few
+//! pauses after its last join ([`Wakeups::waking_one`]'s `keep`): it needs
+//! no cleaning. Where a release frees room
+//! for many (a shared lock), everyone is woken, each after a random
+//! 0–[`WAKE_SPREAD`]. `tests/wake_model` checks exhaustively that only a
+//! woken waiter dying or stopped leaves a free claim to the poll.
 //!
-//! # One waiter, not the crowd
-//!
-//! Where a release frees room for one (a lock, a place of a semaphore, an
-//! id of the pool), it wakes one waiter: the first of the claim's queue
-//! ([`Channel::queue`], a sorted set beside the key, same hash tag). A
-//! waiter picks its place once per wait (`Place`: a random member, scored
-//! by its arrival on its own wall clock, so that every master orders the
-//! same waiters alike: microseconds, exact in a sorted set's score), listens on its own channel `CHANNEL:MEMBER` as well
-//! as on `CHANNEL`, and its attempts carry the place: a refused one joins
-//! the queue (`NX`: a waiter woken and refused again takes its old place
-//! back), a successful one leaves it, in the attempt's own script
-//! (wake.lua). The release pops the first place and publishes on its
-//! channel; `PUBLISH` says how many heard, so a place whose waiter is gone
-//! (it died, or holds and stopped listening) is dropped and the next is
-//! tried, and only an empty queue falls back to `CHANNEL`, which wakes every
-//! listener. Liveness needs no bookkeeping of ours: Redis's own subscriber
-//! table says who is still waiting. The queue expires a few pauses after
-//! its last join ([`Wakeups::waking_one`]'s `keep`), so places of waiters
-//! that died go with it; a queue that vanished early (a restart, a
-//! failover) only means the next release wakes everyone.
-//!
-//! Woken alone, a waiter tries at once. What can still strand a free
-//! claim until the fallback poll: the woken waiter dying, or being stopped
-//! (SIGSTOP), between the message and its attempt, exactly like a lost
-//! message. `tests/wake_model` checks exhaustively that nothing else can.
-//!
-//! Where a release frees room for many (a shared lock: a writer's release
-//! admits every reader), waiters do not queue and everyone is woken on
-//! `CHANNEL`; each then waits a random 0–[`WAKE_SPREAD`] before its attempt
-//! so that they do not all hit the server in the same millisecond, and all
-//! but one may be refused again (docs/benchmarks.md, "Wake-ups: the herd",
-//! measures both policies). A message on `CHANNEL` carries the waker's place,
-//! so that a waiter that gives back its own failed attempt (a minority of
-//! several masters) does not wake itself into a busy loop.
+//! The design, with its Sentinel and Cluster cases: docs/lock.md,
+//! "Waiting: wake-ups, with polls as the fallback".
 
 use super::WakePolicy;
 use crate::base::keys::companion_key;
@@ -319,7 +276,7 @@ impl Wakeups {
         }
     }
 
-    /// The waiter's own place, which its give-backs must not wake (`''`
+    /// The waiter's own place, which its undos must not wake (`''`
     /// for none).
     pub fn waker_arg(&self) -> &str {
         self.place.as_ref().map_or("", |p| p.member.as_str())
@@ -389,7 +346,7 @@ impl Wakeups {
     /// a message on its own channel, after the random spread for one to
     /// everyone; never when not listening (the caller's poll pause ends the
     /// wait then). A message to everyone that this waiter sent itself
-    /// (giving back its own failed attempt) is not a wake-up.
+    /// (undoing its own failed attempt) is not a wake-up.
     pub async fn woken(&mut self) {
         let own = self.waker_arg().as_bytes().to_vec();
         let State::Listening(messages) = &mut self.state else {
@@ -464,7 +421,7 @@ enum Wake {
     Alone,
     /// The claim's channel, from someone else: everyone was woken.
     WithEveryone,
-    /// Its own give-back, heard on the claim's channel.
+    /// Its own undo, heard on the claim's channel.
     No,
 }
 

@@ -4,75 +4,31 @@
 //! "Designing a Distributed Hi-Lo Strategy", 2008, made safe where it says
 //! it is not).
 //!
-//! # Model
-//!
 //! Each shard holds, per sequence, a few *windows* `[start, end)` with a
-//! cursor `next`; a window is open while `next < end`. A reserver takes a
-//! block from the open window with the lowest start ([`Reserver`], one Lua
-//! script: advance `next` by the batch, never beyond `end`). Only the agent
-//! ([`Agent`]) creates windows, each above a *high-water mark* (hwm): every
-//! id below it may belong to a window somewhere.
+//! cursor; a [`Reserver`] takes a block from the open window with the
+//! lowest start in one script (`reserve.lua`). Only the [`Agent`] opens
+//! windows, each above a *high-water mark* (hwm) below which every id may
+//! belong to a window somewhere. Bounds are 20-digit zero-padded decimal
+//! text ([`wire`]): ids are 64-bit and Lua's numbers are not, while padded
+//! text compares, in Lua and in a sorted set, as the numbers do.
 //!
-//! # Keys (on every shard; `{NAME}` is a Cluster hash tag)
+//! No window is opened twice because an agent run goes on to its next
+//! phase only when **every** shard accepted the last, each one script per
+//! shard: *fence* (the shard takes the run's fence unless it holds a newer
+//! one, and replies its hwm), *raise* (every shard still fenced by the run
+//! records the new hwm), *create* (each window opened on its shard if the
+//! fence is still the run's). A shard's fence changes only when another run
+//! fences it, so two runs' fence-to-raise spans on a shard that kept the
+//! mark do not interleave, and the later run opens its windows above the
+//! earlier's. Neither the agent's lock nor clocks carry safety; a shard
+//! restarted empty refuses the runs that fenced it before, and its lost
+//! windows cost ids, never duplicates. `tests/hilo_model/` checks it.
 //!
-//! | key | type | content |
-//! | --- | --- | --- |
-//! | `ns:hilo:{NAME}` | hash | `hwm`, `fence` (the last agent run's), `size` (window size), `reserved` (ids handed out here), `created` (windows opened here) |
-//! | `ns:hilo:{NAME}:open` | sorted set | every score 0; member = the start of an open window |
-//! | `ns:hilo:{NAME}:windows` | hash | start → `"END NEXT"` |
-//! | `ns:hilo:{NAME}:agent` | string | the agent's lock ([`crate::lock`], over the shards as masters) |
+//! What must hold outside: a shard keeps every acknowledged write, or loses
+//! everything (never an *old* copy of its windows), and some shard always
+//! holds the latest mark.
 //!
-//! Every bound is 20-digit zero-padded decimal text ([`wire`]): ids are
-//! 64-bit and Lua's numbers are exact only to 2^53, while padded text
-//! compares, in Lua and in a sorted set's lexical order, as the numbers do.
-//! `reserve.lua` adds and subtracts such texts digit by digit.
-//!
-//! # Why no window is ever created twice
-//!
-//! The blog post reconstructs the hwm from the shards and admits the flaw:
-//! the shard with the highest window must be reachable. Writing the hwm to
-//! every shard is not enough on its own either: two agents that both read
-//! the same hwm create the same window on two shards. An agent's run
-//! therefore has three phases, each one script per shard, and goes on to
-//! the next phase only when **every** shard accepted the last:
-//!
-//! 1. **fence** (`fence.lua`): the shard takes this run's fence (its lock's
-//!    fencing token and a random nonce) unless it holds a newer one, and
-//!    replies its hwm and open windows;
-//! 2. **raise** (`raise.lua`): with `new` = the highest hwm of the replies +
-//!    the ids of the windows to create, every shard whose fence is still
-//!    ours records `hwm ≥ new`;
-//! 3. **create** (`create.lua`): each window `[a, b)` in `[hwm, new)` is
-//!    opened on its shard if the shard's fence is still ours and its hwm is
-//!    at least `b`.
-//!
-//! Take two runs R1, R2 that both created windows, and a shard x that kept
-//! R1's mark until R2 fenced it (there is one as long as some shard always
-//! holds a mark at least as high as the highest that every shard
-//! acknowledged; see below). Both fenced and raised x, and a
-//! fence changes only by another run's fence, so R1's fence-to-raise span
-//! on x and R2's do not interleave: say R1's came first. R1 raised x to its
-//! `new` before R2 fenced x, so R2's reply from x carried that hwm, and R2's
-//! windows all lie above R1's. The lock (Redlock over the shards) makes the
-//! runs take turns; safety does not rest on it, nor on clocks or the order
-//! of fencing tokens: a run that loses its turn is refused, not obeyed.
-//! A shard restarted empty has lost its fence, so it refuses every run that
-//! fenced it before; its windows are gone, which costs ids, never
-//! duplicates. The model checker in `tests/hilo_model/` explores every
-//! interleaving of two runs with lost replies, delayed requests and a shard
-//! restarted empty, and shows that raise and its fence check are needed.
-//! It also shows that create's fence check, and the order of the fencing
-//! tokens, buy progress, not safety: kept for defence in depth and so that
-//! some run always succeeds.
-//!
-//! What must hold outside: a shard either keeps every acknowledged write
-//! (`appendonly yes`, `appendfsync always`: checked, as for [`crate::seq`])
-//! or loses everything (no persistence at all, with `--allow-volatile`). A
-//! shard that comes back with an *old* copy of its windows (RDB snapshots,
-//! `appendfsync everysec`) would hand out their ids again. And some shard
-//! must always hold the latest mark: with N shards, N − 1 losses are
-//! survived, N are not, even one at a time, unless an agent run copies the
-//! mark back to the empty shards in between.
+//! Keys, the argument step by step, sizing and losses: docs/hilo.md.
 
 mod agent;
 mod allocator;

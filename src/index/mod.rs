@@ -2,87 +2,26 @@
 //! learns `(index, replicas)` once per interval, and its command runs only
 //! under a pair that agrees with every other replica's.
 //!
-//! # The seed's algorithm
+//! The seed's algorithm: at the start of interval `n` (plus the replica's
+//! constant skew) each replica INCRs `NS:index:{NAME}:<n>`; its pair for
+//! `n` is its rank in `n-1` and the count of `n-1`, so the pairs of one
+//! interval are a partition. `tick.lua` adds what the seed leaves out: a
+//! tick of `n` is refused once a later interval was ticked (*sealing*: the
+//! count read is final, and clocks decide liveness, never safety), and a
+//! retried tick gets its rank back (ranks kept per client).
 //!
-//! At the start of interval `n` (`n = ceil(now / I)`, shifted by the
-//! replica's constant skew), each replica INCRs `NS:index:{NAME}:<n>`: the
-//! reply is its rank in `n`. Its pair for `n` is its rank in `n-1` (minus
-//! one: indexes are 0-based, as `task % replicas == index` wants) and the
-//! value of the counter of `n-1`. Every replica of `n-1` reads the same
-//! count and holds a distinct rank, so the pairs of one interval are a
-//! partition: `replicas` equal, indexes `0..replicas` each once.
-//!
-//! Two things the seed leaves to the reader make it hold here:
-//!
-//! * **Sealing.** The count of `n-1` is final only if nobody INCRs it after
-//!   somebody read it. `tick.lua` refuses a tick of `n` once any tick of a
-//!   later interval ran (`last` in the hash `NS:index:{NAME}`), so a replica
-//!   whose clock lags by more than the skew allows is told it is late and
-//!   takes no part, instead of making two replicas disagree. Clocks then
-//!   decide liveness, never safety.
-//! * **Who.** Ranks are also kept per client (`NS:index:{NAME}:<n>:who`), so a
-//!   tick retried after a lost reply gets its rank back instead of counting
-//!   a phantom replica, and a replica's pair is read in the same script.
-//!
-//! # Safe transition: the argument
-//!
-//! Wanted: whenever a command starts with `(i, r)`, every command alive
-//! anywhere runs with `replicas = r` and an index other than `i`.
-//!
-//! Each command has a deadline on its replica's boot clock, enforced by the
-//! watchdog however yaraus fares (see [`crate::supervise`]): `V` after the
-//! *send* of the tick that last vouched for it, where `V` = interval +
-//! a quarter interval (how overdue a tick may be) + `--kill-after`
-//! ([`Timing::validity`]). A tick vouches for a running command only when
-//! it finds the command's pair unchanged *and* the tick of the interval
-//! before vouched for it (or started it); a tick that finds the pair
-//! changed, or fails, vouches for nothing, and neither does any later one:
-//! the command is stopped. (Contiguity matters: a tick that ran but whose
-//! reply was lost may have found no pair, and the next tick, finding the
-//! pair back, must not extend the command. `tests/index_model/` found that
-//! run.)
-//!
-//! A replica that runs a command with pair `p` and ticks `n`:
-//! * `p` is still its pair: the same script adds it to
-//!   `NS:index:{NAME}:transition:<n>` ("settled": it runs nothing but its
-//!   pair for `n`) and the deadline moves on;
-//! * otherwise the command gets SIGTERM (SIGKILL after `--kill-after`), and
-//!   once its whole tree is gone, `confirm.lua` adds the replica to the set.
-//!
-//! A replica with no command is settled at once. Only replicas that took
-//! part in `n-1` are added: they are the ones the set is compared with.
-//!
-//! A replica starts a command under its pair for `m` (from its tick `m`)
-//! only when, on its own clock, (a) every replica of `m-1` is in the set of
-//! `m` (its size equals the count of `m-1`), (b) `V` plus the drift margin
-//! has passed since the reply of its own tick of `m-1` arrived, and (c) the
-//! deadline that tick `m` gives the new command, minus kill-after, is still
-//! ahead. Why no other command can disagree then, by where its replica Z
-//! stands:
-//!
-//! 1. Z took part in `m-1` and is settled for `m`: its command, if any,
-//!    runs with its pair for `m`, which agrees with ours (same count of
-//!    `m-1`, distinct ranks). Z cannot have moved on to a pair of `m+1`:
-//!    that needs every replica of `m` settled for `m+1`, us included, and
-//!    we settle for `m+1` only at our tick `m+1`, when the command we start
-//!    now agrees with our pair for `m+1` or is gone. (Everything a replica
-//!    does is in order: it never starts under `m` once it ticked `m+1`.)
-//! 2. Z did not take part in `m-1`: its tick of `m-1` never ran, so it
-//!    vouched for nothing, and by contiguity no later tick did either: the
-//!    last tick that vouched for Z's command is of `m-2` or earlier. It ran
-//!    before the first tick of `m-1` (sealing), hence before ours of `m-1`
-//!    returned; the deadline was at most `V` after it was sent, so by (b)
-//!    it has passed, drift included.
-//! 3. Z took part in `m-1` but is not in the set of `m`: excluded by (a).
-//!
-//! A replica that falls silent (crashed, partitioned, frozen) is thus
-//! waited for exactly as long as its own deadline says: it is missing from
-//! the count of the next interval, and (b) outlasts whatever it still runs.
-//! The price is time: a command starts about a quarter interval plus
-//! kill-after after the tick that brought its pair. `tests/index_model/`
-//! checks the argument exhaustively on a small model.
-//!
-//! # Files
+//! A transition is safe because a command lives only while contiguous
+//! ticks vouch for it: its deadline (on the boot clock, enforced by the
+//! watchdog) is [`Timing::validity`] after the send of the last tick that
+//! found its pair unchanged, and a tick that fails or finds it changed
+//! vouches for nothing more. A new command starts under its pair for `m`
+//! only once every replica of `m-1` is *settled* for `m` (runs nothing but
+//! its pair for `m`: kept, stopped with its whole tree gone, or none), a
+//! validity plus drift has passed since this replica's tick of `m-1`
+//! (whatever a silent replica ran has reached its deadline), and its own
+//! deadline is still ahead. The argument, case by case, is in
+//! docs/index.md, "The argument"; `tests/index_model/` checks it
+//! exhaustively on a small model.
 //!
 //! * [`Timing`] (in [`crate::timing::index`], with the other timing rules):
 //!   interval numbers, tick instants, validity;

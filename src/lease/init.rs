@@ -27,11 +27,13 @@ use crate::error::{Error, Result};
 use crate::store::Store;
 use std::ops::RangeInclusive;
 
-/// Ids per write; about 13 ms of server time each on a 4-million-id pool.
+/// Ids per write: one write holds Redis up for milliseconds, so that other
+/// clients' requests go on between the writes of a large pool (README,
+/// "yaraus init", has the figure).
 const CHUNK: u64 = 10_000;
-/// The largest pool: 2^24 ids (16.7 million, about 1.5 GB of Redis memory
-/// with the owners), far beyond any snowflake layout, so that a typo such as
-/// `--max 4194303000` is refused instead of running for hours.
+/// The largest pool: far beyond any snowflake layout, and small enough that
+/// a typo such as `--max 4194303000` is refused instead of running for
+/// hours and filling Redis's memory.
 pub const MAX_POOL_SIZE: u64 = 1 << 24;
 /// Ids per shrink script call, which does three commands per id.
 const SHRINK_CHUNK: u64 = 2_000;

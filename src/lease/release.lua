@@ -21,7 +21,7 @@
 --         (src/claim/wake.rs), in this script, so that no waiter can find
 --         the pool full after the message; ARGV[8] (optional) the
 --         releaser's own place in the queue, which it must not wake ('' or
---         none: a run giving back its own leftover while it waits)
+--         none: a run releasing its own leftover while it waits)
 -- Returns 1 when released, 0 when it was not ours (left alone).
 local ids, clients = KEYS[1], KEYS[2]
 if redis.call('TYPE', ids)['ok'] ~= 'zset' or redis.call('TYPE', clients)['ok'] ~= 'hash' then

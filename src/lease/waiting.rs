@@ -16,7 +16,7 @@ use crate::timing::wake::waiter_keep;
 use std::time::Duration;
 
 impl Claimant for Leaser {
-    type Held = Lease;
+    type Claim = Lease;
 
     fn wanted(&self) -> String {
         format!("a free id in {}", self.keys.ids)
@@ -63,7 +63,7 @@ impl Claimant for Leaser {
     /// Reached only if the store's own timeouts failed to end the attempt:
     /// an id it may have leased stays leased until `--expire`, as after a
     /// SIGKILL, and is never handed out twice.
-    async fn abandon(&mut self) {}
+    async fn undo_interrupted(&mut self) {}
 
     /// Every `--interval` (from half of it, so that waiters spread out):
     /// with wake-ups only the fallback poll, which a release ends.

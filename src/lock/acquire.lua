@@ -25,7 +25,7 @@
 --                                      counter it replaced (a node whose
 --                                      counter is missing never votes), so
 --                                      that a failed attempt can put it back
---                                      (withdraw.lua);
+--                                      (undo.lua);
 --                                      counter = the counter afterwards
 --         {0, holder, pttl, counter}   held by another value (pttl -1: the
 --                                      key has no expiry)

@@ -13,7 +13,7 @@ use crate::store::reply::Answer;
 use std::time::Duration;
 
 impl Claimant for Locker {
-    type Held = HeldLock;
+    type Claim = HeldLock;
 
     fn wanted(&self) -> String {
         format!("the {}", self.what())
@@ -34,10 +34,10 @@ impl Claimant for Locker {
         Duration::ZERO
     }
 
-    async fn abandon(&mut self) {
+    async fn undo_interrupted(&mut self) {
         if let Some(token) = self.attempt_token.take() {
-            let _ =
-                tokio::time::timeout(self.round_timeout() * 2, self.release_round(&token)).await;
+            let bound = self.round_timeout() * 2;
+            let _ = tokio::time::timeout(bound, self.release_round(&token, None, &[])).await;
         }
     }
 
@@ -75,8 +75,7 @@ impl Claimant for Locker {
 impl Locker {
     /// Tries to take the lock until it is ours, `wait` runs out (`None`:
     /// forever; zero: one attempt), or `cancel` resolves: the wait loop of
-    /// [`crate::claim::wait`], which gives back anything an interrupted
-    /// attempt took.
+    /// [`crate::claim::wait`], which undoes an interrupted attempt.
     pub async fn acquire(
         &mut self,
         wait: Option<Duration>,
@@ -142,9 +141,9 @@ impl Locker {
                 deadline: tally.deadline(),
                 taken_on: tally.taken,
             }))),
-            // The one place an attempt gives back what it took.
+            // The one place a failed attempt is undone.
             Err(unkept) => {
-                self.give_back(token, mode, tally.replaced()).await;
+                self.undo_failed(token, mode, tally.replaced()).await;
                 self.heal_if_pending().await;
                 unkept.into_attempt()
             }

@@ -111,7 +111,7 @@ impl Locker {
         }
         if tally.gone.len() >= m {
             if !tally.set_again.is_empty() {
-                self.release_round(token).await;
+                self.release_round(token, None, &[]).await;
             }
             return Err(RenewError::Lost(tally.lost(&self.key, n)));
         }

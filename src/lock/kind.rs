@@ -14,7 +14,7 @@
 
 use super::script::{
     Acquire, Extend, FenceMode, Release, SemaphoreAcquire, SemaphoreExtend, SemaphoreRelease,
-    SharedAcquire, Withdraw,
+    SharedAcquire, Undo,
 };
 use super::{Busy, Token, describe_holder};
 use crate::claim::wake::{Channel, Queued, Waking};
@@ -204,9 +204,9 @@ impl Kind {
         }
     }
 
-    /// The release script for one node; with `withdraw` (our vote, and the
-    /// counter it replaced on this node), a lock also takes back its
-    /// fencing vote (withdraw.lua). Each script wakes the first waiter of
+    /// The release script for one node; with `vote` (ours, and the counter
+    /// it replaced on this node), the undo of a failed attempt: a lock
+    /// also withdraws its fencing vote (undo.lua). Each script wakes the first waiter of
     /// the queue (if `waking` names it), or everyone, when it frees
     /// something, but never the waker itself (claim/wake.rs).
     pub(super) fn release(
@@ -214,11 +214,11 @@ impl Kind {
         key: &str,
         fence_key: &str,
         token: &Token,
-        withdraw: Option<(u64, u64)>,
+        vote: Option<(u64, u64)>,
         waking: Waking<'_>,
     ) -> redis::ScriptInvocation<'static> {
         let token = token.as_str();
-        match (self, withdraw) {
+        match (self, vote) {
             (Kind::Semaphore { .. } | Kind::Shared, _) => {
                 SemaphoreRelease { key, token, waking }.invocation()
             }
@@ -229,7 +229,7 @@ impl Kind {
                 waking,
             }
             .invocation(),
-            (Kind::Lock, Some((ours, before))) => Withdraw {
+            (Kind::Lock, Some((ours, before))) => Undo {
                 key,
                 fence_key,
                 token,

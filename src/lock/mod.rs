@@ -1,93 +1,38 @@
 //! Distributed locks over one or N independent Redis masters, with fencing
 //! tokens: what `yaraus lock` holds while its command runs.
 //!
-//! # The key, and who else uses it
+//! The lock is the key `NAME` holding a random token (`SET NX PX ttl`),
+//! extended and deleted only by that token's holder: the convention of
+//! redis-py's `Lock`, redsync and node-redlock, so that their locks and
+//! ours exclude each other and yaraus never touches a key that is not its
+//! own.
 //!
-//! The lock is the key `NAME` (after an optional prefix) holding a random
-//! token, set with `SET NX PX ttl`, extended and deleted only by the holder of
-//! that token (compare-and-pexpire, compare-and-delete). That is the
-//! convention of redis-py's `Lock`, redsync and node-redlock, so a yaraus lock
-//! and theirs on the same name exclude each other, and yaraus never deletes a
-//! key whose value is not its own token.
+//! With N masters it is Redlock: the acquire script goes to every master
+//! at once, and the lock is ours with a majority and validity left (ttl −
+//! elapsed − drift, elapsed from *before* the first request). One code path
+//! serves both: a single master is a quorum of one. Two rules go beyond the
+//! Redlock text, each for a bug seen in other implementations: an
+//! acquisition counts only with half the ttl left once the lock *and its
+//! fencing token* are in hand, and an extension that finds our key missing
+//! on a node sets it again, so that a majority heals instead of wearing
+//! away one restart at a time.
 //!
-//! # One master, several masters
+//! The fencing token is an `INCR` in the acquire script on one master; on
+//! N, the vote of the majority sequence ([`crate::seq`]) rides in the
+//! acquire script, applied only where the `SET` succeeded. That is safe
+//! because two holders' accepting majorities share a node where both took
+//! the lock, in order, so the later one's vote was accepted there only
+//! above the earlier one's token. Counters must survive a crash, hence
+//! `appendfsync always` on N masters.
 //!
-//! With one master every step is one Lua script. With N masters it is Redlock
-//! (antirez, redis.io/topics/distlock): the acquire script goes to every
-//! master at once, each request bounded by a timeout much smaller than the
-//! ttl; the lock is ours only with a majority and with validity left, where
-//! validity = ttl − elapsed − drift (drift = 1% of the ttl + 2 ms, as in
-//! redsync), elapsed being measured on the monotonic clock from *before* the
-//! first request. A failed attempt releases every node (even those that did
-//! not answer) and is retried after a random pause. One code path serves
-//! both: a single master is a quorum of one.
+//! Semaphores (`limit > 1`) and shared holders (`-s`) are sorted sets on one
+//! master: counts do not add up over a quorum. A shared place and the
+//! exclusive lock of the same name are one key changed only by scripts, so
+//! they exclude each other; a waiting writer leaves a mark that holds new
+//! shared holders back (writers go first).
 //!
-//! Two rules go beyond the Redlock text, each for a bug seen in the wild:
-//!
-//! * an acquisition counts only if at least half the ttl is left once the
-//!   lock *and its fencing token* are in hand (node-redlock #296 handed out
-//!   locks whose validity had already run out; half the ttl leaves room for
-//!   the first extension, due at a third);
-//! * an extension that finds our key *missing* on a node (the node restarted
-//!   empty) sets our token there again, so that the majority heals instead of
-//!   wearing away one restart at a time (redsync #147/#149). Such a node does
-//!   not count towards that round's majority; a token gone from a majority
-//!   means the lock is lost.
-//!
-//! # Fencing tokens
-//!
-//! Every acquisition yields a number greater than every number handed out
-//! before for that name, for the child to pass to the resource it protects
-//! (Kleppmann, "How to do distributed locking"). The counter lives at
-//! `NAMESPACE:fencing:KEY` and never expires.
-//!
-//! * One master: `INCR` in the same script as the `SET`.
-//! * N masters: the majority sequence of [`crate::seq`]. Its vote
-//!   (set-if-less-than) rides in the acquire script, proposing one more than
-//!   the highest counter this process has seen but at least the wall clock in
-//!   microseconds (so that a fresh process usually wins at once: tokens with
-//!   several masters are clock-like numbers, not 1, 2, 3), and is applied
-//!   only on nodes where the `SET` succeeded. If a majority of those accepted, that number
-//!   is the token and the lock cost one round trip; otherwise a plain round of
-//!   the sequence follows, once the lock is held.
-//!
-//!   Why a vote tied to the `SET` is safe: let H0 hold the lock before H. Their
-//!   accepting majorities share a node x, where both took the lock. H's key
-//!   at x lived from H's `SET` until after H's validity ended, so H0, which
-//!   held and voted before H, got x (and wrote its token T0 there) before H
-//!   did; H's proposal was accepted at x only if it was above T0.
-//!
-//! A token is handed out only if the lock is still valid after the token was
-//! obtained; the nodes must then keep their counters across a crash, which is
-//! why N masters require `appendfsync always` (see [`crate::seq`]).
-//!
-//! # Semaphores
-//!
-//! `limit > 1` admits up to that many holders: a sorted set of tokens scored
-//! by their expiry (server time), on one master only. Quorums do not compose
-//! for counts: with 3 masters and a limit of 2, holders on nodes {1,2}, {2,3}
-//! and {1,3} each have a majority while no node counts more than two.
-//!
-//! # Shared holders (`yaraus lock -s`, flock's shared lock)
-//!
-//! A shared place is a member of the same kind of sorted set, with no limit,
-//! on one master. The exclusive lock of the same name (a string) and shared
-//! places exclude each other because they are one key, changed only by
-//! scripts: an exclusive holder sets the string only where the key is
-//! missing or holds no live shared place; a shared holder joins only where
-//! the key is not a string. Expiry is the server's for both (PX, and the
-//! scores compared with TIME), so a place that expired on the server is one
-//! its holder's deadline (measured from before the request) has already
-//! passed.
-//!
-//! Writers go first: an exclusive holder that finds shared holders and will
-//! wait leaves a mark among them (renewed by each attempt, gone after
-//! `writer_mark_ttl` (kind.rs) without one), and no new shared holder is
-//! admitted while a mark is live, so overlapping readers cannot starve a
-//! writer; the writer takes the lock when the last shared holder leaves.
-//! Readers can wait behind a stream of writers, as with most writer-first
-//! locks. Every acquisition, shared or not, counts the same fencing counter
-//! (INCR), so tokens increase across both.
+//! The design, its sources and its limits: docs/lock.md, "Semantics" and
+//! "Shared locks".
 
 mod acquire;
 mod extend;
@@ -178,7 +123,7 @@ pub(crate) struct Busy {
 /// acquire round: the previous holder voted for its own clock, which, give or
 /// take clock skew, is behind ours. It is only a guess: safety rests on the
 /// set-if-less-than vote, and a guess that loses (a clock behind, or a
-/// counter raised some other way) costs one more round, as it did before.
+/// counter raised some other way) costs one more round, never a wrong token.
 fn proposal(seen: Option<u64>) -> u64 {
     let clock = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -196,17 +141,17 @@ pub struct Locker {
     kind: Kind,
     ttl: Duration,
     fencing: MajoritySequence,
-    /// The token of the attempt in flight, for [`Claimant::abandon`].
+    /// The token of the attempt in flight, for [`Claimant::undo_interrupted`].
     attempt_token: Option<Token>,
     /// While an exclusive holder waits: the mark its attempts leave among
     /// shared holders so that no new one is admitted before it (one mark
     /// for every attempt, since attempts have tokens of their own).
     waiting_mark: Option<String>,
     /// An attempt saw a master without the fencing counter: the
-    /// sequence's heal pass (seq/heal.rs) runs when the lock is given back,
+    /// sequence's heal pass (seq/heal.rs) runs when the lock is released,
     /// where it costs the holder nothing of its validity.
     heal_pending: bool,
-    /// Failed attempts' tokens to give back again (`release.rs`).
+    /// Failed attempts' tokens to release again (`release.rs`).
     leftovers: release::Leftovers,
     /// The channel its releases publish on, and while it waits its
     /// subscriptions to it (claim/wake.rs).

@@ -1,15 +1,15 @@
 //! Giving the lock back: the release round on every master, and what its
 //! replies mean for the lock (the quorum arithmetic).
 //!
-//! A failed attempt's token may also sit where its give-back did not reach.
+//! A failed attempt's token may also sit where its undo did not reach.
 //! With a replica promoted between the two (Sentinel), the write reached
 //! the replica and the delete went to the old master only; with a reply
 //! lost, the delete may not have been sent at all. The new master then
 //! holds a token that no command holds, "held by" this very process until
-//! its ttl, while the process waits for the lock (issue 12 saw it for
-//! seconds during failovers). So a failed attempt whose token was written
+//! its ttl, while the process waits for the lock, for seconds during a
+//! failover. So a failed attempt whose token was written
 //! somewhere, or whose fate a node did not tell, is kept among the
-//! [`Leftovers`], and every later give-back deletes those tokens again,
+//! [`Leftovers`], and every later undo deletes those tokens again,
 //! wherever they still are. Deleting them is always safe: a failed attempt
 //! never ran a command, and a token is this process's alone.
 
@@ -22,7 +22,7 @@ use crate::store::Node;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// How many tokens of failed attempts are given back again, the newest.
+/// How many tokens of failed attempts are released again, the newest.
 const LEFTOVERS_KEPT: usize = 16;
 
 /// Tokens of this locker's failed attempts that may still hold the lock
@@ -92,7 +92,7 @@ impl Locker {
     /// anyone else's key); then the fencing sequence's heal pass, if a
     /// master was found without its counter.
     pub async fn release(&mut self, token: &Token) -> Released {
-        let replies = self.release_round(token).await;
+        let replies = self.release_round(token, None, &[]).await;
         self.heal_if_pending().await;
         let mut released = Released {
             freed: 0,
@@ -122,11 +122,12 @@ impl Locker {
         }
     }
 
-    /// Gives back a failed attempt: the lock wherever it is ours, and our
-    /// fencing vote wherever it stood and nothing has moved the counter
-    /// since (`replaced`: per node, the counter the vote replaced); and the
-    /// [`Leftovers`] of earlier failed attempts, wherever they still are.
-    pub(super) async fn give_back(
+    /// Undoes a failed attempt: releases the lock wherever it is ours,
+    /// withdraws our fencing vote wherever it stood and nothing has moved
+    /// the counter since (`replaced`: per node, the counter the vote
+    /// replaced), and releases the [`Leftovers`] of earlier failed
+    /// attempts, wherever they still are.
+    pub(super) async fn undo_failed(
         &mut self,
         token: &Token,
         mode: FenceMode,
@@ -137,7 +138,7 @@ impl Locker {
             FenceMode::Increment => None,
         };
         let leftovers = self.leftovers.live();
-        let replies = self.free_round(token, votes, &leftovers).await;
+        let replies = self.release_round(token, votes, &leftovers).await;
         // Written somewhere, or not known: it may be where this round did
         // not reach (a replica promoted since).
         if replies.iter().any(|r| !matches!(r, Ok(false))) {
@@ -145,17 +146,11 @@ impl Locker {
         }
     }
 
-    /// Frees the lock wherever `token` holds it. Replies: per node, whether
-    /// it freed the lock.
-    pub(super) async fn release_round(&mut self, token: &Token) -> Vec<Result<bool>> {
-        self.free_round(token, None, &[]).await
-    }
-
     /// Frees the lock wherever `token` holds it; with `votes` (our proposal,
     /// and per node the counter it replaced), also withdraws the vote where
-    /// it stood (withdraw.lua); then frees it wherever one of `leftovers`
+    /// it stood (undo.lua); then frees it wherever one of `leftovers`
     /// holds it. Replies: per node, whether it freed the lock for `token`.
-    async fn free_round(
+    pub(super) async fn release_round(
         &mut self,
         token: &Token,
         votes: Option<(u64, &[Option<u64>])>,
@@ -165,7 +160,7 @@ impl Locker {
         let wake = self.wakeups.channel();
         let waker = self.wakeups.waker_arg();
         // Per node, the vote to withdraw there: ours, and what it replaced.
-        let withdraws: Vec<Option<(u64, u64)>> = (0..self.quorum.len())
+        let to_withdraw: Vec<Option<(u64, u64)>> = (0..self.quorum.len())
             .map(|i| {
                 let (ours, replaced) = votes?;
                 Some((ours, replaced.get(i).copied().flatten()?))
@@ -173,20 +168,20 @@ impl Locker {
             .collect();
         let round = self
             .quorum
-            .round_each(withdraws, |node, withdraw| async move {
+            .round_each(to_withdraw, |node, vote| async move {
                 // Refused by a user's ACL without the queue: the same
                 // release without it (claim/wake.rs).
-                let release = |token, withdraw| {
+                let release = |token, vote| {
                     wake.with_queue(true, |queue| {
                         let waking = Waking {
                             channel: wake,
                             queue,
                             waker,
                         };
-                        kind.release(key, fence_key, token, withdraw, waking)
+                        kind.release(key, fence_key, token, vote, waking)
                     })
                 };
-                let (invocation, unqueued) = release(token, withdraw);
+                let (invocation, unqueued) = release(token, vote);
                 let reply: redis::Value = node.script_or(&invocation, || unqueued.take()).await?;
                 // What they free does not change what this round says.
                 for leftover in leftovers {

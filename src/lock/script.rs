@@ -27,12 +27,12 @@ static ACQUIRE_CODE: LazyLock<String> = LazyLock::new(|| {
 const EXTEND_CODE: &str = include_str!("extend.lua");
 static RELEASE_CODE: LazyLock<String> =
     LazyLock::new(|| [WAKE_LUA, include_str!("release.lua")].concat());
-static WITHDRAW_CODE: LazyLock<String> =
-    LazyLock::new(|| [WAKE_LUA, include_str!("withdraw.lua")].concat());
+static UNDO_CODE: LazyLock<String> =
+    LazyLock::new(|| [WAKE_LUA, include_str!("undo.lua")].concat());
 static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&ACQUIRE_CODE));
 static EXTEND: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(EXTEND_CODE));
 static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&RELEASE_CODE));
-static WITHDRAW: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&WITHDRAW_CODE));
+static UNDO: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(&UNDO_CODE));
 static SEMAPHORE_ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&[COUNTER_LUA, WAKE_LUA, include_str!("semaphore_acquire.lua")].concat())
 });
@@ -54,7 +54,7 @@ pub(super) fn quorum_scripts() -> [&'static str; 4] {
         ACQUIRE_CODE.as_str(),
         EXTEND_CODE,
         RELEASE_CODE.as_str(),
-        WITHDRAW_CODE.as_str(),
+        UNDO_CODE.as_str(),
     ]
 }
 
@@ -197,9 +197,9 @@ impl Release<'_> {
     }
 }
 
-/// withdraw.lua: free a failed attempt's lock, and put back the counter
-/// its vote (`ours`) replaced (`before`) where the vote still stands.
-pub(super) struct Withdraw<'a> {
+/// undo.lua: free a failed attempt's lock, and withdraw its vote: put back
+/// the counter the vote (`ours`) replaced (`before`) where it still stands.
+pub(super) struct Undo<'a> {
     pub key: &'a str,
     pub fence_key: &'a str,
     pub token: &'a str,
@@ -208,9 +208,9 @@ pub(super) struct Withdraw<'a> {
     pub waking: Waking<'a>,
 }
 
-impl Withdraw<'_> {
+impl Undo<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = invoke(&WITHDRAW, &[self.key, self.fence_key]);
+        let mut invocation = invoke(&UNDO, &[self.key, self.fence_key]);
         invocation.arg(self.token).arg(self.ours).arg(self.before);
         self.waking.add_to(&mut invocation);
         invocation

@@ -3,11 +3,11 @@
 //!
 //! An attempt may take the lock on some masters and still not keep it: a
 //! key of another type on a majority, too few masters, no fencing token in
-//! time, too little validity left. Every such way out must give back what
-//! was taken, exactly once. So the replies go into a [`Tally`] first, and
+//! time, too little validity left. Every such way out must undo the
+//! attempt, exactly once. So the replies go into a [`Tally`] first, and
 //! [`Tally::verdict`] (the votes) and [`Tally::too_slow`] (the clock) name
 //! each way out as an [`Unkept`] value: the attempt in `acquire.rs` then has
-//! one place that gives back, whatever the reason, instead of one per exit.
+//! one place that undoes it, whatever the reason, instead of one per exit.
 //!
 //! The clock is the tally's too: validity = ttl − elapsed − drift, elapsed
 //! measured from *before* the first request (the Redlock rule), on the
@@ -84,7 +84,7 @@ pub(super) struct Tally {
     failed: Vec<String>,
     fatal: Option<Error>,
     /// Per node, the counter our accepted proposal replaced: a failed
-    /// attempt puts it back (see withdraw.lua).
+    /// attempt puts it back (see undo.lua).
     replaced: Vec<Option<u64>>,
 }
 

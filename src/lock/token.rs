@@ -76,7 +76,7 @@ impl Token {
         Ok(Token(text))
     }
 
-    /// A token given back by the user (`--token`), used as is.
+    /// A token the user passes back (`--token`), used as is.
     pub fn from_user(text: &str) -> Result<Token> {
         if text.is_empty() {
             return Err(Error::Usage(format!("the {} is empty", Setting::Token)));

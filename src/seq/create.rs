@@ -13,60 +13,60 @@
 //! `read.lua`), and creation moves nodes only by compare-and-set of their
 //! whole state (`transition.lua`), in two steps:
 //!
-//! 1. *claim*: every node, from exactly the mark read to `creating:<hex>`
-//!    (a node that already holds that claim is only checked unchanged). A
-//!    loss wipes the mark, so a claim decided before a loss fails after it.
-//!    Claims are still non-holders: a claim that lands on some nodes and
-//!    not others hands nothing out (and a creation stopped there stays
-//!    stopped: see [`super::view::creation`] for why nobody else finishes
-//!    it);
-//! 2. *settle*: only when the claim landed on every node, each claimed node
-//!    from `creating:<hex>` to 0. Every node then sat unchanged, holding
-//!    nothing, from its read to its claim, and those intervals share an
-//!    instant (all reads came before all claims): at that instant no node
-//!    held the counter, so no number had been handed out that a majority
-//!    still remembers.
+//! 1. *prepare*: every node, from exactly the mark read to `creating:<hex>`
+//!    (`<hex>` is the creation's id; a node already prepared for that
+//!    creation is only checked unchanged). A loss wipes the mark, so a
+//!    step decided before a loss fails after it. Prepared nodes are still
+//!    non-holders: a creation prepared on some nodes and not others hands
+//!    nothing out (and a creation stopped there stays stopped: see
+//!    [`super::view::creation`] for why nobody else finishes it);
+//! 2. *settle*: only when every node is prepared, each from
+//!    `creating:<hex>` to 0. Every node then sat unchanged, holding
+//!    nothing, from its read to its preparation, and those intervals share
+//!    an instant (all reads came before all preparations): at that instant
+//!    no node held the counter, so no number had been handed out that a
+//!    majority still remembers.
 //!
-//! Creators that read the same states choose the same claim (the id of
-//! the view) and a compare-and-set that finds its target already there
+//! Creators that read the same states choose the same creation id (the id
+//! of the view) and a compare-and-set that finds its target already there
 //! succeeds, so simultaneous first callers finish one creation together
 //! instead of undoing each other's. Marks make their views the same: a read
 //! marks only a missing key and returns what the key holds, so every reader
 //! sees the first mark.
 
 use super::script::Transition;
-use super::view::Holding;
+use super::view::NodeState;
 use crate::error::{Error, Result};
 use crate::store::Quorum;
 
 /// Creates the sequence at `key` from `states` (every node's answer to a
-/// marking read, in node order; none a holder) under `claim`. `Ok(true)`: settled on every
-/// claimed node; `Ok(false)`: the claim did not land everywhere (another
-/// creator, or a node changed): read again.
+/// marking read, in node order; none a holder) as the creation `id`.
+/// `Ok(true)`: settled on every node; `Ok(false)`: not every node could be
+/// prepared (another creator, or a node changed): read again.
 pub async fn create(
     quorum: &mut Quorum,
     key: &str,
-    states: &[Holding],
-    claim: &str,
+    states: &[NodeState],
+    id: &str,
 ) -> Result<bool> {
-    let claimed = format!("creating:{claim}");
+    let prepared = format!("creating:{id}");
     let steps: Vec<(String, String)> = states
         .iter()
-        .map(|holding| (holding.state(), claimed.clone()))
+        .map(|state| (state.stored(), prepared.clone()))
         .collect();
     if !transition(quorum, key, &steps, true).await? {
         return Ok(false);
     }
     let settle: Vec<(String, String)> = states
         .iter()
-        .map(|_| (claimed.clone(), "0".to_string()))
+        .map(|_| (prepared.clone(), "0".to_string()))
         .collect();
     transition(quorum, key, &settle, false).await
 }
 
 /// Runs `steps[i]` (from, to) on node i, all at once.
 /// True when every step landed. `stop_early`: give up on the first refusal
-/// (the claim is void anyway); otherwise wait for every node, so that a
+/// (the creation is void anyway); otherwise wait for every node, so that a
 /// settle reaches every node it can.
 async fn transition(
     quorum: &mut Quorum,

@@ -96,7 +96,7 @@ pub async fn heal(quorum: &mut Quorum, key: &str) -> Result<Vec<(String, Healed)
                     token: token.clone(),
                 })
             } else {
-                // A creation's claim beside holders: not ours to touch.
+                // A node prepared for a creation, beside holders: not ours to touch.
                 None
             }
         },

@@ -1,81 +1,35 @@
 //! The majority monotonic sequence: numbers that only grow, agreed on by a
-//! majority of N independent Redis masters (antirez, "Is Redlock safe?" /
-//! "Generating monotonically increasing IDs", after Paxos's first phase).
+//! majority of N independent Redis masters (antirez, "Generating
+//! monotonically increasing IDs", after Paxos's first phase).
 //!
 //! Every node keeps a counter under the same key. A number is handed out
-//! when a majority of the nodes accepted it with *set-if-less-than*: a node
-//! stores the proposed value only when its counter is below it. That is the
-//! whole safety argument, and it needs nothing else:
+//! when a majority of the nodes accepted it with *set-if-less-than*. Two
+//! majorities share a node, which accepts a value at most once and only
+//! above what it holds: so no number is handed out twice, and one handed
+//! out after another completed is larger. That is the whole safety
+//! argument; reading a majority first only *guesses* a value that will be
+//! accepted, so a round proposes `floor + 1`, the floor read on the first
+//! call and then learned from refusals. Numbers may skip; they never
+//! repeat or go back.
 //!
-//! * no number is handed out twice: two majorities share a node, and that node
-//!   accepts a given value at most once;
-//! * a number handed out after another one completed is larger: the earlier
-//!   majority and the later one share a node whose counter already held the
-//!   earlier value, and it accepted the later value only because it was above.
+//! A node that lost its data (restarted empty) would accept values again,
+//! so a missing key is *unknown*, never 0: such a node does not vote, nor
+//! count towards a read majority; a new sequence is created only when every
+//! node answered and none holds it, by a two-step compare-and-set of the
+//! exact states read (`create.rs`); anything else without a majority of
+//! holders is unavailable, never a guess. An emptied node is repaired only
+//! after a quarantine that outlasts every round that could still count a
+//! vote it cast before its loss ([`heal`]); a majority lost at once takes
+//! an operator ([`set_floor`]).
 //!
-//! Reading a majority first (antirez's step 1) only serves to *guess* a value
-//! that will be accepted. So a round here proposes `floor + 1`, where `floor`
-//! is the highest counter value seen so far: read from a majority on the
-//! first call, and afterwards learned from the replies to earlier proposals
-//! (a refusing node says what it holds). An uncontended call made after an
-//! earlier one in the same process costs one round trip; a refused round
-//! raises the floor and tries again after a random pause, until the caller's
-//! deadline. Numbers may skip (a round accepted by a minority burns its value);
-//! they never repeat or go back.
+//! Nodes must not forget an accepted value: each is checked for
+//! `appendfsync always` and a policy that never evicts the counter, unless
+//! the [`Quorum`] was built without that requirement (`--allow-volatile`).
+//! Counters stay decimal text in Lua (whose numbers are doubles) and are
+//! compared digit by digit, in a prelude the lock's acquire script shares
+//! to vote for its fencing token ([`crate::base::COUNTER_LUA`]).
 //!
-//! # A node that lost its data
-//!
-//! "Accepts a given value at most once" fails for a node that lost its
-//! counter (restarted empty, AOF lost, `FLUSHALL`): reading the missing key
-//! as 0 let it accept any value again. With counters [101, 100, 101], node 3
-//! emptied and node 1 frozen, a round read {100, 0}, proposed 101 and counted
-//! nodes 2 and 3: 101 twice. So a missing key is *unknown*, never 0:
-//!
-//! * a node without the counter does not vote (`propose.lua` answers
-//!   "missing" and writes nothing), and does not count towards a read
-//!   majority: a floor comes from a majority of nodes that *hold* the key.
-//!   Every value handed out was accepted by a majority; at most a minority
-//!   lost data, so that majority and any later majority of voters share a
-//!   node that remembers;
-//! * a new sequence is created only when *every* node answered and none
-//!   holds the key, and never by a write that "the key is missing" decides:
-//!   a loss makes a key missing again, so a creator's late `SET 0` could
-//!   land on a node that had accepted values (the model checker in
-//!   `tests/seq_model` found exactly that). Reads leave unique marks, and
-//!   creation claims then settles every node by compare-and-set of those
-//!   exact states (`create.rs` has the argument);
-//! * anything else with fewer than a majority of holders answering is
-//!   *unavailable*, never a guess; the error names the nodes without the
-//!   counter.
-//!
-//! An emptied node is not repaired *at once*. The repair that looks right,
-//! setting it to the maximum that a majority of holders reports in the same
-//! round, is wrong: a proposal the node accepted just before it lost its
-//! data may still be in flight to another node, and be counted there with
-//! the lost vote after the repair let the node accept the same value again.
-//! For the same reason a node is never "completed" with 0 because every
-//! holder it can see holds 0: a proposal of 1 that it accepted before its
-//! loss may be on its way to one of them. It is repaired after a
-//! quarantine that outlasts every round that could hold such a vote
-//! ([`heal`]): every round counts votes for a bounded time, and the node
-//! waits longer than that, on its own clock, from the moment it was found
-//! empty. Only when a majority lost its data at once does it take an
-//! operator, `yaraus seq set-floor NAME VALUE` ([`set_floor`]).
-//!
-//! Two things the algorithm assumes, enforced here:
-//!
-//! * a node must not forget an accepted value: each one is checked once for
-//!   `appendonly yes` + `appendfsync always`, and for a `maxmemory-policy`
-//!   that never evicts a key without a ttl (`CONFIG GET`), and refused
-//!   otherwise, unless the [`Quorum`] was built without that requirement
-//!   (`--allow-volatile`, formerly `--no-fsync-check`);
-//! * values are 64-bit: Lua's numbers are doubles that round above 2^53, so
-//!   the scripts keep counters as decimal text and compare them digit by
-//!   digit (`counter.lua`), and Rust parses them into `u64`.
-//!
-//! The scripts' counter logic is also used by the lock's acquire script (to
-//! propose a fencing token in the same round trip as the `SET`), which is why
-//! the prelude lives in the bottom layer, [`crate::base::COUNTER_LUA`].
+//! The design, the models that check it and their findings: docs/seq.md.
 
 mod create;
 mod floor;
@@ -85,7 +39,7 @@ pub mod serve;
 mod view;
 
 pub use floor::{FloorOutcome, NodeFloor, set_floor};
-pub use view::Holding;
+pub use view::NodeState;
 
 use crate::base::random::{random_below, random_hex};
 use crate::base::{BootInstant, COUNTER_LUA};
@@ -242,7 +196,7 @@ impl MajoritySequence {
         deadline: Instant,
         count: u64,
     ) -> Result<RangeInclusive<u64>> {
-        self.claim_block(quorum, deadline, 0, count).await
+        self.next_block_at_least(quorum, deadline, 0, count).await
     }
 
     /// As [`next`](Self::next), proposing at least `at_least` (the lock
@@ -255,12 +209,12 @@ impl MajoritySequence {
         at_least: u64,
     ) -> Result<u64> {
         Ok(*self
-            .claim_block(quorum, deadline, at_least, 1)
+            .next_block_at_least(quorum, deadline, at_least, 1)
             .await?
             .start())
     }
 
-    async fn claim_block(
+    async fn next_block_at_least(
         &mut self,
         quorum: &mut Quorum,
         deadline: Instant,
@@ -399,8 +353,8 @@ impl MajoritySequence {
         let states = view.states();
         match view.verdict(&self.key, &self.recovery, true)? {
             Verdict::Floor(highest) => Ok(Some(highest)),
-            Verdict::Create(claim) => {
-                create::create(quorum, &self.key, &states, &claim).await?;
+            Verdict::Create(id) => {
+                create::create(quorum, &self.key, &states, &id).await?;
                 Ok(None)
             }
             Verdict::Absent => Err(Error::Unavailable(format!(

@@ -18,24 +18,25 @@ use crate::error::{Error, Result};
 use crate::store::{Quorum, Replies};
 use std::sync::Arc;
 
-/// What one node holds for a sequence.
+/// A sequence's state on one node.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Holding {
+pub enum NodeState {
     /// The node holds the counter, at this value.
     Counter(u64),
     /// It does not. The exact state: a placeholder (`unborn:<hex>`, the mark
-    /// of a read that found the key missing; `creating:<hex>`, a creation's
-    /// claim; `healing:<ms>:<hex>`, a node in quarantine, `heal.rs`), or
-    /// empty for a missing key seen by a read-only look.
+    /// of a read that found the key missing; `creating:<hex>`, a node
+    /// prepared for the creation `<hex>`; `healing:<ms>:<hex>`, a node in
+    /// quarantine, `heal.rs`), or empty for a missing key seen by a
+    /// read-only look.
     Lacks(String),
 }
 
-impl Holding {
+impl NodeState {
     /// The state as the node stores it, for a compare-and-set.
-    pub fn state(&self) -> String {
+    pub fn stored(&self) -> String {
         match self {
-            Holding::Counter(v) => v.to_string(),
-            Holding::Lacks(s) => s.clone(),
+            NodeState::Counter(v) => v.to_string(),
+            NodeState::Lacks(s) => s.clone(),
         }
     }
 }
@@ -43,7 +44,7 @@ impl Holding {
 /// The answers of one read.
 pub struct View {
     labels: Arc<[String]>,
-    replies: Replies<Holding>,
+    replies: Replies<NodeState>,
     majority: usize,
 }
 
@@ -62,8 +63,8 @@ pub enum Until {
 pub enum Verdict {
     /// A majority holds the counter; no number handed out is above this.
     Floor(u64),
-    /// Every node answered and may be raised to 0 through the claim
-    /// `creating:<hex>`.
+    /// Every node answered and may be raised to 0 by the creation of this
+    /// id (through `creating:<hex>`).
     Create(String),
     /// Every node answered and none holds the counter: no such sequence.
     Absent,
@@ -89,12 +90,14 @@ impl View {
         let m = quorum.majority();
         let labels = quorum.labels();
         let replies = quorum
-            .round(|node| async move { holding(node.ask(&Read { key, mark }.invocation()).await?) })
+            .round(
+                |node| async move { node_state(node.ask(&Read { key, mark }.invocation()).await?) },
+            )
             .until(|replies| match until {
                 Until::MajorityHolds => {
                     replies
                         .iter()
-                        .filter(|r| matches!(r, Some(Ok(Holding::Counter(_)))))
+                        .filter(|r| matches!(r, Some(Ok(NodeState::Counter(_)))))
                         .count()
                         >= m
                 }
@@ -115,7 +118,7 @@ impl View {
             .replies
             .iter()
             .filter_map(|r| match r {
-                Some(Ok(Holding::Counter(v))) => Some(*v),
+                Some(Ok(NodeState::Counter(v))) => Some(*v),
                 _ => None,
             })
             .collect();
@@ -128,7 +131,7 @@ impl View {
             .iter()
             .enumerate()
             .filter_map(|(i, r)| match r {
-                Some(Ok(Holding::Lacks(state))) => Some((i, state.clone())),
+                Some(Ok(NodeState::Lacks(state))) => Some((i, state.clone())),
                 _ => None,
             })
             .collect()
@@ -136,11 +139,11 @@ impl View {
 
     /// The states of the nodes that answered, in node order (every node's,
     /// when the verdict is a creation).
-    pub fn states(&self) -> Vec<Holding> {
+    pub fn states(&self) -> Vec<NodeState> {
         self.replies
             .iter()
             .filter_map(|r| match r {
-                Some(Ok(holding)) => Some(holding.clone()),
+                Some(Ok(state)) => Some(state.clone()),
                 _ => None,
             })
             .collect()
@@ -161,12 +164,12 @@ impl View {
         for (label, reply) in self.labels.iter().zip(self.replies) {
             match reply {
                 None => {}
-                Some(Ok(holding)) => {
-                    match holding {
-                        Holding::Counter(v) => holders.push(v),
-                        Holding::Lacks(_) => lacking.push(label.as_str()),
+                Some(Ok(state)) => {
+                    match state {
+                        NodeState::Counter(v) => holders.push(v),
+                        NodeState::Lacks(_) => lacking.push(label.as_str()),
                     }
-                    states.push(holding);
+                    states.push(state);
                 }
                 Some(Err(e)) if e.is_fatal() => return Err(e),
                 Some(Err(e)) => problems.push(e.to_string()),
@@ -178,9 +181,9 @@ impl View {
         let everyone = states.len() == n;
         if everyone
             && may_create
-            && let Some(claim) = creation(&states)
+            && let Some(id) = creation(&states)
         {
-            return Ok(Verdict::Create(claim));
+            return Ok(Verdict::Create(id));
         }
         if everyone && holders.is_empty() {
             if !may_create {
@@ -188,8 +191,8 @@ impl View {
             }
             return Err(Error::Unavailable(format!(
                 "the sequence {key} is being created, or a creation stopped half-way (some \
-                 nodes claimed, others not: a creation's claims are written only by its own \
-                 creators); if it stays so, set every node with {recovery}, VALUE above every \
+                 nodes prepared for it, others not: only a creation's own creators write its \
+                 state); if it stays so, set every node with {recovery}, VALUE above every \
                  number handed out (0 if it was never used)"
             )));
         }
@@ -206,68 +209,69 @@ impl View {
 }
 
 /// What a node's answer to `read.lua` says it holds.
-fn holding(answer: crate::store::reply::Answer) -> Result<Holding> {
+fn node_state(answer: crate::store::reply::Answer) -> Result<NodeState> {
     match answer.code()? {
-        1 => Ok(Holding::Counter(answer.counter(1)?)),
-        0 => Ok(Holding::Lacks(answer.text(1)?)),
+        1 => Ok(NodeState::Counter(answer.counter(1)?)),
+        0 => Ok(NodeState::Lacks(answer.text(1)?)),
         _ => Err(answer.unknown()),
     }
 }
 
-/// The claim under which the nodes of `states` (every node's answer to one
-/// read that marked missing keys) may be created at 0, if they may.
+/// The id of the creation by which the nodes of `states` (every node's
+/// answer to one read that marked missing keys) may be created at 0, if
+/// they may.
 ///
 /// Only when no node holds the counter, and then in two shapes:
 ///
 /// * every node holds a mark: a new creation, under the id of this view
 ///   (`view_id`), which creators that read the same states share;
-/// * every node holds one and the same claim: a creation whose claims
-///   landed everywhere; finishing it is what its own second step would do,
-///   and nothing new is written before that step.
+/// * every node is prepared for one and the same creation: a creation
+///   prepared everywhere; finishing it is what its own second step would
+///   do, and nothing new is written before that step.
 ///
-/// Anything else is refused: holders beside marks or claims are what a
-/// node that lost its data looks like, and marks beside claims (or two
-/// claims) are a creation in progress, or one that stopped half-way, whose
-/// claims nobody but its own creators may write. Two earlier versions were
-/// wrong, and the model (`tests/seq_model`) found both: adopting the
-/// greatest claim seen let a half-failed creation write an old claim onto
-/// a node that had lost its data; finishing a claim beside a holder let a
-/// late claim from a failed first step pass for a creation that never
-/// succeeded, and 0 was written beside a holder of 1.
-pub fn creation(states: &[Holding]) -> Option<String> {
-    let mut claims = Vec::new();
-    for holding in states {
-        match holding {
-            Holding::Counter(_) => return None,
-            Holding::Lacks(s) => {
-                if let Some(claim) = s.strip_prefix("creating:") {
-                    claims.push(claim);
+/// Anything else is refused: holders beside marks or prepared nodes are
+/// what a node that lost its data looks like, and marks beside prepared
+/// nodes (or two creations) are a creation in progress, or one that
+/// stopped half-way, whose states nobody but its own creators may write.
+/// The model (`tests/seq_model`) shows why both looser rules are unsafe:
+/// adopting the greatest creation id seen lets a half-failed creation
+/// prepare a node that had lost its data; finishing a creation beside a
+/// holder lets a late preparation from a failed first step pass for a
+/// creation that never succeeded, and 0 is written beside a holder of 1.
+pub fn creation(states: &[NodeState]) -> Option<String> {
+    let mut prepared = Vec::new();
+    for state in states {
+        match state {
+            NodeState::Counter(_) => return None,
+            NodeState::Lacks(s) => {
+                if let Some(id) = s.strip_prefix("creating:") {
+                    prepared.push(id);
                 } else if !s.starts_with("unborn:") {
                     return None;
                 }
             }
         }
     }
-    match claims.first() {
+    match prepared.first() {
         None => Some(view_id(states)),
-        Some(first) if claims.len() == states.len() && claims.iter().all(|c| c == first) => {
+        Some(first) if prepared.len() == states.len() && prepared.iter().all(|c| c == first) => {
             Some(first.to_string())
         }
         Some(_) => None,
     }
 }
 
-/// 128 bits that name a read's states: the claim id of a creation from
-/// them. Equal views give equal ids (creators that read the same states
-/// help each other); different views, different ids.
-fn view_id(states: &[Holding]) -> String {
+/// 128 bits that name a read's states: the id of a creation from them.
+/// Equal views give equal ids (creators that read the same states help
+/// each other); different views, different ids.
+fn view_id(states: &[NodeState]) -> String {
     use std::hash::{DefaultHasher, Hash, Hasher};
     let half = |salt: u8| {
         // DefaultHasher::new() has fixed keys: the same in every process.
         let mut h = DefaultHasher::new();
         salt.hash(&mut h);
-        for holding in states {
-            holding.state().hash(&mut h);
+        for state in states {
+            state.stored().hash(&mut h);
         }
         h.finish()
     };
@@ -312,8 +316,8 @@ fn unavailable(
 mod tests {
     use super::*;
 
-    fn lacks(s: &str) -> Holding {
-        Holding::Lacks(s.into())
+    fn lacks(s: &str) -> NodeState {
+        NodeState::Lacks(s.into())
     }
 
     #[test]
@@ -331,7 +335,7 @@ mod tests {
     }
 
     #[test]
-    fn a_creation_whose_claims_landed_everywhere_is_finished_under_its_own_claim() {
+    fn a_creation_prepared_everywhere_is_finished_under_its_own_id() {
         let all = [
             lacks("creating:0c"),
             lacks("creating:0c"),
@@ -341,7 +345,7 @@ mod tests {
     }
 
     #[test]
-    fn a_claim_beside_a_mark_or_a_holder_is_never_finished_nor_adopted() {
+    fn a_prepared_node_beside_a_mark_or_a_holder_is_never_finished_nor_adopted() {
         for states in [
             [
                 lacks("unborn:ff"),
@@ -349,12 +353,12 @@ mod tests {
                 lacks("creating:0c"),
             ],
             [
-                Holding::Counter(0),
+                NodeState::Counter(0),
                 lacks("creating:0c"),
                 lacks("creating:0c"),
             ],
             [
-                Holding::Counter(1),
+                NodeState::Counter(1),
                 lacks("creating:0c"),
                 lacks("creating:0c"),
             ],
@@ -364,16 +368,20 @@ mod tests {
     }
 
     #[test]
-    fn holders_beside_a_mark_or_mixed_claims_are_never_created() {
+    fn holders_beside_a_mark_or_mixed_creations_are_never_created() {
         for states in [
             [
-                Holding::Counter(0),
+                NodeState::Counter(0),
                 lacks("unborn:0a"),
                 lacks("creating:0c"),
             ],
-            [Holding::Counter(5), lacks("unborn:0a"), lacks("unborn:0a")],
             [
-                Holding::Counter(0),
+                NodeState::Counter(5),
+                lacks("unborn:0a"),
+                lacks("unborn:0a"),
+            ],
+            [
+                NodeState::Counter(0),
                 lacks("creating:0b"),
                 lacks("creating:0c"),
             ],

@@ -1,11 +1,11 @@
 //! An end for the waits of a whole attempt: a claim's attempt (a lease, a
-//! lock) waits for replicas (`WAIT`) after it wrote, and must give back
+//! lock) waits for replicas (`WAIT`) after it wrote, and must release
 //! what it wrote if they do not confirm it. Cut off at the bound of the
-//! command's wait in the middle of that `WAIT`, it could give back nothing
+//! command's wait in the middle of that `WAIT`, it could release nothing
 //! (a release sent behind a `WAIT` waits for it, and is lost when the
 //! command exits). So the retry policy runs each attempt within
 //! [`waits_end_by`], which ends every `WAIT` the attempt sends by a
-//! deadline early enough for the give-back ([`crate::timing::retry`]).
+//! deadline early enough for the undo ([`crate::timing::retry`]).
 
 use std::future::Future;
 use std::time::Duration;

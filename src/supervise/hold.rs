@@ -421,7 +421,7 @@ impl Running {
     }
 }
 
-/// Stops the keeper and gives back whatever is still ours of the claim
+/// Stops the keeper and releases whatever is still ours of the claim
 /// (release only touches what is ours), within the release timeout. Returns
 /// the claim's description, for messages.
 pub async fn release<C: Claim>(keeper: Keeper<C>, options: HoldOptions) -> String {

@@ -1,6 +1,6 @@
 //! The timing of a worker-id lease and its safeguards.
 //!
-//! The safeguards carry a safety claim (a new holder does not start its
+//! The safeguards carry a safety guarantee (a new holder does not start its
 //! command while a previous holder whose record was lost may still run its
 //! own), so they live in the library, where an embedder cannot skip them by
 //! accident: [`Timing::safeguarded`] is the only way to a [`Timing`] (its

@@ -98,7 +98,7 @@ impl Timeouts {
     }
 
     /// An attempt that a signal interrupted, let finish so that what it took
-    /// can be given back: one script and perhaps a `WAIT`, each bounded by
+    /// can be released: one script and perhaps a `WAIT`, each bounded by
     /// the response timeout.
     pub fn settle(&self) -> Duration {
         self.response * 2

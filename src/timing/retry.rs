@@ -26,16 +26,16 @@ pub const MAX_PAUSE: Duration = Duration::from_secs(2);
 /// readable log, and a person reading it knows the command is alive.
 pub const REPORT_EVERY: Duration = Duration::from_secs(30);
 
-/// How long what an attempt took has to be given back around the bound:
+/// How long an attempt has to be undone around the bound:
 /// the last attempt starts this long before the bound at the latest, and
 /// its `WAIT`s for replicas end this long before the bound, so that one
 /// that falls short releases what it took itself before it; and
 /// what an attempt cut off at the bound took may take this long to be
-/// given back after it. A release on a live connection is one round trip
+/// released after it. A release on a live connection is one round trip
 /// (well under a millisecond on a LAN); a server that does not answer in
 /// this time is frozen or gone, and what the attempt took there expires
 /// with its ttl. It is the only time a command spends past its bound.
-pub const GIVE_BACK: Duration = Duration::from_millis(200);
+pub const UNDO_WITHIN: Duration = Duration::from_millis(200);
 
 /// The bound of a one-shot command (`init`, `stats`, `list`, `seq next`,
 /// `hilo next`, …) whose user gave none: five times the per-request

@@ -1,5 +1,5 @@
-//! The command line behaves like the Unix tools yaraus stands in for
-//! (issue 25), against real redis-servers.
+//! The command line behaves like the Unix tools yaraus stands in for,
+//! against real redis-servers.
 //!
 //! * `flock.rs`: flock(1)'s conventions: bare seconds, silence on success,
 //!   --timeout is not the wait.

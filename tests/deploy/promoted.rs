@@ -1,12 +1,12 @@
-//! A claim given back on the old master after the replica that has it was
-//! promoted. Issue 12 saw waiting lock clients find the lock "held by"
-//! their own pid for seconds while no command ran: an attempt whose write
+//! An attempt undone on the old master after the replica that has its write
+//! was promoted. Waiting lock clients would find the lock "held by" their
+//! own pid for seconds while no command ran: an attempt whose write
 //! reached the master and a replica, but fewer replicas than
-//! `--min-replicas`, is given back on the master once that replica has
+//! `--min-replicas`, is released on the master once that replica has
 //! been promoted, and the new master keeps the write until its ttl (a
 //! lease: until `--expire`). Here that happens on purpose: of two replicas
 //! C is stopped (so `WAIT 2` falls short) and B is promoted while the first
-//! attempt waits for C. The client must give back its own leftover once it
+//! attempt waits for C. The client must release its own leftover once it
 //! reaches B, not wait it out (60 s, beyond its `--wait`).
 
 use super::*;

@@ -97,9 +97,9 @@ fn a_run_keeps_its_id_across_a_sentinel_failover() {
     assert!(released <= server_now(promoted), "{released}");
 }
 
-/// Issue 23: three `run`s started right after the master died, while
-/// Sentinel has not promoted a replica yet, exited 69 at once. They wait
-/// for the new master now, and get their ids there.
+/// Three `run`s started right after the master died, while Sentinel has
+/// not promoted a replica yet, wait for the new master (they must not exit
+/// 69 at once), and get their ids there.
 #[test]
 fn runs_started_during_a_failover_get_their_ids_from_the_new_master() {
     let (mut master, replicas, sentinels) = group(2);

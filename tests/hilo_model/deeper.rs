@@ -3,7 +3,7 @@
 //! --nocapture`; `HILO_MODEL_CASES=words` runs the cases whose name
 //! contains them). Each case states what it is expected to find; the test
 //! prints a table of what each found (states, seconds), so that the figures
-//! quoted in `main.rs` are measured, not copied. All of it takes about six
+//! quoted in `mod.rs` are measured, not copied. All of it takes about six
 //! minutes (the largest case, 52 million states, four) and 6 GB.
 
 use crate::hilo_model::explorer::check;

@@ -3,7 +3,7 @@
 //! --nocapture`; `INDEX_MODEL_CASES=words` runs the cases whose name
 //! contains them). Each case states what it is expected to find; the test
 //! prints a table of what each found (states, seconds), so that the figures
-//! quoted in `main.rs` are measured, not copied. All of it takes about ten
+//! quoted in `mod.rs` are measured, not copied. All of it takes about ten
 //! minutes (the largest case two) and up to 7 GB.
 
 use crate::index_model::checks::assert_atomic_matches_exact;

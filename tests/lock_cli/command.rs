@@ -1,5 +1,5 @@
 //! The wrapped command: its status and signals pass through, and a signal
-//! while waiting for the lock ends the wait and gives back what was taken.
+//! while waiting for the lock ends the wait and undoes the attempt in flight.
 
 use super::*;
 

@@ -1,10 +1,10 @@
-//! Structured logs (issue 28, item 3), against real redis-servers and real
+//! Structured logs, against real redis-servers and real
 //! processes: with `--log-format json` every line yaraus writes on stderr is
 //! one JSON object (time, level, message and the fields of what the line is
 //! about), the final error included; the level options choose the lines; a
 //! full stderr drops lines and says how many, in JSON too.
 //!
-//! * `main.rs` (here): several subcommands in JSON, their failures included,
+//! * `mod.rs` (here): several subcommands in JSON, their failures included,
 //!   each line parsed and checked against what the test did.
 //! * `levels.rs`: `-v`, `--log-level`, `-q` and bad values.
 //! * `blocked.rs`: a stderr nobody reads, in JSON.

@@ -1,4 +1,4 @@
-//! Messages in the user's words (issue 25, item 5): each mistake or state
+//! Messages in the user's words: each mistake or state
 //! is said in one line on stderr, with durations written as they are
 //! typed, no redis-rs error name, and Redis left as it was where nothing
 //! should change.

@@ -1,4 +1,4 @@
-//! The operator package (issue 28): `scripts/package.sh --binary` packages
+//! The operator package: `scripts/package.sh --binary` packages
 //! the debug binary `cargo test` built (no second, fat-LTO build), and the
 //! `.deb` is checked as an operator would meet it:
 //!

@@ -1,5 +1,4 @@
-//! Riding out what passes, and failing at once on what does not (issue 23,
-//! part 2): every subcommand waits out servers out of reach up to its
+//! Riding out what passes, and failing at once on what does not: every subcommand waits out servers out of reach up to its
 //! `--wait`, and ends there; a misconfiguration ends it at once, with one
 //! line and its exit status.
 //!

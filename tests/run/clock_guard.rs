@@ -242,7 +242,7 @@ fn a_host_ahead_starts_without_an_extra_wait() {
 }
 
 #[test]
-fn a_lag_beyond_max_clock_wait_is_refused_and_the_id_given_back() {
+fn a_lag_beyond_max_clock_wait_is_refused_and_the_id_released() {
     let (server, scratch) = fresh_pool(1, 1);
     generate_to_end(&server, &scratch, "a", "+0s", &[]);
     let before = record(&server);

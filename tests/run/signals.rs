@@ -97,7 +97,7 @@ fn signal_during_the_delay_releases_the_id_and_never_starts_the_child() {
 }
 
 #[test]
-fn signal_while_an_attempt_is_in_flight_gives_back_the_id_it_got() {
+fn signal_while_an_attempt_is_in_flight_releases_the_id_it_got() {
     let server = RedisServer::start();
     init_pool(&server, 1, 1);
     hold_by_hand(&server, 1, "other", 1.0);

@@ -8,11 +8,11 @@
 //! repair with clocks): `cargo test --release -p yaraus-models seq_model::deeper::deeper_timed
 //! -- --ignored --nocapture`.
 
-use crate::seq_model::claims::{ClaimIds, Claims, MISSING};
 use crate::seq_model::counters::{FRESH, HOLD_100, Model, Rules, SKEWED};
 use crate::seq_model::explorer::deeper::Table;
 use crate::seq_model::explorer::{System, Violation, check};
 use crate::seq_model::timed;
+use crate::seq_model::two_phase::{CreationIds, MISSING, TwoPhase};
 
 /// What a deeper exploration is expected to find.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -124,38 +124,38 @@ fn deeper_bounds() {
             Expect::Duplicate(1),
         ),
     ];
-    let c = |initial, before| Claims::new(initial, before);
-    // The rules of `src/seq/view.rs`: unsafe (`claims/view_tests.rs`), by a
+    let c = |initial, before| TwoPhase::new(initial, before);
+    // The rules of `src/seq/view.rs`: unsafe (`two_phase/view_tests.rs`), by a
     // run deeper than these bounds.
-    let v = |initial, before| Claims {
-        claim_ids: ClaimIds::OfView,
-        ..Claims::new(initial, before)
+    let v = |initial, before| TwoPhase {
+        creation_ids: CreationIds::OfView,
+        ..TwoPhase::new(initial, before)
     };
-    // The rule now in `src/seq/view.rs` (`claims/final_tests.rs`).
-    let f = |initial, before| Claims {
-        claim_ids: ClaimIds::Final,
-        ..Claims::new(initial, before)
+    // The rule now in `src/seq/view.rs` (`two_phase/final_tests.rs`).
+    let f = |initial, before| TwoPhase {
+        creation_ids: CreationIds::Final,
+        ..TwoPhase::new(initial, before)
     };
-    let claims = [
+    let two_phase = [
         (
-            "claims, all missing, no loss, 1 call x 4 rounds",
-            Claims {
+            "two-phase, all missing, no loss, 1 call x 4 rounds",
+            TwoPhase {
                 losses: 0,
                 ..c([MISSING; 3], None)
             },
             Expect::Safe,
         ),
         (
-            "claims, all hold 0, one loss, 1 call x 3 rounds",
-            Claims {
+            "two-phase, all hold 0, one loss, 1 call x 3 rounds",
+            TwoPhase {
                 rounds: [3, 3],
                 ..c([0; 3], None)
             },
             Expect::Safe,
         ),
         (
-            "claims, [101, 100, MISSING], 1 call x 3 rounds",
-            Claims {
+            "two-phase, [101, 100, MISSING], 1 call x 3 rounds",
+            TwoPhase {
                 rounds: [3, 3],
                 lost_before: Some(2),
                 ..c([101, 100, MISSING], Some(101))
@@ -163,8 +163,8 @@ fn deeper_bounds() {
             Expect::Safe,
         ),
         (
-            "claims (ids of views), all missing, no loss, 4 and 3 rounds",
-            Claims {
+            "two-phase (ids of views), all missing, no loss, 4 and 3 rounds",
+            TwoPhase {
                 losses: 0,
                 rounds: [4, 3],
                 ..v([MISSING; 3], None)
@@ -172,24 +172,24 @@ fn deeper_bounds() {
             Expect::Safe,
         ),
         (
-            "claims (ids of views), all missing, one loss, 4 and 2 rounds",
-            Claims {
+            "two-phase (ids of views), all missing, one loss, 4 and 2 rounds",
+            TwoPhase {
                 rounds: [4, 2],
                 ..v([MISSING; 3], None)
             },
             Expect::Safe,
         ),
         (
-            "claims (ids of views), all hold 0, one loss, 1 call x 3 rounds",
-            Claims {
+            "two-phase (ids of views), all hold 0, one loss, 1 call x 3 rounds",
+            TwoPhase {
                 rounds: [3, 3],
                 ..v([0; 3], None)
             },
             Expect::Safe,
         ),
         (
-            "claims (ids of views), [101, 100, MISSING], 1 call x 3 rounds",
-            Claims {
+            "two-phase (ids of views), [101, 100, MISSING], 1 call x 3 rounds",
+            TwoPhase {
                 rounds: [3, 3],
                 lost_before: Some(2),
                 ..v([101, 100, MISSING], Some(101))
@@ -197,8 +197,8 @@ fn deeper_bounds() {
             Expect::Safe,
         ),
         (
-            "claims (final rule), all missing, no loss, 4 and 3 rounds",
-            Claims {
+            "two-phase (final rule), all missing, no loss, 4 and 3 rounds",
+            TwoPhase {
                 losses: 0,
                 rounds: [4, 3],
                 ..f([MISSING; 3], None)
@@ -206,40 +206,40 @@ fn deeper_bounds() {
             Expect::Safe,
         ),
         (
-            "claims (final rule), all missing, one loss, 4 and 2 rounds",
-            Claims {
+            "two-phase (final rule), all missing, one loss, 4 and 2 rounds",
+            TwoPhase {
                 rounds: [4, 2],
                 ..f([MISSING; 3], None)
             },
             Expect::Safe,
         ),
         (
-            "claims (final rule), all missing, one loss, 4 and 3 rounds",
-            Claims {
+            "two-phase (final rule), all missing, one loss, 4 and 3 rounds",
+            TwoPhase {
                 rounds: [4, 3],
                 ..f([MISSING; 3], None)
             },
             Expect::Safe,
         ),
         (
-            "claims (final rule), all missing, one loss, 5 and 2 rounds",
-            Claims {
+            "two-phase (final rule), all missing, one loss, 5 and 2 rounds",
+            TwoPhase {
                 rounds: [5, 2],
                 ..f([MISSING; 3], None)
             },
             Expect::Safe,
         ),
         (
-            "claims (final rule), all hold 0, one loss, 1 call x 3 rounds",
-            Claims {
+            "two-phase (final rule), all hold 0, one loss, 1 call x 3 rounds",
+            TwoPhase {
                 rounds: [3, 3],
                 ..f([0; 3], None)
             },
             Expect::Safe,
         ),
         (
-            "claims (final rule), [101, 100, MISSING], 1 call x 3 rounds",
-            Claims {
+            "two-phase (final rule), [101, 100, MISSING], 1 call x 3 rounds",
+            TwoPhase {
                 rounds: [3, 3],
                 lost_before: Some(2),
                 ..f([101, 100, MISSING], Some(101))
@@ -258,8 +258,8 @@ fn deeper_bounds() {
         };
         table.case(name, || case(name, &m, expect));
     }
-    for (name, m, expect) in claims {
-        let m = Claims {
+    for (name, m, expect) in two_phase {
+        let m = TwoPhase {
             limit: 60_000_000,
             ..m
         };

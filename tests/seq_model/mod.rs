@@ -26,12 +26,12 @@
 //! * `counters/`: the model where a key is a counter or missing, under the
 //!   rules `MissingAsZero` (a missing key read as 0), `NaiveRepair`, `Quarantine` and
 //!   `ZeroCompletion` ("complete a missing node with 0").
-//! * `claims/`: the model of the protocol now being implemented, where a
-//!   key may also hold a mark (`unborn:T`) or a claim (`creating:X`), and a
-//!   sequence is created in two phases of compare-and-set (`Claims`). Its
+//! * `two_phase/`: the model of the protocol now being implemented, where a
+//!   key may also hold a mark (`unborn:T`) or a prepared state (`creating:X`), and a
+//!   sequence is created in two phases of compare-and-set (`TwoPhase`). Its
 //!   keys and requests differ enough from `counters` to be a model of its
 //!   own rather than a fifth set of rules there.
-//! * `timed/`: the quarantined repair as built (issue 23, `src/seq/heal.rs`),
+//! * `timed/`: the quarantined repair as built (`src/seq/heal.rs`),
 //!   with clocks: a key may hold a quarantine mark, real time advances in
 //!   ticks, every round counts replies only within its lifetime T and a
 //!   mark ripens after Q, each bounded soundly for clocks whose rates drift
@@ -61,26 +61,26 @@
 //!   while the proposal's acceptance is still counted.
 //! * `Quarantine` finds nothing from held counters with one loss; its
 //!   creation and a second loss of a repaired node are unsafe.
-//! * `Claims` hands out 1 twice with a single loss during creation: a
-//!   failed phase 1 leaves the claim it wrote on a node that had lost its
-//!   data, and a later creation completes that claim with 0 beside a holder
-//!   of 1 (`claims/tests.rs` has the run, step by step). Creation without a
+//! * `TwoPhase` hands out 1 twice with a single loss during creation: a
+//!   failed phase 1 leaves the state it prepared on a node that had lost its
+//!   data, and a later creation completes that state with 0 beside a holder
+//!   of 1 (`two_phase/tests.rs` has the run, step by step). Creation without a
 //!   loss, a loss among holders, and a restart beside a frozen node are
 //!   safe within the bounds of the tests.
-//! * `Claims` with ids drawn from the view (`ClaimIds::OfView`, the rule of
+//! * `TwoPhase` with ids drawn from the view (`CreationIds::OfView`, the rule of
 //!   `src/seq/view.rs`) blocks that run but hands out 1 twice one step
-//!   further (`claims/view_tests.rs`, 30 steps, one loss): the failed
+//!   further (`two_phase/view_tests.rs`, 30 steps, one loss): the failed
 //!   phase 1's CAS to a third node executes late, every non-holder then
-//!   claims that creation's id beside a holder of 1, and the adoption rule
+//!   is prepared for that creation's id beside a holder of 1, and the adoption rule
 //!   completes it with 0.
-//! * `Claims` with the final rule (`ClaimIds::Final`, now in
+//! * `TwoPhase` with the final rule (`CreationIds::Final`, now in
 //!   `src/seq/view.rs`: a view with a holder never creates, a view of marks
-//!   creates with the view's id, a view of one claim everywhere adopts it,
+//!   creates with the view's id, a view prepared for one creation everywhere adopts it,
 //!   any other view backs off) stops both runs at step 19 (P2's view mixes
-//!   a mark with claims) and is safe within every bound explored
-//!   (`claims/final_tests.rs`, `deeper.rs`), one loss during creation
+//!   a mark with prepared nodes) and is safe within every bound explored
+//!   (`two_phase/final_tests.rs`, `deeper.rs`), one loss during creation
 //!   included. It is not live: one loss during a creation can leave a mark
-//!   beside claims with nothing in flight, a view every proposer backs off
+//!   beside prepared nodes with nothing in flight, a view every proposer backs off
 //!   from forever (11 steps).
 //!
 //! * `timed`, the quarantined repair as built (T = 5 s, Q = 10 s, ρ = 1 %,
@@ -113,12 +113,12 @@
 //! counter read, a refusal) was returned by the node at some earlier moment
 //! of that round, when it held that key.
 
-mod claims;
 mod counters;
 #[cfg(test)]
 mod deeper;
 mod explorer;
 mod timed;
+mod two_phase;
 
 /// Nodes (Redis masters holding the counter).
 pub const N: usize = 3;

@@ -1,4 +1,4 @@
-//! How a connection reads and writes (issue 27 item 3: one read per
+//! How a connection reads and writes (one read per
 //! readiness event into the connection's own buffer, every pipelined
 //! request parsed, all the replies of a turn in one write), over real
 //! sockets: a request cut at every byte across two reads, 10,000 requests

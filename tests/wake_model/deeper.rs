@@ -4,7 +4,7 @@
 //! `WAKE_MODEL_CASES=words` runs the cases whose name contains them).
 //! Each case states what it is expected to find; the test prints a table
 //! of what each found (states, seconds), so that the figures quoted in
-//! `main.rs` are measured, not copied.
+//! `mod.rs` are measured, not copied.
 
 use crate::wake_model::explorer::deeper::Table;
 use crate::wake_model::explorer::{System, check};

@@ -135,12 +135,12 @@
 //! # Not modelled
 //!
 //! Several masters (a lock on a majority: a waiter listens on each, and
-//! each master queues and wakes on its own); the give-backs of a waiting
+//! each master queues and wakes on its own); the undos of a waiting
 //! waiter (a failed majority's leftovers, a claim taken and released
 //! again after a failed check, whose place is its own payload); the bound
 //! of 32 pops per release (`WAKE_TRIES`, after which it publishes on the
 //! shared channel: at least what the model's loop does); a waiter that
-//! cannot subscribe (it has no place and polls, as before wake-ups); the
+//! cannot subscribe (it has no place and polls); the
 //! bound on subscribing again (`RESUBSCRIBES`, then it polls); time.
 //!
 //! # Layout

@@ -11,7 +11,7 @@ fn heard(channel: &str, payload: &str) -> Heard {
 }
 
 #[test]
-fn a_waiter_is_woken_alone_on_its_channel_and_never_by_its_own_give_back() {
+fn a_waiter_is_woken_alone_on_its_channel_and_never_by_its_own_undo() {
     let (channel, own) = ("ns:wake:l", b"f00d".as_slice());
     assert_eq!(
         woken_by(&heard("ns:wake:l:f00d", ""), channel, own),

@@ -1,97 +1,37 @@
 //! Group commit: one task per sequence name, the *sequencer*, turns the
 //! requests waiting for that name into one majority round.
 //!
-//! Requests (`INCR` = 1 id, `INCRBY k` = k ids) go into the name's queue.
-//! The sequencer takes the first waiting request and every other one
-//! already queued behind it, in arrival order, as long as the total stays
-//! within `--max-batch` (the first is always taken, so an `INCRBY` larger
-//! than that has a round of its own); requests are never split, since an
-//! `INCRBY` promises consecutive ids. It asks
-//! [`MajoritySequence::next_block`] for one block of that many ids, which
-//! is one round (retried within the deadline when refused), and hands the
-//! block out in queue order. Requests that arrive during the round wait in
-//! the queue for the next one. So each node fsyncs once per round, however
-//! many requests the round answers, and the batch grows with the load: with
-//! C clients each waiting for its reply, a round answers up to C requests.
+//! The sequencer takes the first waiting request and every one queued
+//! behind it, in arrival order, up to `--max-batch` ids (never splitting a
+//! request: an `INCRBY` promises consecutive ids), asks
+//! [`MajoritySequence::next_block`] for one block of that many, and hands
+//! it out in queue order. Each node fsyncs once per round, however many
+//! requests it answers, so the batch grows with the load.
 //!
-//! # Why this is safe
+//! Nothing here decides what is handed out: a block goes out only once a
+//! majority accepted it, so ids are unique; and a request answered before
+//! another was sent had its round accepted before the other was queued, so
+//! real-time order holds. What this module adds changes only *when* a
+//! round starts or *how high* it proposes, which that argument does not
+//! depend on:
 //!
-//! Nothing here decides what is handed out; the library does. A block goes
-//! out only when `next_block` returned it, i.e. when a majority of nodes
-//! accepted it with set-if-below-the-first-value; a refused or failed round
-//! returns an error and its values are never handed out (its requests get
-//! the error). Blocks accepted by majorities are disjoint (two majorities
-//! share a node, which accepts a block only above everything it accepted
-//! before), so ids are unique across rounds, names, and serve processes.
+//! * one round in flight per name: a second would wait for the same fsync
+//!   on every node, and contend with the first;
+//! * a refused round (another `serve` on the same nodes) is retried at
+//!   once, and from the second refusal in a row proposes past where the
+//!   competitor will be ([`QUICK_RETRIES`]; ids skip, never repeat), since
+//!   the library's pause-then-retry starves against a busy competitor;
+//! * while closed-loop clients come back, the next round lingers for the
+//!   rest of their cohort ([`MAX_LINGER`]), so that they do not split into
+//!   two cohorts that each wait two rounds;
+//! * an idle sequencer retires
+//!   ([`RETIRE_AFTER`](crate::timing::serve::RETIRE_AFTER)) and at most
+//!   [`MAX_SEQUENCES`] exist, so a client inventing names costs bounded
+//!   memory; requests are sent under the registry's lock, so none lands in
+//!   a retiring sequencer's queue.
 //!
-//! Real-time order: if request A got its reply before request B was sent,
-//! then A's round had been accepted by a majority before B was even queued,
-//! so B's round is proposed after that; the library's rule makes every
-//! value of a round proposed after another one completed larger than all of
-//! that one's values. Within a round, ids follow arrival order, and
-//! requests in one round were all waiting at once, so none returned before
-//! another began.
-//!
-//! # One round in flight per name
-//!
-//! A second round could be sent while the first is out (their blocks would
-//! still be disjoint, and the argument above does not care). It would not
-//! help where the time goes: a node with `appendfsync always` fsyncs in its
-//! event loop before it replies, so a second round reaching it during the
-//! first's fsync waits for that fsync and then needs its own, exactly as it
-//! would if it were sent after the first's reply. The one thing saved is a
-//! loopback round trip (tens of µs against milliseconds of fsync), and it
-//! would cost contention between the two rounds when one is refused. The
-//! benchmark's fsync ceiling (one plain Redis with `appendfsync always`,
-//! same clients) is the figure to compare with: by Little's law, C clients
-//! waiting for rounds of fsync latency L get at most C / L ids per second,
-//! and no server can do better without handing out an id from a round
-//! that began before its request (which breaks real-time order as soon as
-//! a second process serves the sequence). With more requests outstanding
-//! (more clients, or pipelining) the batches, and the rate, grow: the
-//! benchmark's `-P 16` row.
-//!
-//! # Contention
-//!
-//! Another `serve` (or `yaraus seq next`) on the same nodes proposes too,
-//! and a node refuses a block that is not above its counter. The library's
-//! own retry (pause, then propose above the counter seen) starves against a
-//! busy competitor: by the time the retry arrives, the competitor has moved
-//! on, and every retry is refused until the deadline. So `round` makes the
-//! retries itself: a refusal raises the floor to what the nodes hold and
-//! the round is retried at once; from the second refusal in a row on, the
-//! next proposal also leaps past the floor by as far as the competitor
-//! advanced during the last round, twice as far per further refusal, so
-//! that it lands above where the competitor will be. The ids in between
-//! are skipped (ids may skip; they never repeat or go back). Proposing
-//! higher is always safe: the argument above holds for any proposal. After
-//! [`QUICK_RETRIES`] refusals, or when no majority answers, retries pause
-//! (random, doubling) as the library's do, until the deadline.
-//!
-//! # Lingering for the rest of a cohort
-//!
-//! Closed-loop clients (each sends its next request when it has its reply,
-//! as `redis-benchmark` does) come back from a round of C requests within a
-//! few hundred µs of each other. Starting the next round at the first
-//! arrival would give it a handful of them and leave the rest to wait a
-//! whole round: the clients split into two cohorts that alternate, and each
-//! waits two rounds for an id. So when clients are coming back (the first
-//! request arrived sooner after the previous round than that round took),
-//! the sequencer waits until as many requests are queued as the previous
-//! round answered plus those that waited through it (both cohorts, which
-//! then merge), but at most half the previous round's time and at most
-//! [`MAX_LINGER`]. A lone client never waits (it is all that may come),
-//! nor does a client after a quiet spell.
-//! Waiting only delays when a round starts, so nothing above changes.
-//!
-//! # Bounded state
-//!
-//! A sequencer that had nothing to do for [`RETIRE_AFTER`](crate::timing::serve::RETIRE_AFTER) removes itself,
-//! and at most [`MAX_SEQUENCES`] exist at once, so a client inventing names
-//! costs bounded memory. Sends happen under the registry's lock, so a
-//! request never lands in the queue of a sequencer that is retiring. The
-//! queues are bounded by the clients: each connection has at most a fixed
-//! number of requests outstanding (see `conn.rs`).
+//! The whole argument, with the throughput ceiling it is measured against:
+//! docs/seq.md, "Group commit".
 
 use super::info::SeqStats;
 use super::metrics::ServeMetrics;

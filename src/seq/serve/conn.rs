@@ -5,7 +5,7 @@
 //! holds and how it reads and writes.
 //!
 //! System calls per request, which are most of what a request costs
-//! (`docs/benchmarks.md`, issue 27 item 3, has the profile):
+//! (docs/benchmarks.md has the profile):
 //!
 //! * one `read` per readiness event: the read buffer is the connection's
 //!   own and reused (the parser skips what it consumed, it never splits the
@@ -22,7 +22,7 @@
 //!
 //! Buffers stay small because most connections are idle or send one short
 //! request at a time: a buffer that grew (a pipeline, a large `ECHO`) is
-//! given back once it is empty and larger than the room reads need now, so
+//! freed once it is empty and larger than the room reads need now, so
 //! an idle connection holds at most one read's room (512 bytes for one
 //! that sent one request at a time).
 
@@ -35,13 +35,13 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
 /// The least room offered to a read: a connection that sends one short
-/// request at a time holds this much while it waits (10,000 idle
-/// connections: about 25 MB in all).
+/// request at a time holds this much while it waits, which is most of what
+/// an idle connection costs (docs/seq.md, "Bad clients", has the figure).
 const FIRST_READ: usize = 512;
 /// The most room offered to one read (what Redis reads at a time).
 const MAX_READ: usize = 16 * 1024;
 /// A reply buffer that grew beyond this (a large `ECHO`, a long `EXEC`)
-/// is given back once written.
+/// is freed once written.
 const KEEP_OUT: usize = 16 * 1024;
 
 /// What a read that does not wait found.
@@ -111,7 +111,7 @@ impl Connection {
         }
     }
 
-    /// Makes `room` bytes free after what the buffer holds (giving back a
+    /// Makes `room` bytes free after what the buffer holds (freeing a
     /// grown buffer that is empty); the room the read is offered.
     fn make_room(&mut self) -> usize {
         if self.buf.is_empty() && self.buf.capacity() > 2 * self.room {

@@ -23,30 +23,18 @@
 //! **Bounds.** At most [`MAX_PENDING`] requests (and about [`MAX_QUEUED`]
 //! bytes of replies) are outstanding per connection, and the socket is not
 //! read while they are, so the sequencers' queues and this connection's
-//! buffers stay bounded whatever the client sends: about 200 KiB at worst,
-//! and 1 MiB more while a transaction's replies are held (`limits.rs`); an
-//! idle connection holds the room of its last read (512 bytes, up to 16 KiB
-//! for one whose last reads were a long pipeline: `conn.rs`).
+//! buffers stay bounded whatever the client sends (docs/seq.md, "Bad
+//! clients", has the figures). The per-request work stays off the allocator
+//! and the timer wheel: replies are encoded straight into the connection's
+//! buffer, the turn's list is reused, and `--idle-timeout` is one timer per
+//! connection, re-armed only when it fires, not one armed and cancelled
+//! around every wait.
 //!
-//! The per-request work is kept off the allocator and the timer wheel:
-//! the replies of a turn are encoded straight into the connection's
-//! buffer (an id is a `u64` until then), the turn's list is reused, and
-//! `--idle-timeout` is one timer per connection that is re-armed only when
-//! it fires (it then checks the time of the last request), not a timer
-//! armed and cancelled around every wait.
-//!
-//! A connection is closed on:
-//! * a protocol error (`-ERR Protocol error: …` first, as Redis does);
-//! * `QUIT`, end of stream, or a failed write;
-//! * `--idle-timeout` without a complete request: a client that sent half
-//!   a frame and went silent counts as idle, the half frame does not renew
-//!   the timer; so is one that reads none of its replies for that long;
-//! * a transaction whose replies would pass the bound, the last wrong
-//!   password allowed, no authentication within its time, or a new
-//!   connection needing the slot of one that never authenticated
-//!   (`limits.rs`): an error line says which, then the close;
-//! * the server stopping, once the replies of its requests in flight are
-//!   written (an idle connection closes at once).
+//! A connection is closed on a protocol error (after `-ERR Protocol
+//! error: …`, as Redis does), `QUIT`, end of stream or a failed write;
+//! after `--idle-timeout` without a complete request (a half frame does not
+//! renew it); on a bound of `limits.rs` (an error line says which); and
+//! when the server stops, once its replies in flight are written.
 
 use super::conn::{Connection, ReadNow};
 use super::dispatch::dispatch;

@@ -17,8 +17,7 @@
 //!
 //! Why a probe and not the outcome of the last round: an idle server has
 //! no rounds, and a load balancer must know before it sends a client.
-//! Why `PING` keeps answering `PONG` (a liveness answer, as the issue
-//! asked; Redis answers `-LOADING` or `-MASTERDOWN` instead): a liveness
+//! Why `PING` keeps answering `PONG` (a liveness answer; Redis answers `-LOADING` or `-MASTERDOWN` instead): a liveness
 //! check that failed while the nodes are away would have the server
 //! restarted, which cannot bring a node back and drops every client; and
 //! client pools that `PING` a connection before use (redis-py's

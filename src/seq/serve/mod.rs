@@ -1,6 +1,7 @@
 //! `yaraus seq serve`: the majority sequence behind the Redis protocol
-//! (RESP2, and RESP3 after `HELLO 3`), so that `redis-cli`, `redis-benchmark` and every Redis client
-//! library get ids with `INCR name`.
+//! (RESP2, and RESP3 after `HELLO 3`), so that `redis-cli`,
+//! `redis-benchmark` and every Redis client library get ids with `INCR
+//! name`; docs/seq.md, "`seq serve`", says what it answers.
 //!
 //! How a request flows:
 //!
@@ -26,28 +27,17 @@
 //! replies                → reply.rs: the Outcome of each request, the RESP encoders
 //! ```
 //!
-//! The imports run one way, down that list: the accept loop knows the
-//! connection loop, which knows the dispatcher, which knows the commands,
-//! the sessions and the transactions; all of them share the state
+//! The imports run one way, down that list; all share the state
 //! (`state.rs`) and write through `reply.rs`, which knows none of them.
-//! What a command is (its name, its arguments, whether it may come before
-//! `AUTH`, what it does inside `MULTI`) is said once, in the table of
-//! `command.rs`; what it does is one arm of the dispatcher's `run`.
+//! What a command is (its arguments, whether it may come before `AUTH`,
+//! what it does inside `MULTI`) is said once, in `command.rs`'s table.
+//! The ids' safety is the library's ([`crate::seq`]); group commit only
+//! changes when a round starts (docs/seq.md, "Group commit").
 //!
-//! The safety of the ids is the library's ([`crate::seq`]): an id goes out
-//! only from a block that a majority accepted; `batch.rs` argues why group
-//! commit keeps uniqueness and real-time order. A sequence error (no
-//! majority within `--timeout`, a node not durable, a key of another type)
-//! is an `-ERR` reply to the requests of that round, and the server goes on.
-//!
-//! Everything runs on the binary's one runtime thread: the work per request
-//! is parsing a few bytes and a channel send, and the rounds are waits on
-//! the nodes' fsyncs, so one thread keeps up, and the nodes (and the load
-//! generator) keep the other cores.
-//!
-//! Stopping ([`Server::run`]'s `stop`): the listener closes at once; idle
-//! connections close; a connection whose requests are in a round gets its
-//! replies first; sequencers answer what is queued; then `run` returns.
+//! One runtime thread does it all: a request costs a parse and a channel
+//! send, and rounds are waits on the nodes' fsyncs, so the nodes keep the
+//! other cores. Stopping ([`Server::run`]'s `stop`) closes the listener and
+//! the idle connections, answers what is in a round or queued, then returns.
 
 mod batch;
 mod command;

@@ -4,49 +4,26 @@
 //! `MULTI` but ran what followed would consume ids for a caller that got
 //! an exception instead of them.
 //!
-//! * After `MULTI`, each request is checked and queued (`+QUEUED`), not
-//!   run. `EXEC` runs the queue as one block, in order, and replies with
-//!   the array of the replies. Running it is dispatching every request at
-//!   once, with no wait in between, so the `INCR`s on one name land in
-//!   that name's queue back to back and share one group-commit round as
-//!   far as `--max-batch` allows. A `GET` after a request still unanswered
-//!   (in the transaction or before it on the connection) is the exception:
-//!   it reads the nodes once the replies before it are in, so that it sees
-//!   them, as in Redis (it may also see ids handed out since: a `GET`
-//!   never promises more). That is the connection's own order rule
-//!   (`handler.rs`), carried into the transaction. An error at `EXEC` time
-//!   (no majority, a sequence at 2^64 − 1) is that element of the array,
-//!   as in Redis.
-//! * `EXEC`'s reply is one, made of up to 1,024; `INFO` alone is as long
-//!   as the list of sequences. So the replies made without the nodes
-//!   (`PING`, `ECHO`, `INFO`) are made first and counted, with what the
-//!   connection holds already, against the bound on one connection's
-//!   replies (`limits.rs`); past it the client gets one error in place of
-//!   the array and the connection closes, before any request of the
-//!   transaction reached a node (`dispatch.rs` runs `EXEC`). An `INFO` in
-//!   a transaction reports the server as `EXEC` began.
-//! * A request refused while queuing (unknown, wrong arity, a bad
-//!   increment or sequence name, a command not allowed in a transaction)
-//!   gets its error, and `EXEC` then answers `-EXECABORT` and runs
-//!   nothing. Redis finds a bad increment only at `EXEC` and runs the
-//!   rest; here every argument is checked while queuing, so that a
-//!   transaction with a mistake consumes no id at all.
-//! * `DISCARD` drops the queue. Nothing queued has touched a node, so a
-//!   discarded or aborted transaction consumes no id.
-//! * `WATCH` is refused (ids only grow: there is nothing to check and
-//!   set), `UNWATCH` is `+OK`; `MULTI` inside `MULTI`, `EXEC` or `DISCARD`
-//!   outside one are errors with Redis's words; `QUIT` and `RESET` act at
-//!   once, as in Redis.
+//! What is queued is the parsed [`Command`]: `command.rs` checked every
+//! argument, so a mistake (a bad increment or name, a command not allowed
+//! in a transaction) is refused while queuing and `EXEC` answers
+//! `-EXECABORT` and runs nothing. Redis would run the rest; here a
+//! transaction with a mistake consumes no id at all, and neither does a
+//! discarded one, since nothing queued has touched a node.
+//!
+//! `EXEC` hands the queue back to the dispatcher ([`take`]), which
+//! dispatches every request at once, so that the `INCR`s on one name share
+//! one group-commit round; a `GET` still waits for the replies before it
+//! (the connection's order rule, `handler.rs`). The replies made without
+//! the nodes (`PING`, `ECHO`, `INFO`) are made first and counted against
+//! the bound on one connection's replies (`limits.rs`), so a transaction
+//! past it is refused before any of it reached a node.
 //!
 //! A queue holds at most [`MAX_QUEUED`] requests and [`MAX_QUEUED_BYTES`]
-//! of arguments: one more is refused (and aborts the transaction), so a
-//! client that never sends `EXEC` costs bounded memory.
-//!
-//! What is queued is the parsed [`Command`] (`command.rs` checked every
-//! argument, which is why a mistake is found while queuing); `EXEC` hands
-//! the queue back to the dispatcher ([`take`]), which runs it
-//! (`dispatch.rs`). This file keeps the queue and Redis's answers about
-//! it, and imports neither the dispatcher nor the connection.
+//! of arguments, so a client that never sends `EXEC` costs bounded memory.
+//! This file keeps the queue and Redis's answers about it, and imports
+//! neither the dispatcher nor the connection. What a client sees:
+//! docs/seq.md, "Transactions".
 
 use super::command::Command;
 use super::reply::{Outcome, err, ok, simple};

@@ -9,7 +9,7 @@
 //! A settled reply to tick m (the pair under the child unchanged) extends
 //! the child's deadline to send(m) + V. `Model::extension` says when: as
 //! specified (always), never for a child being stopped, or only when tick
-//! m - 1 vouched for it (`Extension::Contiguous`, the fix: see `main.rs`).
+//! m - 1 vouched for it (`Extension::Contiguous`, the rule built: see `mod.rs`).
 
 use super::*;
 use crate::index_model::explorer::say;

@@ -179,7 +179,7 @@ pub enum Rules {
     /// quarantine wait and a fresh read; a fresh sequence is created only
     /// from a read of all N nodes, all missing.
     Quarantine,
-    /// The suggestion: a missing key neither votes nor counts; a
+    /// A missing key neither votes nor counts; a
     /// read that a majority answered, in which every holder that answered
     /// (one at least) holds exactly 0, completes the nodes it saw missing
     /// at once with SET 0 if missing. Nothing else repairs or creates.

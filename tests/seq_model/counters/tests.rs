@@ -83,7 +83,7 @@ fn completing_a_missing_node_with_0_hands_out_1_twice() {
     // out): completing with 0 writes 0 to a node that had accepted 1
     // before it lost its data, from a read that did not see that proposal.
     let m = small(Rules::ZeroCompletion, CREATED, None);
-    let o = check("issue completion, all hold 0", &m);
+    let o = check("zero completion, all hold 0", &m);
     let (v, run) = o
         .violation
         .expect("completing with 0 hands out a value twice");

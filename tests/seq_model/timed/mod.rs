@@ -1,5 +1,5 @@
-//! The `timed` model: the quarantined repair as built (issue 23,
-//! `src/seq/heal.rs`), with clocks. A node's key is a counter, MISSING, or
+//! The `timed` model: the quarantined repair as built
+//! (`src/seq/heal.rs`), with clocks. A node's key is a counter, MISSING, or
 //! a quarantine mark; every round counts replies only within its lifetime
 //! T, and a marked node is set again only once the quarantine Q has passed
 //! on its own clock. The state and its bookkeeping are here and in

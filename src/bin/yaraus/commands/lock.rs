@@ -86,14 +86,14 @@ pub async fn lock(
                 Setting::Ttl,
             )?;
             let watchdog = watchdog.ok_or_else(super::no_watchdog)?;
-            let held = Held {
+            let how = Wrapping {
                 wait,
                 kill_after,
                 watchdog,
                 env_remove,
                 verbose: asked.verbose,
             };
-            wrap(&mut locker, held, &args, argv).await
+            wrap(&mut locker, how, &args, argv).await
         }
     };
     match outcome {
@@ -211,7 +211,7 @@ fn silent_from_now_unless(verbose: bool) {
 }
 
 /// What the wrapping form needs besides the lock.
-struct Held {
+struct Wrapping {
     wait: Option<Duration>,
     kill_after: Duration,
     watchdog: Watchdog,
@@ -221,7 +221,12 @@ struct Held {
 }
 
 /// The wrapping form: run the command while the lock holds.
-async fn wrap(locker: &mut Locker, how: Held, args: &LockArgs, argv: Vec<String>) -> Result<i32> {
+async fn wrap(
+    locker: &mut Locker,
+    how: Wrapping,
+    args: &LockArgs,
+    argv: Vec<String>,
+) -> Result<i32> {
     // Caught from now on, so that a signal during the wait ends it cleanly.
     let mut signals =
         Signals::install().map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
@@ -255,7 +260,7 @@ async fn wrap(locker: &mut Locker, how: Held, args: &LockArgs, argv: Vec<String>
         release_timeout: release_within(locker.round_timeout()),
         start_after: None,
     };
-    // `hold` also gives back what is left of a lost lock (our token on a
+    // `hold` also releases what is left of a lost lock (our token on a
     // minority of the masters), so that the next holder need not wait.
     hold(keeper, how.watchdog, &spec, options, &mut signals).await
 }

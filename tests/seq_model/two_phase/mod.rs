@@ -1,7 +1,8 @@
-//! The `Claims` rules: the protocol now being implemented in `src/seq/`,
+//! The `TwoPhase` rules: the protocol now being implemented in `src/seq/`,
 //! where a node's key holds a counter (a *holder*), a mark `unborn:T`, a
-//! claim `creating:X`, or nothing (MISSING), and a sequence is created in
-//! two phases of compare-and-set. This file holds the state; `tokens.rs`
+//! prepared state `creating:X` (the node prepared for the creation X), or
+//! nothing (MISSING), and a sequence is created in two phases of
+//! compare-and-set. This file holds the state; `tokens.rs`
 //! its bookkeeping, `step.rs` the bounds, the events and a proposer's
 //! rounds, `system.rs` the model as the explorer sees it, `tests.rs` the
 //! tests.
@@ -20,7 +21,7 @@
 //! holders (or three) give the floor, their highest counter. All N replies
 //! with no holder, or with holders and every non-holder `creating:X` for one
 //! X, *create*: phase 1 sends every node CAS(what it read -> `creating:id`)
-//! (holders: CAS(v -> v), a check), id being the greatest claim token read,
+//! (holders: CAS(v -> v), a check), id being the greatest creation token read,
 //! else the greatest mark token; if all N say ok, phase 2 sends each node
 //! that was a non-holder CAS(`creating:id` -> 0); either way the proposer
 //! reads again. With a floor it proposes floor + 1 to every node and hands
@@ -30,7 +31,7 @@
 //! # Losses
 //!
 //! A loss turns any key into MISSING. A node that lost its data counts as
-//! lost until it is a holder again (a mark or a claim knows no counter); a
+//! lost until it is a holder again (a mark or a prepared state knows no counter); a
 //! second loss (`losses: 2`) waits for that, so that at most a minority,
 //! one node, is lost at a time. Nothing but a creation's phase 2 makes a
 //! non-holder a holder, so a second loss needs the first lost node to have
@@ -42,20 +43,20 @@
 //! # What it finds
 //!
 //! These rules hand out 1 twice with one loss, during creation (the run
-//! is in `tests.rs`): a phase 1 that fails still leaves the claims it
-//! wrote, so a node that lost its data after accepting 1 joins the older
-//! creation's claim, and that creation, eligible again with a holder of 1
-//! and claims everywhere else, writes 0 beside the holder.
+//! is in `tests.rs`): a phase 1 that fails still leaves the nodes it
+//! prepared, so a node that lost its data after accepting 1 is prepared
+//! for the older creation, and that creation, eligible again with a holder
+//! of 1 and prepared nodes everywhere else, writes 0 beside the holder.
 //!
-//! `Claims::claim_ids` chooses the id: `Greatest` (above) or `OfView`
-//! (the rule of `src/seq/view.rs`: adopt X when the view has claims, no
+//! `TwoPhase::creation_ids` chooses the id: `Greatest` (above) or `OfView`
+//! (the rule of `src/seq/view.rs`: adopt X when the view has prepared nodes, no
 //! mark, and every non-holder is `creating:X`; else, with no holder, an id
 //! drawn from the whole view, interned in `State::views`). `OfView` is
 //! unsafe too: `view_tests.rs`.
 //!
 //! `Final`, the rule now in `src/seq/view.rs`, creates only from a view
 //! without a holder whose nodes are all marks (the view's id, as `OfView`)
-//! or all the same claim X (X adopted, phase 1 only checks); any other view
+//! or all prepared for the same X (X adopted, phase 1 only checks); any other view
 //! backs off. Both counterexamples stop at step 19, and no run within the
 //! explored bounds hands out a value twice: `final_tests.rs`.
 //!
@@ -87,7 +88,7 @@ mod step;
 mod system;
 mod tokens;
 
-pub use step::{ClaimIds, Claims, Event};
+pub use step::{CreationIds, Event, TwoPhase};
 #[cfg(test)]
 mod final_tests;
 #[cfg(test)]
@@ -106,8 +107,8 @@ use crate::seq_model::{N, NONE, PROPOSERS};
 pub const MISSING: u8 = u8::MAX;
 /// `unborn:t` is MARK + t (a holder's counter is below MARK).
 const MARK: u8 = 128;
-/// `creating:t` is CLAIM + t.
-const CLAIM: u8 = 192;
+/// `creating:t` is PREPARED + t.
+const PREPARED: u8 = 192;
 /// Ranked tokens are below this (they are history bits of a read).
 const TOKENS: u8 = 16;
 /// A READ's token field: a ranked token, or UNRANKED + a label.
@@ -116,7 +117,7 @@ const UNRANKED: u8 = 64;
 const LABELS: u8 = 16;
 /// Room for requests in flight.
 const CAP: usize = 32;
-/// Room for interned views (`ClaimIds::OfView`).
+/// Room for interned views (`CreationIds::OfView`).
 const VIEWS: usize = 6;
 /// An unused slot of `State::views`: sorts after every entry.
 const NO_VIEW: [u8; N + 1] = [u8::MAX; N + 1];
@@ -125,22 +126,22 @@ pub fn holder(c: u8) -> bool {
     c < MARK
 }
 fn is_mark(c: u8) -> bool {
-    (MARK..CLAIM).contains(&c)
+    (MARK..PREPARED).contains(&c)
 }
-fn is_claim(c: u8) -> bool {
-    (CLAIM..MISSING).contains(&c)
+fn is_prepared(c: u8) -> bool {
+    (PREPARED..MISSING).contains(&c)
 }
 fn has_token(c: u8) -> bool {
     (MARK..MISSING).contains(&c)
 }
 fn token(c: u8) -> u8 {
-    if is_mark(c) { c - MARK } else { c - CLAIM }
+    if is_mark(c) { c - MARK } else { c - PREPARED }
 }
 fn with_token(c: u8, t: u8) -> u8 {
-    if is_mark(c) { MARK + t } else { CLAIM + t }
+    if is_mark(c) { MARK + t } else { PREPARED + t }
 }
-pub fn claim(t: u8) -> u8 {
-    CLAIM + t
+pub fn prepared(t: u8) -> u8 {
+    PREPARED + t
 }
 fn mark(t: u8) -> u8 {
     MARK + t
@@ -201,7 +202,7 @@ pub struct Proposer {
     pub floor: u8,
     /// Highest value handed out (anywhere) when the current call started.
     pub start_max: u8,
-    /// CREATING: the claim's token, and the keys read (the CASes' `from`).
+    /// CREATING: the creation's token, and the keys read (the CASes' `from`).
     pub id: u8,
     pub view: [u8; N],
     /// Nodes the live round's request may still reach.
@@ -251,7 +252,7 @@ pub struct State {
     pub len: u8,
     /// Requests in flight, sorted; EMPTY past `len`.
     pub msgs: [Msg; CAP],
-    /// `ClaimIds::OfView`: the views a creation's id was drawn for, each
+    /// `CreationIds::OfView`: the views a creation's id was drawn for, each
     /// `[key of node 1, .., key of node N, id]`, sorted, NO_VIEW past the
     /// last; an entry is kept while its id and every token of its view are
     /// somewhere else in the state (else a fresh token stands for it).
@@ -323,7 +324,7 @@ pub fn read_cell(base: u8, i: u8) -> u8 {
     match i {
         0..32 => base + i,
         32..48 => mark(i - 32),
-        _ => claim(i - 48),
+        _ => prepared(i - 48),
     }
 }
 

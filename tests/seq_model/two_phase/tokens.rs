@@ -1,4 +1,4 @@
-//! The bookkeeping of the `Claims` state: requests in flight, and the
+//! The bookkeeping of the `TwoPhase` state: requests in flight, and the
 //! numbering of tokens (see "Tokens" in `mod.rs`). A state is normalized
 //! after every step: requests that can no longer change anything are
 //! forgotten, ranked tokens are renumbered by rank without gaps, unranked
@@ -43,10 +43,11 @@ impl State {
     }
 
     /// Whether some request in flight may still set node n to `c`, or
-    /// (`ClaimIds::OfView`) a creation from an interned view, whose id a
+    /// (`CreationIds::OfView`) a creation from an interned view, whose id a
     /// proposer that reads that view again draws again.
     fn may_become(&self, n: u8, c: u8) -> bool {
-        let interned = is_claim(c) && self.views.iter().any(|v| *v != NO_VIEW && v[N] == token(c));
+        let interned =
+            is_prepared(c) && self.views.iter().any(|v| *v != NO_VIEW && v[N] == token(c));
         interned
             || self.msgs().iter().any(|x| {
                 x.node == n
@@ -173,7 +174,7 @@ impl State {
         r
     }
 
-    /// `ClaimIds::OfView`: the id of a creation from `view` (all N keys,
+    /// `CreationIds::OfView`: the id of a creation from `view` (all N keys,
     /// no holder): the view's interned id, else a fresh token (ranked
     /// lowest: the order plays no part), interned. Returns the view
     /// renumbered with it.
@@ -320,7 +321,7 @@ impl State {
             "MISSING".to_string()
         } else if is_mark(c) {
             format!("unborn:{}", self.token_name(token(c)))
-        } else if is_claim(c) {
+        } else if is_prepared(c) {
             format!("creating:{}", self.token_name(token(c)))
         } else {
             c.to_string()

@@ -1,4 +1,4 @@
-//! The `Claims` model as a `System` for the explorer: the events possible
+//! The `TwoPhase` model as a `System` for the explorer: the events possible
 //! in a state (the decisions worth taking among them), and what each event
 //! does, in words when narrated.
 
@@ -20,7 +20,7 @@ fn options(h: u64) -> Vec<u8> {
 
 /// The decisions worth taking for p: those whose outcome depends on every
 /// reply counted (a reply left out was lost; its request may still arrive).
-fn decisions(m: &Claims, s: &State, p: usize, out: &mut Vec<Event>) {
+fn decisions(m: &TwoPhase, s: &State, p: usize, out: &mut Vec<Event>) {
     let pr = &s.p[p];
     let who = p as u8;
     out.push(Event::Decide(who, [R_NONE; N]));
@@ -51,7 +51,7 @@ fn decisions(m: &Claims, s: &State, p: usize, out: &mut Vec<Event>) {
                     (holders >= MAJORITY && holders == chosen)
                         || (holders < MAJORITY
                             && chosen == N
-                            && eligible_under(m.claim_ids, &cells))
+                            && eligible_under(m.creation_ids, &cells))
                 } else {
                     let accepted = codes.iter().filter(|&&x| x == B_ACCEPTED).count();
                     accepted < MAJORITY || codes.iter().all(|&x| x == B_ACCEPTED || x == R_NONE)
@@ -64,16 +64,16 @@ fn decisions(m: &Claims, s: &State, p: usize, out: &mut Vec<Event>) {
     }
 }
 
-impl System for Claims {
+impl System for TwoPhase {
     type State = State;
     type Event = Event;
     type Violation = Violation;
 
     fn rules(&self) -> String {
-        match self.claim_ids {
-            ClaimIds::Greatest => "Claims".to_string(),
-            ClaimIds::OfView => "Claims (ids of views)".to_string(),
-            ClaimIds::Final => "Claims (final rule)".to_string(),
+        match self.creation_ids {
+            CreationIds::Greatest => "TwoPhase".to_string(),
+            CreationIds::OfView => "TwoPhase (ids of views)".to_string(),
+            CreationIds::Final => "TwoPhase (final rule)".to_string(),
         }
     }
 
@@ -132,9 +132,9 @@ impl System for Claims {
             if x.kind == READ && x.a >= UNRANKED {
                 // Under `OfView` the order of tokens plays no part: one
                 // rank stands for all.
-                let ranks = match self.claim_ids {
-                    ClaimIds::Greatest => s.tokens,
-                    ClaimIds::OfView | ClaimIds::Final => 0,
+                let ranks = match self.creation_ids {
+                    CreationIds::Greatest => s.tokens,
+                    CreationIds::OfView | CreationIds::Final => 0,
                 };
                 for r in 0..=ranks {
                     out.push(Event::Execute(x, r));
@@ -295,7 +295,7 @@ impl System for Claims {
 
     fn show(&self, s: &State) -> String {
         let keys = s.nodes.map(|c| s.cell_text(c)).join(", ");
-        if s.tokens >= 2 && self.claim_ids == ClaimIds::Greatest {
+        if s.tokens >= 2 && self.creation_ids == CreationIds::Greatest {
             format!("[{keys}] ({})", s.order_text())
         } else {
             format!("[{keys}]")
@@ -304,7 +304,7 @@ impl System for Claims {
 }
 
 /// A write, in words (the state after it, the key before it).
-fn describe_execute(m: &Claims, s: &State, x: Msg, before: u8, after: u8) -> String {
+fn describe_execute(m: &TwoPhase, s: &State, x: Msg, before: u8, after: u8) -> String {
     let from = if x.who == NONE {
         "a".to_string()
     } else {

@@ -1,6 +1,6 @@
--- Gives back an attempt that failed: frees the lock on one node if it holds
+-- Undoes an attempt that failed: frees the lock on one node if it holds
 -- our token (as release.lua does) and, if our fencing vote there is still the
--- counter's value, puts back the value it replaced. A failed attempt then
+-- counter's value, withdraws it: puts back the value it replaced. A failed attempt then
 -- leaves the counters as it found them.
 --
 -- Why putting it back is safe: we held this node's lock from our vote until

@@ -1,4 +1,4 @@
-//! The bounds of a `Claims` exploration, its events, and a proposer's
+//! The bounds of a `TwoPhase` exploration, its events, and a proposer's
 //! rounds: what a round sends, the replies it may count, and what each
 //! decision does.
 //!
@@ -13,31 +13,31 @@ use super::*;
 use crate::seq_model::explorer::{Violation, say};
 use crate::seq_model::{MAJORITY, node_name, proposer_name};
 
-/// How a creator chooses its claim's id (`Claims::claim_ids`).
+/// How a creator chooses its creation's id (`TwoPhase::creation_ids`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClaimIds {
-    /// The greatest claim token read, else the greatest mark token: the
+pub enum CreationIds {
+    /// The greatest creation token read, else the greatest mark token: the
     /// first rules, unsafe (`tests.rs`).
     Greatest,
-    /// The rules of `src/seq/view.rs` (`creation`): with claims, no mark,
-    /// and every non-holder the same claim X, X (phase 1 then only checks);
+    /// The rules of `src/seq/view.rs` (`creation`): with prepared nodes,
+    /// no mark, and every non-holder prepared for the same X, X (phase 1 then only checks);
     /// else, with no holder, an id drawn from the whole view (equal views,
     /// equal ids; different views, different ids: a fresh token per view,
     /// interned in `State::views`). Token order plays no part then.
     OfView,
     /// The rule now in `src/seq/view.rs`: with every node answered, a view
     /// with a holder never creates; a view of marks only draws its id from
-    /// the view (as `OfView`); a view whose every node is the same claim X
-    /// adopts X (phase 1 then only checks); any other view (claims and
-    /// marks mixed, different claims) does not create.
+    /// the view (as `OfView`); a view whose every node is prepared for the
+    /// same X adopts X (phase 1 then only checks); any other view (prepared
+    /// nodes and marks mixed, different creations) does not create.
     Final,
 }
 
 /// One exploration: where the keys start, and the bounds.
 #[derive(Clone, Debug)]
-pub struct Claims {
-    /// How a creator chooses its claim's id.
-    pub claim_ids: ClaimIds,
+pub struct TwoPhase {
+    /// How a creator chooses its creation's id.
+    pub creation_ids: CreationIds,
     /// Each node's key at the start (tokens ranked 0, 1, ...).
     pub initial: [u8; N],
     /// The highest value handed out before the run, by a call that
@@ -73,10 +73,10 @@ pub struct Claims {
     pub base: u8,
 }
 
-impl Claims {
-    pub fn new(initial: [u8; N], handed_before: Option<u8>) -> Claims {
-        Claims {
-            claim_ids: ClaimIds::Greatest,
+impl TwoPhase {
+    pub fn new(initial: [u8; N], handed_before: Option<u8>) -> TwoPhase {
+        TwoPhase {
+            creation_ids: CreationIds::Greatest,
             initial,
             handed_before,
             floors: [None; PROPOSERS],
@@ -147,13 +147,13 @@ impl State {
         if holder(pr.view[n]) {
             pr.view[n]
         } else {
-            claim(pr.id)
+            prepared(pr.id)
         }
     }
 
     /// Adds to p's history of n the reply n would give p's live round now,
     /// when giving it writes nothing (else that is an `Execute` step).
-    pub fn note(&mut self, m: &Claims, p: usize, n: usize) {
+    pub fn note(&mut self, m: &TwoPhase, p: usize, n: usize) {
         let pr = &self.p[p];
         if pr.phase == IDLE || pr.pending & (1 << n) == 0 {
             return;
@@ -175,7 +175,7 @@ impl State {
     }
 
     /// n's key changed: every live round that may still reach n notes it.
-    pub fn touch(&mut self, m: &Claims, n: usize) {
+    pub fn touch(&mut self, m: &TwoPhase, n: usize) {
         for p in 0..PROPOSERS {
             self.note(m, p, n);
         }
@@ -184,7 +184,7 @@ impl State {
     /// Sends a request to every node (but a frozen one) for p's new round.
     pub fn send(
         &mut self,
-        m: &Claims,
+        m: &TwoPhase,
         p: usize,
         phase: u8,
         request: impl Fn(&State, usize) -> Msg,
@@ -208,7 +208,7 @@ impl State {
 
     /// Ends p's live round: the replies it has not counted are ignored from
     /// now on, and its requests may still reach their nodes.
-    pub fn end_round(&mut self, m: &Claims, p: usize) {
+    pub fn end_round(&mut self, m: &TwoPhase, p: usize) {
         let pr = &mut self.p[p];
         pr.phase = IDLE;
         pr.hist = [0; N];
@@ -226,7 +226,7 @@ impl State {
     }
 
     /// Counts a round of p's call; false when the call has none left.
-    pub fn spend(&mut self, m: &Claims, p: usize) -> bool {
+    pub fn spend(&mut self, m: &TwoPhase, p: usize) -> bool {
         let pr = &mut self.p[p];
         if pr.rounds >= m.rounds[p] {
             return false;
@@ -236,7 +236,7 @@ impl State {
     }
 
     /// p's next round: read if no floor is known, else propose floor + 1.
-    pub fn next_round(&mut self, m: &Claims, p: usize, describe: bool) -> String {
+    pub fn next_round(&mut self, m: &TwoPhase, p: usize, describe: bool) -> String {
         if !self.spend(m, p) {
             return say!(describe, "no round left in this call");
         }
@@ -271,10 +271,10 @@ impl State {
         }
     }
 
-    /// Phase 1 of a creation from `view`, with claim token `id`.
+    /// Phase 1 of a creation from `view`, with creation token `id`.
     pub fn create(
         &mut self,
-        m: &Claims,
+        m: &TwoPhase,
         p: usize,
         view: [u8; N],
         id: u8,
@@ -310,7 +310,7 @@ impl State {
             .expect("a pending request is in flight")
     }
 
-    pub fn describe_reply(&self, m: &Claims, phase: u8, value: u8, code: u8) -> String {
+    pub fn describe_reply(&self, m: &TwoPhase, phase: u8, value: u8, code: u8) -> String {
         match (phase, code) {
             (READING, _) => self.cell_text(read_cell(m.base, code)),
             (PROPOSING, B_ACCEPTED) => format!("accepted {value}"),
@@ -322,7 +322,7 @@ impl State {
 
     /// p decides with the replies `codes`; its round ends, and the next
     /// one starts.
-    pub fn decide(&mut self, m: &Claims, p: usize, codes: [u8; N], describe: bool) -> String {
+    pub fn decide(&mut self, m: &TwoPhase, p: usize, codes: [u8; N], describe: bool) -> String {
         let pr = self.p[p];
         let who = proposer_name(p as u8);
         let replies: Vec<String> = (0..N)
@@ -365,19 +365,19 @@ impl State {
                     self.p[p].floor = floor;
                     let next = self.next_round(m, p, describe);
                     say!(describe, "floor {floor}; {next}")
-                } else if (0..N).all(chosen) && eligible_under(m.claim_ids, &cells) {
-                    let (cells, id) = match m.claim_ids {
-                        ClaimIds::Greatest => {
-                            let claims = cells.iter().filter(|&&c| is_claim(c));
+                } else if (0..N).all(chosen) && eligible_under(m.creation_ids, &cells) {
+                    let (cells, id) = match m.creation_ids {
+                        CreationIds::Greatest => {
+                            let prepared = cells.iter().filter(|&&c| is_prepared(c));
                             let marks = cells.iter().filter(|&&c| is_mark(c));
-                            let id = claims
+                            let id = prepared
                                 .max()
                                 .or_else(|| marks.max())
                                 .map(|&c| token(c))
                                 .expect("a view without holders has tokens");
                             (cells, id)
                         }
-                        ClaimIds::OfView | ClaimIds::Final => match adopted(&cells) {
+                        CreationIds::OfView | CreationIds::Final => match adopted(&cells) {
                             Some(x) => (cells, x),
                             None => self.intern(cells),
                         },
@@ -396,7 +396,7 @@ impl State {
                             kind: CAS,
                             node: n as u8,
                             who: NONE,
-                            a: claim(pr.id),
+                            a: prepared(pr.id),
                             b: 0,
                         });
                         sent.push(node_name(n as u8));
@@ -420,7 +420,7 @@ impl State {
     }
 
     /// The decision on a proposal, with the replies `codes`.
-    pub fn proposed(&mut self, m: &Claims, p: usize, codes: [u8; N], describe: bool) -> String {
+    pub fn proposed(&mut self, m: &TwoPhase, p: usize, codes: [u8; N], describe: bool) -> String {
         let v = self.p[p].value;
         let (mut accepted, mut voted, mut missing) = (0, 0, 0);
         for &code in &codes {
@@ -471,34 +471,34 @@ impl State {
     }
 }
 
-/// `ClaimIds::OfView`'s adoption: the token X when the view has a claim,
+/// `CreationIds::OfView`'s adoption: the token X when the view has a prepared node,
 /// no mark, and every non-holder is `creating:X`.
 pub fn adopted(cells: &[u8; N]) -> Option<u8> {
     let mut others = cells.iter().copied().filter(|&c| !holder(c));
     let first = others.next()?;
-    (is_claim(first) && others.all(|c| c == first)).then(|| token(first))
+    (is_prepared(first) && others.all(|c| c == first)).then(|| token(first))
 }
 
-/// All N replied: no holder, or holders and one claim in every other node.
-/// (The same views under both `ClaimIds`: with no holder, `OfView` adopts
+/// All N replied: no holder, or holders and every other node prepared for one creation.
+/// (The same views under both `CreationIds`: with no holder, `OfView` adopts
 /// or draws an id from the view; with holders, it adopts.)
 pub fn eligible(cells: &[u8; N]) -> bool {
     let mut others = cells.iter().copied().filter(|&c| !holder(c));
     let first = others.clone().next();
-    cells.iter().all(|&c| !holder(c)) || others.all(|c| is_claim(c) && Some(c) == first)
+    cells.iter().all(|&c| !holder(c)) || others.all(|c| is_prepared(c) && Some(c) == first)
 }
 
-/// `ClaimIds::Final`: all N replied, no holder, and either every node a
-/// mark (an id drawn from the view) or every node the same claim (adopted).
+/// `CreationIds::Final`: all N replied, no holder, and either every node a
+/// mark (an id drawn from the view) or every node prepared for the same creation (adopted).
 pub fn final_eligible(cells: &[u8; N]) -> bool {
     cells.iter().all(|&c| is_mark(c))
-        || (is_claim(cells[0]) && cells.iter().all(|&c| c == cells[0]))
+        || (is_prepared(cells[0]) && cells.iter().all(|&c| c == cells[0]))
 }
 
 /// The views that create under `ids` (all N replied).
-pub fn eligible_under(ids: ClaimIds, cells: &[u8; N]) -> bool {
+pub fn eligible_under(ids: CreationIds, cells: &[u8; N]) -> bool {
     match ids {
-        ClaimIds::Final => final_eligible(cells),
-        ClaimIds::Greatest | ClaimIds::OfView => eligible(cells),
+        CreationIds::Final => final_eligible(cells),
+        CreationIds::Greatest | CreationIds::OfView => eligible(cells),
     }
 }

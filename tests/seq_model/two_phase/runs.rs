@@ -1,4 +1,4 @@
-//! The counterexamples of the `Claims` tests, one step per line (each line
+//! The counterexamples of the `TwoPhase` tests, one step per line (each line
 //! is words the step's narration contains: `explorer::guided`), written
 //! once. The three runs begin alike: P1 creates the sequence, hands out 1
 //! on nodes 1 and 2 while node 3's phase 2 is late, node 1 loses its data
@@ -42,9 +42,9 @@ const P1_CREATES: [&str; 10] = [
     "P2 starts call 1",
 ];
 
-/// The counterexample to the `Claims` rules (`Greatest`), 29 steps: P1's
-/// claim is T1, P2's read marks node 1 T3, and P2 adopts the older claim
-/// T1, twice.
+/// The counterexample to the `TwoPhase` rules (`Greatest`), 29 steps: P1's
+/// creation is T1, P2's read marks node 1 T3, and P2 adopts the older
+/// creation T1, twice.
 pub const FAILED_CREATION_RUN: [&str; 29] = steps(
     P1_CREATES,
     [
@@ -91,7 +91,7 @@ const UP_TO_P2_CREATES: [&str; 19] = steps(
 
 /// [`FAILED_CREATION_RUN`] with the tokens named as under `Final` (and
 /// `OfView`). From step 19 on it is the `Greatest` run: P2 adopts the
-/// older claim T2 from the view [unborn:T4, creating:T2, creating:T2], and
+/// older creation T2 from the view [unborn:T4, creating:T2, creating:T2], and
 /// later from [creating:T2, 1, creating:T2].
 pub const FAILED_CREATION_RUN_OF_VIEWS: [&str; 29] = steps(
     UP_TO_P2_CREATES,
@@ -110,7 +110,7 @@ pub const FAILED_CREATION_RUN_OF_VIEWS: [&str; 29] = steps(
 );
 
 /// Steps 1 to 21 under `OfView`: P2 draws T5 for its view instead of
-/// adopting T2, its phase 1 claims node 1, and it stops waiting with no
+/// adopting T2, its phase 1 prepares node 1, and it stops waiting with no
 /// reply (node 2 holds 1: that phase 1 failed).
 const UP_TO_P2_PHASE_1_FAILS: [&str; 21] = steps(
     UP_TO_P2_CREATES,
@@ -127,7 +127,7 @@ pub const BLOCKED_RUN: [&str; 22] = steps(
     ["P2 stops waiting, counts node 1 creating:T5, node 2 1, node 3 creating:T2: creates"],
 );
 
-/// The counterexample to `ClaimIds::OfView`, 30 steps: the blocked run up
+/// The counterexample to `CreationIds::OfView`, 30 steps: the blocked run up
 /// to P2's failed phase 1 (step 21), then that phase 1's late CAS to node
 /// 3, and the adoption of T5 beside the holder of 1.
 pub const LATE_PHASE_1_RUN: [&str; 30] = steps(
