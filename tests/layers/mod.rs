@@ -303,11 +303,52 @@ fn the_checks_can_fail() {
     );
 }
 
-/// Folders whose files make no cycle of imports among themselves, `mod.rs`
-/// included (a file that names an item of `mod.rs` imports it, and
-/// `mod.rs` imports the files whose items it names). A folder joins the
-/// list once it is so, and stays.
-const ACYCLIC_FOLDERS: &[&str] = &["seq/serve", "metrics"];
+/// Every folder of src/ must make no cycle of imports among its files,
+/// `mod.rs` included (a file that names an item of `mod.rs` imports it, and
+/// `mod.rs` imports the files whose items it names), but these, which are
+/// being untangled: a folder leaves the list once it is clean, and the
+/// list goes when it is empty.
+const NOT_YET_ACYCLIC: &[&str] = &[
+    "bin/yaraus/cli/man",
+    "bin/yaraus/commands",
+    "claim",
+    "hilo",
+    "index",
+    "lease",
+    "lock",
+    "seq",
+    "store",
+    "supervise",
+    "timing",
+];
+
+/// Every folder of src/ with more than one file, relative to src/.
+fn source_folders() -> Vec<String> {
+    fn walk(dir: &Path, src: &Path, into: &mut Vec<String>) {
+        let mut files = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, src, into);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files += 1;
+            }
+        }
+        if files > 1 && dir != src {
+            into.push(
+                dir.strip_prefix(src)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        }
+    }
+    let src = root().join("src");
+    let mut folders = Vec::new();
+    walk(&src, &src, &mut folders);
+    folders.sort();
+    folders
+}
 
 /// The names a `super::` path brings in: one, or each of a `{…}` group.
 fn imported_names(after: &str) -> Vec<&str> {
@@ -380,10 +421,31 @@ fn folder_imports(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
 }
 
 #[test]
-fn the_files_of_a_clean_folder_make_no_cycle() {
-    for folder in ACYCLIC_FOLDERS {
+fn the_files_of_a_folder_make_no_cycle() {
+    let folders = source_folders();
+    for folder in NOT_YET_ACYCLIC {
+        assert!(
+            folders.iter().any(|f| f == folder),
+            "{folder}: not a folder"
+        );
+    }
+    for folder in folders
+        .iter()
+        .filter(|f| !NOT_YET_ACYCLIC.contains(&f.as_str()))
+    {
         let graph = folder_imports(&root().join("src").join(folder));
-        assert!(graph.len() > 1, "{folder}: no files");
         assert_eq!(cycle(&graph), None, "a cycle of imports in src/{folder}");
+    }
+}
+
+/// A folder that was untangled stays so: the list names only tangled ones.
+#[test]
+fn the_folders_not_yet_acyclic_are_tangled() {
+    for folder in NOT_YET_ACYCLIC {
+        let graph = folder_imports(&root().join("src").join(folder));
+        assert!(
+            cycle(&graph).is_some(),
+            "src/{folder} makes no cycle now: take it off NOT_YET_ACYCLIC"
+        );
     }
 }
