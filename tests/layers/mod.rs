@@ -319,7 +319,6 @@ const NOT_YET_ACYCLIC: &[&str] = &[
     "seq",
     "store",
     "supervise",
-    "timing",
 ];
 
 /// Every folder of src/ with more than one file, relative to src/.
