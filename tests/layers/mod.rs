@@ -314,7 +314,6 @@ const NOT_YET_ACYCLIC: &[&str] = &[
     "index",
     "lease",
     "lock",
-    "seq",
     "store",
     "supervise",
 ];
