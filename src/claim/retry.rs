@@ -19,7 +19,7 @@
 //! undoing a cut-off attempt); other calls through
 //! [`Patience::retry`].
 
-use super::{Refusal, RefusalKind};
+use super::claimant::{Refusal, RefusalKind};
 use crate::base::random::random_below;
 use crate::error::{Error, Result};
 use crate::timing::retry::{Backoff, REPORT_EVERY, UNDO_WITHIN};

@@ -13,7 +13,8 @@
 //! comes. It subscribes after its first busy refusal
 //! ([`Claimant::arm_wakeups`]) and tries again at once, so that nothing
 //! freed before the subscription is missed. The subscription ends with the
-//! wait ([`Claimant::disarm_wakeups`]), whatever ended it.
+//! wait ([`Claimant::disarm_wakeups`]), whatever ended it. The poll and the
+//! wake-ups a claimant uses are the caller's choice ([`WaitOptions`]).
 //!
 //! Two things can end an attempt in flight, and neither leaves what it took
 //! held:
@@ -28,8 +29,10 @@
 //!   ([`waits_end_by`]): one that finds too few replicas then undoes
 //!   itself, and says why.
 
+use super::claimant::{Attempt, Claimant, RefusalKind};
+use super::keeper::Claim;
 use super::retry::Patience;
-use super::{Attempt, Claim, Claimant, RefusalKind};
+use super::wake::WakePolicy;
 use crate::error::{Error, Result};
 use crate::store::waits_end_by;
 use crate::timing::retry::UNDO_WITHIN;
@@ -37,6 +40,27 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 use tokio::time::Instant;
+
+/// How a waiter for a busy claim learns that it may have been freed. The
+/// defaults suit every program; the others are for tests and benchmarks
+/// that tell a wake-up from a poll, or compare the ways (the binary sets
+/// them with hidden flags).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitOptions {
+    /// The pause between two attempts (the fallback poll), instead of the
+    /// claim's own ([`crate::timing::lock::RETRY_PAUSE`],
+    /// [`crate::timing::lease::poll_pause`]).
+    pub poll: Option<Duration>,
+    /// Whether releases wake the waiters, and which.
+    pub wakeups: WakePolicy,
+}
+
+impl WaitOptions {
+    /// The pause between two attempts: [`poll`](Self::poll), else `own`.
+    pub fn pause(&self, own: (Duration, Duration)) -> (Duration, Duration) {
+        self.poll.map_or(own, |d| (d, d))
+    }
+}
 
 /// Tries to take the claim until it is held, `wait` runs out (`None`:
 /// forever; zero: one attempt), or `cancel` resolves, whose error is then

@@ -40,7 +40,6 @@
 //! The design, with its Sentinel and Cluster cases: docs/lock.md,
 //! "Waiting: wake-ups, with polls as the fallback".
 
-use super::WakePolicy;
 use crate::base::keys::companion_key;
 use crate::base::random::{random_below, random_hex};
 use crate::error::Result;
@@ -174,6 +173,20 @@ struct Place {
     /// other never tie) when it started to wait: its score, the same on
     /// every master.
     arrival_us: u64,
+}
+
+/// Whether a release wakes the waiters, and which.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WakePolicy {
+    /// One waiter, the first in the claim's queue, where a release frees
+    /// one (a lock, a semaphore place, a worker id); every waiter where it
+    /// frees many (a shared lock).
+    #[default]
+    Queue,
+    /// Every waiter, by every release: no queue.
+    All,
+    /// None: the waiters only poll.
+    Off,
 }
 
 /// A waiter's wake-ups: the channel, and while it waits its subscriptions.

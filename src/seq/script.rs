@@ -6,9 +6,21 @@
 //! the one place the Rust side knows it. Every script here has one key,
 //! the counter.
 
-use super::{HEAL, PROPOSE, READ, SET_FLOOR, TRANSITION};
+use crate::base::COUNTER_LUA;
 use crate::store::invoke;
+use std::sync::LazyLock;
 use std::time::Duration;
+
+static PROPOSE: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("propose.lua")].concat()));
+static READ: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("read.lua")].concat()));
+static TRANSITION: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("transition.lua")].concat()));
+static SET_FLOOR: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("set_floor.lua")].concat()));
+static HEAL: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("heal.lua")].concat()));
 
 type Invocation = redis::ScriptInvocation<'static>;
 

@@ -16,9 +16,9 @@
 //!   routed explicitly where it matters: `WAIT` to the master of the key
 //!   just written ([`Connection::wait`]), the durability check to every master.
 
-use super::Target;
 use super::listen::Listener;
 use super::target::Endpoint;
+use super::target::Target;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{

@@ -1,40 +1,14 @@
 //! How Redis's errors read to yaraus: an outage to wait out, a refusal to
-//! report (a password, an ACL), a server that is not Redis, one of our
-//! scripts' own `YARAUS_…` errors, or something unexpected.
+//! report (a password, an ACL), a server that is not Redis, or something
+//! unexpected, each message naming the deployment ([`classify`]). What one
+//! error says by itself (its words, an ACL's refusal, one of our scripts'
+//! own `YARAUS_…` codes) is read in redis_error.rs.
 
-use super::{Target, probe};
+use super::probe;
+use super::redis_error::{is_denied, said};
+use super::target::Target;
 use crate::base::setting::Setting;
 use crate::error::Error;
-
-/// Whether the server's ACL refused a command or key: `NOPERM` from a
-/// command, or the `ERR` a script gets when a command or key in it is denied.
-pub(crate) fn is_denied(e: &redis::RedisError) -> bool {
-    e.code() == Some("NOPERM")
-        || e.detail()
-            .is_some_and(|d| d.contains("The user executing the script can't"))
-}
-
-/// Whether an error means the connection is no use any more: dead, timed
-/// out, or to a node that is no longer (or not yet) a writable master.
-pub(super) fn is_stale(e: &redis::RedisError) -> bool {
-    e.is_io_error()
-        || e.is_timeout()
-        || e.is_connection_dropped()
-        || matches!(
-            e.code(),
-            Some("READONLY") | Some("MASTERDOWN") | Some("LOADING")
-        )
-}
-
-/// What went wrong, for a message: the server's error code and words, or
-/// the client's words without the name of redis-rs's error kind (its
-/// `Display` adds " - AuthenticationFailed", " - InvalidClientConfig").
-pub(crate) fn said(e: &redis::RedisError) -> String {
-    match (e.code(), e.detail()) {
-        (Some(code), Some(d)) => format!("{code} {d}"),
-        _ => e.to_string().replacen(&format!(" - {:?}", e.kind()), "", 1),
-    }
-}
 
 /// The one line for a server whose reply is not RESP, with its first line
 /// when it was asked again ([`probe::first_line`]).
@@ -141,15 +115,4 @@ fn tls_failure(e: &redis::RedisError) -> Option<String> {
         source = err.source();
     }
     None
-}
-
-/// Splits an error raised by one of our scripts with `redis.error_reply`,
-/// whose first word is a code of ours (`YARAUS_…`), into code and message.
-pub fn script_error(e: &redis::RedisError) -> Option<(&str, &str)> {
-    let code = e.code()?;
-    if code.starts_with("YARAUS_") {
-        Some((code, e.detail().unwrap_or("").trim()))
-    } else {
-        None
-    }
 }

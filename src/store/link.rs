@@ -23,7 +23,7 @@
 //! drops the connection only if it is still the one the caller used, so a
 //! late failure on an old connection never throws away the new one.
 
-use super::Connection;
+use super::connection::Connection;
 use crate::error::Result;
 use futures_util::FutureExt;
 use futures_util::future::{BoxFuture, Shared};

@@ -21,7 +21,11 @@
 //! node's vote, not the call: it reads as the node being out of reach, and
 //! a majority of the others goes on.
 
-use super::{Connection, Store, Target, classify, script_error};
+use super::connection::Connection;
+use super::errors::classify;
+use super::redis_error::{is_denied, said, script_error};
+use super::server::Store;
+use super::target::Target;
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use crate::timing::Timeouts;
@@ -262,8 +266,8 @@ impl Node {
         if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() {
             return self.store.fail(e);
         }
-        let detail = super::said(&e);
-        if check && super::is_denied(&e) {
+        let detail = said(&e);
+        if check && is_denied(&e) {
             return Error::Refused(format!(
                 "Redis at {} denies this user CONFIG GET, so yaraus cannot verify that it keeps \
                  every write (appendonly yes, appendfsync always, maxmemory-policy noeviction); \

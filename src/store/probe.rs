@@ -5,8 +5,8 @@
 //! connection that sends one line and reads the first line back names it:
 //! an HTTP server's status line, an SSH banner.
 
-use super::Target;
 use super::target::Endpoint;
+use super::target::Target;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 

@@ -26,7 +26,8 @@
 //!     .await;
 //! ```
 
-use super::{Node, Target};
+use super::node::Node;
+use super::target::Target;
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use crate::timing::Timeouts;

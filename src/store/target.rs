@@ -353,7 +353,7 @@ fn parse_url(raw: &str) -> Result<Parsed> {
     let info = url.clone().into_connection_info().map_err(|e| {
         Error::Usage(format!(
             "invalid Redis URL '{display}': {}",
-            super::said(&e)
+            super::redis_error::said(&e)
         ))
     })?;
     // CLIENT SETINFO costs a round trip on every connection (and an

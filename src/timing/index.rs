@@ -10,7 +10,8 @@
 //! no one can set back. A command that must stop for a transition gets
 //! kill-after to do so; all of that has to fit in one interval ([`check`]).
 
-use super::{TimingError, drift::drift};
+use super::drift::drift;
+use super::error::TimingError;
 use crate::base::BootInstant;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -6,7 +6,7 @@
 //! one renewal to be tried first, or a single slow round trip would have the
 //! command killed.
 
-use super::TimingError;
+use super::error::TimingError;
 use crate::base::setting::Setting;
 use std::time::Duration;
 

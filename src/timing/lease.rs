@@ -7,7 +7,8 @@
 //! fields are private), and a [`crate::lease::Leaser`] is made from one.
 
 use super::drift::validity;
-use super::{TimingError, kill_after};
+use super::error::TimingError;
+use super::kill_after;
 use crate::base::setting::Setting;
 use std::fmt;
 use std::time::Duration;

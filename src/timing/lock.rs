@@ -1,7 +1,7 @@
 //! A lock's timing: how long it may live, how often it is extended, how
 //! long a release may take, and how often a waiter tries again.
 
-use super::TimingError;
+use super::error::TimingError;
 use std::time::Duration;
 
 /// The shortest ttl accepted: the lock must outlive the round trips that

@@ -3,7 +3,8 @@
 //!
 //! Everything that knows about the command line lives here: the clap
 //! definitions ([`cli`]), their turning into the library's settings
-//! ([`settings`]), and one function per subcommand ([`commands`]). The
+//! ([`settings`]), and one function per subcommand ([`commands`]), whose
+//! output goes through [`stdout`]. The
 //! library below speaks of settings, never of flags; [`cli::flag`] is how
 //! its messages learn to name them.
 
@@ -11,6 +12,7 @@ mod cli;
 mod commands;
 mod logger;
 mod settings;
+mod stdout;
 
 use cli::Cli;
 use logger::EXIT_FLUSH;

@@ -1,8 +1,8 @@
 //! `yaraus acl-rules`: the ACL of a Redis user that may do what the given
 //! subcommands need, for the deployment the global options describe.
 
-use super::write_stdout;
 use crate::cli::{AclRulesArgs, GlobalArgs};
+use crate::stdout::write_stdout;
 use yaraus::acl::{Deployment, Part, Rules};
 use yaraus::context::Context;
 use yaraus::error::Result;

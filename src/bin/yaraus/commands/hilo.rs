@@ -1,7 +1,7 @@
 //! `yaraus hilo`: agent, next and status over the shards of a sequence.
 
-use super::{write_stdout, write_stdout_unless_closed};
 use crate::cli::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
+use crate::stdout::{write_stdout, write_stdout_unless_closed};
 use serde_json::json;
 use std::fmt::Write;
 use yaraus::context::Context;

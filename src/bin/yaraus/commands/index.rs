@@ -2,8 +2,8 @@
 //! start it again, safely, whenever the pair changes; or print the pairs;
 //! or report the index's recent intervals.
 
-use super::{no_watchdog, write_stdout, write_stdout_while_read};
 use crate::cli::{IndexArgs, command_env};
+use crate::stdout::{write_stdout, write_stdout_while_read};
 use std::time::Duration;
 use yaraus::claim::Keeper;
 use yaraus::context::Context;
@@ -15,7 +15,7 @@ use yaraus::supervise::{ChildSpec, HoldOptions, Signals, Watchdog, hold_once, su
 use yaraus::timing::Timeouts;
 use yaraus::timing::index::Timing;
 
-pub async fn index(ctx: &Context, args: IndexArgs, watchdog: Option<Watchdog>) -> Result<i32> {
+pub async fn index(ctx: &Context, args: IndexArgs, watchdog: Result<Watchdog>) -> Result<i32> {
     let metrics_args = args.metrics.clone();
     http::with_metrics(
         metrics_args.metrics_listen.as_deref(),
@@ -28,7 +28,7 @@ pub async fn index(ctx: &Context, args: IndexArgs, watchdog: Option<Watchdog>) -
 async fn index_with(
     ctx: &Context,
     args: IndexArgs,
-    watchdog: Option<Watchdog>,
+    watchdog: Result<Watchdog>,
     metrics: Metrics,
 ) -> Result<i32> {
     let target = ctx.server("an index")?;
@@ -85,7 +85,7 @@ async fn index_with(
     if args.print {
         return print(&mut replica, &mut signals).await;
     }
-    let watchdog = watchdog.ok_or_else(no_watchdog)?;
+    let watchdog = watchdog?;
     supervise(
         &mut replica,
         (&args.command, &env_remove),

@@ -42,7 +42,7 @@ pub async fn lock(
     ctx: &Context,
     args: LockArgs,
     asked: Provenance,
-    watchdog: Option<Watchdog>,
+    watchdog: Result<Watchdog>,
 ) -> Result<i32> {
     let mode = mode(&args)?;
     let env_remove = args.child_env.removed()?;
@@ -85,7 +85,7 @@ pub async fn lock(
                 Some(extend_every(args.ttl)),
                 Setting::Ttl,
             )?;
-            let watchdog = watchdog.ok_or_else(super::no_watchdog)?;
+            let watchdog = watchdog?;
             let how = Wrapping {
                 wait,
                 kill_after,
@@ -296,7 +296,7 @@ async fn acquire(
                 + "\n"
         }
     };
-    if let Err(e) = super::write_stdout(text.as_bytes()) {
+    if let Err(e) = crate::stdout::write_stdout(text.as_bytes()) {
         // Nobody could release a lock whose token was never read: give it
         // back now rather than leave it held for a whole ttl.
         let released = locker.release(held.token()).await;
@@ -418,7 +418,7 @@ async fn info(locker: &mut Locker, patience: &mut Patience) -> Result<i32> {
         .await;
     if let Some(info) = last {
         let text = serde_json::to_string_pretty(&info).map_err(|e| Error::Output(e.to_string()))?;
-        super::write_stdout((text + "\n").as_bytes())?;
+        crate::stdout::write_stdout((text + "\n").as_bytes())?;
     }
     answered.map(|()| 0)
 }

@@ -18,7 +18,8 @@ use yaraus::supervise::Watchdog;
 /// Runs the parsed command line, asked as `provenance` says; returns the
 /// exit status. `watchdog` is the process that will start and guard the
 /// command, for the subcommands that run one ([`Cli::runs_a_command`]); it
-/// must be started before the runtime ([`Watchdog::start`]).
+/// must be started before the runtime ([`Watchdog::start`]). A subcommand
+/// that may run one gets it, or the error to fail with where it needs one.
 pub async fn execute(cli: Cli, provenance: Provenance, watchdog: Option<Watchdog>) -> Result<i32> {
     if let Command::Completions(args) = &cli.command {
         return completions(args.shell);
@@ -32,9 +33,11 @@ pub async fn execute(cli: Cli, provenance: Provenance, watchdog: Option<Watchdog
         }
         Command::Stats(args) => pool::stats(&ctx.pool()?, args).await,
         Command::List(args) => pool::list(&ctx.pool()?, args).await,
-        Command::Lock(args) => lock::lock(&ctx, args, provenance, watchdog).await,
+        Command::Lock(args) => {
+            lock::lock(&ctx, args, provenance, watchdog.ok_or_else(no_watchdog)).await
+        }
         Command::Seq(args) => seq::seq(&ctx, args).await,
-        Command::Index(args) => index::index(&ctx, args, watchdog).await,
+        Command::Index(args) => index::index(&ctx, args, watchdog.ok_or_else(no_watchdog)).await,
         Command::Hilo(args) => hilo::hilo(&ctx, args).await,
         Command::AclRules(args) => acl::acl_rules(&ctx, &cli.global, args),
         Command::Completions(_) => unreachable!("answered before the servers were worked out"),
@@ -46,51 +49,12 @@ fn completions(shell: clap_complete::Shell) -> Result<i32> {
     // Into a buffer: clap_complete panics when its writer fails.
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "yaraus", &mut script);
-    write_stdout(&script)?;
+    crate::stdout::write_stdout(&script)?;
     Ok(0)
 }
 
 /// A subcommand that runs a command was not given the watchdog (an
 /// embedder that did not call [`Watchdog::start`]).
-pub(crate) fn no_watchdog() -> Error {
+fn no_watchdog() -> Error {
     Error::State("running a command needs the watchdog process".into())
-}
-
-/// Writes `bytes` to stdout and flushes it.
-pub(crate) fn write_stdout(bytes: &[u8]) -> Result<()> {
-    write_raw(bytes).map_err(stdout_error)
-}
-
-/// The same, for output a reader may stop reading early (`yaraus list |
-/// head`): a closed pipe is not an error there.
-pub(crate) fn write_stdout_unless_closed(bytes: &[u8]) -> Result<()> {
-    write_raw(bytes).or_else(unless_closed)
-}
-
-/// For output that streams until stopped (`index --print`): whether the
-/// reader is still there (`false`: it closed the pipe, so stop printing).
-pub(crate) fn write_stdout_while_read(bytes: &[u8]) -> Result<bool> {
-    match write_raw(bytes) {
-        Ok(()) => Ok(true),
-        Err(e) => unless_closed(e).map(|()| false),
-    }
-}
-
-fn write_raw(bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    out.write_all(bytes).and_then(|()| out.flush())
-}
-
-/// A failed write to stdout, unless the reader just went away.
-pub(crate) fn unless_closed(e: std::io::Error) -> Result<()> {
-    if e.kind() == std::io::ErrorKind::BrokenPipe {
-        Ok(())
-    } else {
-        Err(stdout_error(e))
-    }
-}
-
-fn stdout_error(e: std::io::Error) -> Error {
-    Error::Output(format!("cannot write to stdout: {e}"))
 }

@@ -1,7 +1,7 @@
 //! `init`, `stats` and `list`: the one-shot companions of `run`.
 
-use super::{unless_closed, write_stdout, write_stdout_unless_closed};
 use crate::cli::{InitArgs, ListArgs, ListFormat, StatsArgs, StatsFormat};
+use crate::stdout::{unless_closed, write_stdout, write_stdout_unless_closed};
 use std::io::Write;
 use yaraus::context::PoolContext;
 use yaraus::error::{Error, Result};

@@ -29,7 +29,7 @@ use roff::{Inline, Roff, bold, italic, roman};
 const PREAMBLE: &str = ".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n";
 
 /// The heading of the options every subcommand shares (cli/mod.rs).
-const CONNECTION: &str = super::super::CONNECTION;
+const CONNECTION: &str = crate::cli::CONNECTION;
 
 /// The page of `cmd` (built, as a subcommand of `parents`, root first).
 pub fn page(cmd: &Command, parents: &[&Command]) -> String {
@@ -329,7 +329,7 @@ fn environment(cmd: &Command) -> Roff {
     for (var, what) in vars {
         roff.control("TP", []).text([bold(var)]).text(what);
     }
-    let set = super::super::command_env::of(cmd.get_name());
+    let set = crate::cli::command_env::of(cmd.get_name());
     if !set.is_empty() {
         roff.control("PP", [])
             .text([roman("COMMAND gets, besides the environment it inherits:")]);

@@ -60,7 +60,7 @@ async fn next(ctx: &Context, args: SeqNextArgs) -> Result<i32> {
     for id in ids {
         let _ = writeln!(out, "{id}");
     }
-    crate::commands::write_stdout(out.as_bytes())?;
+    crate::stdout::write_stdout(out.as_bytes())?;
     Ok(0)
 }
 
@@ -74,7 +74,7 @@ async fn get(ctx: &Context, name: &str) -> Result<i32> {
         .await?;
     match current {
         Some(value) => {
-            crate::commands::write_stdout(format!("{value}\n").as_bytes())?;
+            crate::stdout::write_stdout(format!("{value}\n").as_bytes())?;
             Ok(0)
         }
         None => {
@@ -122,6 +122,6 @@ async fn floor(ctx: &Context, args: SeqSetFloorArgs) -> Result<i32> {
             )))
         })
         .await;
-    crate::commands::write_stdout(out.as_bytes())?;
+    crate::stdout::write_stdout(out.as_bytes())?;
     raised.map(|()| 0)
 }
