@@ -11,8 +11,9 @@
 //! finding the pair back, would extend a command whose deadline others are
 //! counting on (found by `tests/index_model/`).
 
-use super::replica::History;
-use super::{Index, Pair, TickOutcome};
+use super::history::History;
+use super::pair::Pair;
+use super::tick::{Index, TickOutcome};
 use crate::base::BootInstant;
 use crate::claim::{Claim, RenewError};
 use crate::error::{Error, Result};

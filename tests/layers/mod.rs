@@ -312,7 +312,6 @@ const NOT_YET_ACYCLIC: &[&str] = &[
     "bin/yaraus/cli/man",
     "bin/yaraus/commands",
     "claim",
-    "index",
     "lease",
     "lock",
     "seq",
