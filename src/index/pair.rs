@@ -1,5 +1,5 @@
-//! A replica's place in an interval's partition: the one thing an index
-//! hands out, and the only thing a command is told.
+//! A replica's place in an interval's partition: what an index hands out,
+//! and what a command is told (`<index>`, `<replicas>`, `<rank>`).
 
 /// A replica's place in an interval's partition: `task % replicas == index`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
