@@ -316,7 +316,6 @@ const NOT_YET_ACYCLIC: &[&str] = &[
     "lock",
     "seq",
     "store",
-    "supervise",
     "timing",
 ];
 
@@ -376,16 +375,27 @@ fn imported_names(after: &str) -> Vec<&str> {
 }
 
 /// File → the files of its folder it imports (`mod` for `mod.rs`), test
-/// modules left out.
+/// modules left out. A sub-folder module (`sub/mod.rs`) is a sibling too:
+/// a file that names `super::sub::…` imports it, not `mod.rs` (its own
+/// files are the sub-folder's check).
 fn folder_imports(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+    let entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .collect();
+    let files: Vec<PathBuf> = entries
+        .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "rs"))
         .filter(|p| !p.to_string_lossy().ends_with("_tests.rs"))
+        .cloned()
         .collect();
     let stem = |p: &PathBuf| p.file_stem().unwrap().to_string_lossy().into_owned();
     let siblings: BTreeSet<String> = files.iter().map(stem).filter(|s| s != "mod").collect();
+    let sub_folders: BTreeSet<String> = entries
+        .iter()
+        .filter(|p| p.join("mod.rs").is_file())
+        .map(stem)
+        .collect();
     let mut graph = BTreeMap::new();
     for file in &files {
         let me = stem(file);
@@ -406,7 +416,8 @@ fn folder_imports(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
         } else {
             for (i, _) in text.match_indices("super::") {
                 for name in imported_names(&text[i + "super::".len()..]) {
-                    let target = if siblings.contains(name) { name } else { "mod" };
+                    let sibling = siblings.contains(name) || sub_folders.contains(name);
+                    let target = if sibling { name } else { "mod" };
                     if target != me && name != "super" {
                         named.insert(target.to_string());
                     }
@@ -416,6 +427,22 @@ fn folder_imports(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
         graph.insert(me, named);
     }
     graph
+}
+
+#[test]
+fn a_sub_folder_module_is_a_sibling_not_mod_rs() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("mod.rs", "mod a;\nmod sub;\npub use a::A;\n");
+    write("a.rs", "use super::sub::run;\nuse super::Shared;\n");
+    write("sub/mod.rs", "pub fn run() {}\n");
+    let graph = folder_imports(dir.path());
+    assert_eq!(graph["a"], BTreeSet::from(["mod".into(), "sub".into()]));
+    assert_eq!(graph["mod"], BTreeSet::from(["a".into()]));
 }
 
 #[test]
