@@ -313,7 +313,6 @@ const NOT_YET_ACYCLIC: &[&str] = &[
     "bin/yaraus/commands",
     "claim",
     "lease",
-    "lock",
     "seq",
     "store",
     "timing",
