@@ -312,7 +312,6 @@ const NOT_YET_ACYCLIC: &[&str] = &[
     "bin/yaraus/cli/man",
     "bin/yaraus/commands",
     "claim",
-    "lease",
     "seq",
     "store",
     "timing",
