@@ -71,7 +71,8 @@ pub struct Locker {
     pub(super) kind: Kind,
     pub(super) ttl: Duration,
     pub(super) fencing: MajoritySequence,
-    /// The token of the attempt in flight, for [`Claimant::undo_interrupted`].
+    /// The token of the attempt in flight, for
+    /// [`crate::claim::Claimant::undo_interrupted`].
     pub(super) attempt_token: Option<Token>,
     /// While an exclusive holder waits: the mark its attempts leave among
     /// shared holders so that no new one is admitted before it (one mark

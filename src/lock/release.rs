@@ -88,8 +88,9 @@ impl Locker {
     /// Undoes a failed attempt: releases the lock wherever it is ours,
     /// withdraws our fencing vote wherever it stood and nothing has moved
     /// the counter since (`replaced`: per node, the counter the vote
-    /// replaced), and releases the [`Leftovers`] of earlier failed
-    /// attempts, wherever they still are.
+    /// replaced), and releases the
+    /// [`Leftovers`](super::leftovers::Leftovers) of earlier failed attempts,
+    /// wherever they still are.
     pub(super) async fn undo_failed(
         &mut self,
         token: &Token,
