@@ -8,8 +8,10 @@
 //! Between phases it stops at the first shard that refuses: the fence of a
 //! newer run means another agent took over, and it does the work.
 
+use super::keys::HiloKeys;
 use super::script::{Create, Fence, Raise};
-use super::{HiloKeys, ShardStatus, Window, shard_statuses, wire};
+use super::status::{ShardStatus, Window, shard_statuses};
+use super::wire::{parse_id, wire};
 use crate::base::setting::Setting;
 use crate::claim::Claim;
 use crate::error::{Error, Result};
@@ -247,7 +249,7 @@ async fn fence_one(node: &mut Node, keys: &HiloKeys, fence: &str) -> Result<Phas
     let answer = node.ask(&Fence { keys, fence }.invocation()).await?;
     match answer.code()? {
         1 => Ok(Phase::Accepted(Fenced {
-            hwm: super::parse_id(&answer, 1)?,
+            hwm: parse_id(&answer, 1)?,
             open: answer.counter(2)?,
         })),
         2 => Ok(Phase::Refused(answer.text(1)?)),

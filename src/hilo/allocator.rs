@@ -16,7 +16,7 @@
 //! when the allocator is dropped are skipped, never handed out again: the
 //! price of any hi-lo scheme.
 
-use super::{Block, Reserver};
+use super::reserve::{Block, Reserver};
 use crate::error::{Error, Result};
 use crate::timing::hilo::BLOCK_LIFE;
 use std::time::{Duration, Instant};

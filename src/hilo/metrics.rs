@@ -8,7 +8,7 @@
 //! ([`AgentMetrics::cycle`]). Without `--metrics-listen` the struct is
 //! empty and recording returns at once.
 
-use super::AgentRun;
+use super::agent::AgentRun;
 use crate::error::Result;
 use crate::metrics::{LabelValue, Labels, Metrics};
 use prometheus_client::metrics::counter::Counter;

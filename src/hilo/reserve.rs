@@ -8,8 +8,9 @@
 //! shard has failed is the call an error, and the error names what each
 //! shard said.
 
+use super::keys::HiloKeys;
 use super::script::Reserve;
-use super::{HiloKeys, garbled};
+use super::wire::garbled;
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use crate::store::Quorum;

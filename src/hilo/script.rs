@@ -6,7 +6,8 @@
 //! first; each builder pushes its fields in the header's order, ids as
 //! 20-digit text ([`wire`]): the one place the Rust side knows the layout.
 
-use super::{HiloKeys, wire};
+use super::keys::HiloKeys;
+use super::wire::wire;
 use crate::store::invoke;
 use std::sync::LazyLock;
 

@@ -1,8 +1,9 @@
 //! What one shard holds for a sequence, read in one script: the agent's
 //! first look at every shard, and `yaraus hilo status`.
 
+use super::keys::HiloKeys;
 use super::script::Status;
-use super::{HiloKeys, garbled, parse_id};
+use super::wire::{garbled, parse_id};
 use crate::error::Result;
 use crate::store::{Node, Quorum};
 

@@ -6,7 +6,8 @@
 //! builder has the fields the keys and arguments are made from, and
 //! pushes them in that order: the one place the Rust side knows it.
 
-use super::{IndexKeys, Pair};
+use super::keys::IndexKeys;
+use super::pair::Pair;
 use crate::store::invoke;
 use std::sync::LazyLock;
 

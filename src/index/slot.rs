@@ -1,7 +1,7 @@
 //! A running command's pair, as a [`Claim`]: the keeper renews it by ticking
 //! on the index's schedule, and it is lost the moment a tick brings another
 //! pair (or none). Release confirms the transition: by then the command's
-//! whole tree is gone ([`crate::supervise::hold`] releases last).
+//! whole tree is gone ([`crate::supervise::hold()`] releases last).
 //!
 //! A tick vouches for the command only if the tick of the interval before
 //! vouched for it (or started it): once one tick did not, whether it failed,
@@ -11,8 +11,9 @@
 //! finding the pair back, would extend a command whose deadline others are
 //! counting on (found by `tests/index_model/`).
 
-use super::replica::History;
-use super::{Index, Pair, TickOutcome};
+use super::history::History;
+use super::pair::Pair;
+use super::tick::{Index, TickOutcome};
 use crate::base::BootInstant;
 use crate::claim::{Claim, RenewError};
 use crate::error::{Error, Result};

@@ -5,7 +5,7 @@
 //! and the pairs of the current interval: every replica of the interval
 //! before, with the index and replica count it runs under now.
 
-use super::IndexKeys;
+use super::keys::IndexKeys;
 use crate::error::Result;
 use crate::store::Store;
 use serde_json::{Value, json};

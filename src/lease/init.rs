@@ -20,8 +20,10 @@
 //! The pool's range is recorded in `ns:stats` as `min` and `max`; a pool made
 //! by the Go tool, which has none, is measured by scanning it.
 
+use super::keys::PoolKeys;
+use super::script::pool_error;
 use super::script::{FinalizeInit, Resize, Shrink};
-use super::{PoolKeys, WorkerId, pool_error};
+use super::worker_id::WorkerId;
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
 use crate::store::Store;

@@ -39,9 +39,11 @@
 //! replies that came during the stop are read before the server is blamed.
 
 use super::clock_guard::ClockRecord;
+use super::init::measure;
+use super::keys::PoolKeys;
 use super::report::HolderClock;
-use super::script::Leased;
-use super::{PoolKeys, WorkerId};
+use super::script::{Leased, pool_error};
+use super::worker_id::WorkerId;
 use crate::error::{Error, Result};
 use crate::store::{Store, Target, classify};
 use serde::Serialize;
@@ -146,7 +148,7 @@ pub async fn list(
         None => {
             let (min, max) = match bounds {
                 (Some(min), Some(max)) => (min, max),
-                _ => super::init::measure(store, keys).await?,
+                _ => measure(store, keys).await?,
             };
             Chunks::request(store, keys, min..=max, clocks).await?
         }
@@ -206,7 +208,7 @@ async fn leased_ids(
         let (more, last, members): (u8, String, Vec<String>) =
             match store.script(&invocation).await? {
                 Ok(page) => page,
-                Err(e) => return Err(super::pool_error(store, &e)),
+                Err(e) => return Err(pool_error(store, &e)),
             };
         ids.extend(
             members

@@ -12,21 +12,14 @@
 //!   us, from everyone, until `--expire`. Such ids are released again
 //!   before later attempts and after the one that succeeds.
 
-use super::{InitOutcome, Leaser, WorkerId, create_missing, pool_error, recorded_range};
+use super::init::{InitOutcome, create_missing, recorded_range};
+use super::leaser::{Leaser, Leftover};
+use super::script::{self, pool_error};
+use super::worker_id::WorkerId;
 use crate::base::setting::Setting;
 use crate::error::Result;
 use crate::store::reply::Answer;
 use crate::store::script_error;
-
-/// An id a failed attempt leased and released, released again until its
-/// lease would surely have run out (`Leaser::leftovers`).
-#[derive(Clone, Debug)]
-pub(super) struct Leftover {
-    pub id: WorkerId,
-    pub until: tokio::time::Instant,
-    /// The clock record the attempt's lease found ('' for none).
-    pub found: String,
-}
 
 /// What acquire.lua answered: its code, the client id, the id, the
 /// expiry and the server's time (ms), and the id's clock record.
@@ -105,7 +98,7 @@ impl Leaser {
             // Its command never ran: the clock record goes back as the
             // lease found it, wherever the lease is still ours (a promoted
             // replica may still hold the lease's projected horizon).
-            let release = super::script::Release {
+            let release = script::Release {
                 keys: &self.keys,
                 client: &self.client_id,
                 id: kept.id,

@@ -11,7 +11,9 @@
 //! running workers, which one reply carries (about 40 bytes each).
 
 use super::clock_guard::ClockRecord;
-use super::{PoolKeys, WorkerId, pool_error, script};
+use super::keys::PoolKeys;
+use super::script::{self, pool_error};
+use super::worker_id::WorkerId;
 use crate::error::Result;
 use crate::store::Store;
 use serde::Serialize;

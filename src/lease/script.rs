@@ -9,10 +9,13 @@
 //! releasing again an id its failed attempt leased, `recovery.rs`).
 
 use super::clock_guard::Offset;
-use super::{PoolKeys, WorkerId};
+use super::keys::PoolKeys;
+use super::worker_id::WorkerId;
+use crate::base::setting::Setting;
 use crate::claim::WAKE_LUA;
 use crate::claim::wake::{Queued, Waking};
-use crate::store::invoke;
+use crate::error::Error;
+use crate::store::{Store, invoke, script_error};
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 
@@ -224,5 +227,18 @@ impl Stats<'_> {
             &STATS,
             &[&keys.ids, &keys.stats, &keys.clients, &keys.clock],
         )
+    }
+}
+
+/// Turns an error from one of the pool scripts into what the user sees.
+pub(super) fn pool_error(store: &Store, e: &redis::RedisError) -> Error {
+    match script_error(e) {
+        Some(("YARAUS_UNINIT", msg)) => Error::State(format!(
+            "{msg}, or give run {} and {} to have it re-created whenever it is gone",
+            Setting::Min,
+            Setting::Max
+        )),
+        Some((_, msg)) => Error::State(msg.to_string()),
+        None => crate::store::classify(store.target(), e.clone()),
     }
 }

@@ -8,11 +8,11 @@
 //! lease that expired, an id freed by hand, a pool grown by `init`)
 //! publishes nothing and is found by the poll.
 
-use super::{Acquired, Lease, Leaser, PoolKeys, clock_guard};
-use crate::claim::{Attempt, Claimant, Refusal, WaitOptions, Wakeups};
+use super::clock_guard;
+use super::held::Lease;
+use super::leaser::{Acquired, Leaser, pause};
+use crate::claim::{Attempt, Claimant, Refusal};
 use crate::error::Result;
-use crate::store::Store;
-use crate::timing::wake::waiter_keep;
 use std::time::Duration;
 
 impl Claimant for Leaser {
@@ -83,23 +83,4 @@ impl Claimant for Leaser {
     fn disarm_wakeups(&mut self) {
         self.wakeups.disarm();
     }
-}
-
-/// The pause between two attempts of a run waiting for an id: the
-/// options' poll, else [`crate::timing::lease::poll_pause`].
-pub(super) fn pause(interval: Duration, wait: &WaitOptions) -> (Duration, Duration) {
-    wait.pause(crate::timing::lease::poll_pause(interval))
-}
-
-/// The wake-ups of a run waiting for an id: a released id admits one run,
-/// so waiters queue, and their places outlive a waiter's last attempt
-/// ([`crate::timing::wake::waiter_keep`]).
-pub(super) fn wakeups(
-    keys: &PoolKeys,
-    store: &Store,
-    interval: Duration,
-    wait: &WaitOptions,
-) -> Wakeups {
-    let keep = waiter_keep(pause(interval, wait).1, store.timeouts().settle());
-    Wakeups::new(keys.wake.clone(), wait.wakeups).waking_one(keep)
 }

@@ -2,10 +2,12 @@
 //! round on every master and the reading of its replies (counted in
 //! `tally.rs`).
 
+use super::held::{Attempt, HeldLock};
 use super::kind::{self, Kind};
-use super::script::FenceMode;
+use super::locker::Locker;
+use super::script::{FenceMode, millis_arg};
 use super::tally::{NodeAcquire, Tally, Unkept};
-use super::{Attempt, HeldLock, Locker, Token, millis_arg, proposal};
+use super::token::Token;
 use crate::claim::{Claimant, Refusal, RefusalKind};
 use crate::error::{Error, Result};
 use crate::store::Replies;
@@ -225,6 +227,21 @@ impl Locker {
             })
             .await
     }
+}
+
+/// The fencing token to vote for with several masters: one more than the
+/// highest counter this process has seen, and at least the wall clock in
+/// microseconds since the epoch. The clock is what lets a process that has
+/// seen nothing yet (every `yaraus lock` is one) settle its token in the
+/// acquire round: the previous holder voted for its own clock, which, give or
+/// take clock skew, is behind ours. It is only a guess: safety rests on the
+/// set-if-less-than vote, and a guess that loses (a clock behind, or a
+/// counter raised some other way) costs one more round, never a wrong token.
+fn proposal(seen: Option<u64>) -> u64 {
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+    seen.unwrap_or(1).max(clock)
 }
 
 fn parse_acquire(answer: Answer) -> Result<NodeAcquire> {

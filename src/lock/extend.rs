@@ -1,6 +1,8 @@
 //! Extending the lock, and healing masters that lost it.
 
-use super::{Locker, Token, describe_holder, millis_arg};
+use super::locker::Locker;
+use super::script::millis_arg;
+use super::token::{Token, describe_holder};
 use crate::claim::RenewError;
 use crate::error::{Error, Result};
 use crate::store::Replies;

@@ -1,13 +1,15 @@
-//! A lock this process holds, as the claim the keeper renews.
+//! A lock this process holds, as the claim the keeper renews, and
+//! [`Attempt`], what one attempt at the lock comes to.
 
-/// A lock this process holds: the [`Claim`] that `yaraus lock` keeps alive
-/// while its command runs.
-use super::{Locker, Token};
+use super::locker::Locker;
+use super::token::Token;
 use crate::base::BootInstant;
-use crate::claim::{Claim, RenewError};
+use crate::claim::{Attempt as ClaimAttempt, Claim, RenewError};
 use crate::error::{Error, Result};
 use std::time::Duration;
 
+/// A lock this process holds: the [`Claim`] that `yaraus lock` keeps alive
+/// while its command runs.
 pub struct HeldLock {
     pub(super) locker: Locker,
     pub(super) token: Token,
@@ -70,3 +72,6 @@ impl Claim for HeldLock {
         self.locker.what()
     }
 }
+
+/// The outcome of one attempt at a lock.
+pub type Attempt = ClaimAttempt<HeldLock>;

@@ -7,8 +7,10 @@
 //! value without a holder. The lock counts as held when a majority of the
 //! masters hold the same token, which is exactly when nobody else can take it.
 
+use super::kind::{Kind, WRITER_WAITING};
+use super::locker::Locker;
 use super::script::Inspect;
-use super::{Locker, Token};
+use super::token::{Holder, Token};
 use crate::error::Result;
 use crate::store::reply::Answer;
 use serde::Serialize;
@@ -31,7 +33,7 @@ pub struct LockInfo {
     pub token: Option<String>,
     /// Who took it, when the token is a yaraus token.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub holder: Option<super::Holder>,
+    pub holder: Option<Holder>,
     /// The highest fencing counter among the masters that answered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fencing_counter: Option<u64>,
@@ -51,7 +53,7 @@ pub struct NodeInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub holder: Option<super::Holder>,
+    pub holder: Option<Holder>,
     /// Time since the holder took the lock (yaraus tokens only; holder's clock).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub age_ms: Option<u64>,
@@ -79,16 +81,23 @@ pub struct NodeInfo {
 pub struct SemaphoreHolder {
     pub token: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub holder: Option<super::Holder>,
+    pub holder: Option<Holder>,
     pub ttl_ms: i64,
 }
 
-pub(super) async fn inspect(locker: &mut Locker) -> LockInfo {
+impl Locker {
+    /// What every master knows about the lock now.
+    pub async fn inspect(&mut self) -> LockInfo {
+        inspect(self).await
+    }
+}
+
+async fn inspect(locker: &mut Locker) -> LockInfo {
     let labels = locker.quorum.labels();
     let (key, fence_key) = (locker.key.as_str(), locker.fencing.key());
     let zset_state = match locker.kind {
-        super::Kind::Semaphore { .. } => "semaphore",
-        super::Kind::Lock | super::Kind::Shared => "shared",
+        Kind::Semaphore { .. } => "semaphore",
+        Kind::Lock | Kind::Shared => "shared",
     };
     let replies = locker
         .quorum
@@ -195,7 +204,7 @@ fn parse_node(answer: Answer, zset_state: &'static str) -> Result<NodeInfo> {
                     continue; // expired, not purged yet: nobody holds it
                 }
                 let token = String::from_utf8_lossy(&token).into_owned();
-                let (list, token) = match token.strip_prefix(super::kind::WRITER_WAITING) {
+                let (list, token) = match token.strip_prefix(WRITER_WAITING) {
                     Some(writer) => (&mut node.waiting_writers, writer.to_string()),
                     None => (&mut holders, token),
                 };

@@ -16,12 +16,25 @@ use super::script::{
     Acquire, Extend, FenceMode, Release, SemaphoreAcquire, SemaphoreExtend, SemaphoreRelease,
     SharedAcquire, Undo,
 };
-use super::{Busy, Token, describe_holder};
+use super::token::{Token, describe_holder};
 use crate::claim::wake::{Channel, Queued, Waking};
 use crate::claim::{WakePolicy, Wakeups};
 use crate::timing::lock::RETRY_PAUSE;
 use crate::timing::wake::waiter_keep;
 use std::time::Duration;
+
+/// A node that refused the lock because someone holds it: what it said.
+#[derive(Clone, Debug)]
+pub(super) struct Busy {
+    /// The node's URL, password hidden.
+    pub node: String,
+    /// The holder's token (a lock), or the first holder's (a semaphore).
+    pub holder: Vec<u8>,
+    /// Time left before that holder expires; -1 when it never does.
+    pub ttl_ms: i64,
+    /// How many hold a semaphore.
+    pub holders: Option<i64>,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kind {

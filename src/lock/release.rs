@@ -1,52 +1,15 @@
 //! Giving the lock back: the release round on every master, and what its
-//! replies mean for the lock (the quorum arithmetic).
-//!
-//! A failed attempt's token may also sit where its undo did not reach.
-//! With a replica promoted between the two (Sentinel), the write reached
-//! the replica and the delete went to the old master only; with a reply
-//! lost, the delete may not have been sent at all. The new master then
-//! holds a token that no command holds, "held by" this very process until
-//! its ttl, while the process waits for the lock, for seconds during a
-//! failover. So a failed attempt whose token was written
-//! somewhere, or whose fate a node did not tell, is kept among the
-//! [`Leftovers`], and every later undo deletes those tokens again,
-//! wherever they still are. Deleting them is always safe: a failed attempt
-//! never ran a command, and a token is this process's alone.
+//! replies mean for the lock (the quorum arithmetic); and undoing a failed
+//! attempt, which deletes again the
+//! [`Leftovers`](super::leftovers::Leftovers) of earlier ones.
 
 use super::kind::Kind;
+use super::locker::Locker;
 use super::script::FenceMode;
-use super::{Locker, Token};
+use super::token::Token;
 use crate::claim::wake::Waking;
 use crate::error::Result;
 use crate::store::Node;
-use std::time::Duration;
-use tokio::time::Instant;
-
-/// How many tokens of failed attempts are released again, the newest.
-const LEFTOVERS_KEPT: usize = 16;
-
-/// Tokens of this locker's failed attempts that may still hold the lock
-/// somewhere, each until it has surely expired there.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Leftovers(Vec<(Token, Instant)>);
-
-impl Leftovers {
-    /// The tokens that may still be alive.
-    fn live(&mut self) -> Vec<Token> {
-        let now = Instant::now();
-        self.0.retain(|(_, until)| *until > now);
-        self.0.iter().map(|(token, _)| token.clone()).collect()
-    }
-
-    /// Keeps `token`, written with `ttl`, for twice that: a promoted
-    /// replica expires the key by its own clock.
-    fn keep(&mut self, token: &Token, ttl: Duration) {
-        if self.0.len() >= LEFTOVERS_KEPT {
-            self.0.remove(0);
-        }
-        self.0.push((token.clone(), Instant::now() + ttl * 2));
-    }
-}
 
 /// What a release did.
 #[derive(Clone, Debug)]
@@ -125,8 +88,9 @@ impl Locker {
     /// Undoes a failed attempt: releases the lock wherever it is ours,
     /// withdraws our fencing vote wherever it stood and nothing has moved
     /// the counter since (`replaced`: per node, the counter the vote
-    /// replaced), and releases the [`Leftovers`] of earlier failed
-    /// attempts, wherever they still are.
+    /// replaced), and releases the
+    /// [`Leftovers`](super::leftovers::Leftovers) of earlier failed attempts,
+    /// wherever they still are.
     pub(super) async fn undo_failed(
         &mut self,
         token: &Token,
@@ -227,5 +191,25 @@ fn freed_and_lacking(node: &Node, reply: redis::Value) -> Result<(bool, bool)> {
             let answer = node.answer(other)?;
             Ok((answer.code()? == 1, answer.get::<i64>(1)? == 1))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_verdicts_follow_the_quorum_arithmetic() {
+        let r = |freed, answered| Released {
+            freed,
+            answered,
+            masters: 3,
+            problems: Vec::new(),
+        };
+        assert_eq!(r(2, 3).verdict(2), ReleaseVerdict::Freed);
+        assert_eq!(r(1, 2).verdict(2), ReleaseVerdict::Unknown { silent: 1 });
+        assert_eq!(r(0, 1).verdict(2), ReleaseVerdict::Unknown { silent: 2 });
+        assert_eq!(r(1, 3).verdict(2), ReleaseVerdict::NotHeld);
+        assert_eq!(r(0, 3).verdict(2), ReleaseVerdict::NotHeld);
     }
 }

@@ -13,6 +13,7 @@ use crate::claim::WAKE_LUA;
 use crate::claim::wake::{Queued, Waking};
 use crate::store::invoke;
 use std::sync::LazyLock;
+use std::time::Duration;
 
 const SHARED_LUA: &str = include_str!("shared.lua");
 static ACQUIRE_CODE: LazyLock<String> = LazyLock::new(|| {
@@ -46,6 +47,11 @@ static SEMAPHORE_RELEASE: LazyLock<redis::Script> = LazyLock::new(|| {
 });
 static INSPECT: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("inspect.lua")].concat()));
+
+/// A duration as whole milliseconds, for `PX` (at least 1).
+pub(super) fn millis_arg(d: Duration) -> u64 {
+    (d.as_millis() as u64).max(1)
+}
 
 /// The scripts a node of several masters loads before its first request
 /// (see [`crate::store::Quorum::preload`]); a semaphore has one master.

@@ -14,8 +14,10 @@
 //! monotonic clock, with the same instant on the boot clock for the
 //! deadline the keeper and the watchdog enforce.
 
+use super::held::Attempt;
+use super::kind::Busy;
+use super::locker::Locker;
 use super::script::FenceMode;
-use super::{Attempt, Busy, Locker};
 use crate::base::BootInstant;
 use crate::base::setting::Setting;
 use crate::claim::{Refusal, RefusalKind};

@@ -304,13 +304,6 @@ fn the_checks_can_fail() {
     );
 }
 
-/// Every folder of src/ must make no cycle of imports among its files,
-/// `mod.rs` included (a file that names an item of `mod.rs` imports it, and
-/// `mod.rs` imports the files whose items it names), but these, which are
-/// being untangled: a folder leaves the list once it is clean, and the
-/// list goes when it is empty.
-const NOT_YET_ACYCLIC: &[&str] = &["hilo", "index", "lease", "lock", "supervise"];
-
 /// Every folder of src/ with more than one file, relative to src/.
 fn source_folders() -> Vec<String> {
     fn walk(dir: &Path, src: &Path, into: &mut Vec<String>) {
@@ -367,16 +360,27 @@ fn imported_names(after: &str) -> Vec<&str> {
 }
 
 /// File → the files of its folder it imports (`mod` for `mod.rs`), test
-/// modules left out.
+/// modules left out. A sub-folder module (`sub/mod.rs`) is a sibling too:
+/// a file that names `super::sub::…` imports it, not `mod.rs` (its own
+/// files are the sub-folder's check).
 fn folder_imports(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+    let entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .collect();
+    let files: Vec<PathBuf> = entries
+        .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "rs"))
         .filter(|p| !p.to_string_lossy().ends_with("_tests.rs"))
+        .cloned()
         .collect();
     let stem = |p: &PathBuf| p.file_stem().unwrap().to_string_lossy().into_owned();
     let siblings: BTreeSet<String> = files.iter().map(stem).filter(|s| s != "mod").collect();
+    let sub_folders: BTreeSet<String> = entries
+        .iter()
+        .filter(|p| p.join("mod.rs").is_file())
+        .map(stem)
+        .collect();
     let mut graph = BTreeMap::new();
     for file in &files {
         let me = stem(file);
@@ -397,7 +401,8 @@ fn folder_imports(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
         } else {
             for (i, _) in text.match_indices("super::") {
                 for name in imported_names(&text[i + "super::".len()..]) {
-                    let target = if siblings.contains(name) { name } else { "mod" };
+                    let sibling = siblings.contains(name) || sub_folders.contains(name);
+                    let target = if sibling { name } else { "mod" };
                     if target != me && name != "super" {
                         named.insert(target.to_string());
                     }
@@ -410,31 +415,31 @@ fn folder_imports(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
 }
 
 #[test]
-fn the_files_of_a_folder_make_no_cycle() {
-    let folders = source_folders();
-    for folder in NOT_YET_ACYCLIC {
-        assert!(
-            folders.iter().any(|f| f == folder),
-            "{folder}: not a folder"
-        );
-    }
-    for folder in folders
-        .iter()
-        .filter(|f| !NOT_YET_ACYCLIC.contains(&f.as_str()))
-    {
-        let graph = folder_imports(&root().join("src").join(folder));
-        assert_eq!(cycle(&graph), None, "a cycle of imports in src/{folder}");
-    }
+fn a_sub_folder_module_is_a_sibling_not_mod_rs() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("mod.rs", "mod a;\nmod sub;\npub use a::A;\n");
+    write("a.rs", "use super::sub::run;\nuse super::Shared;\n");
+    write("sub/mod.rs", "pub fn run() {}\n");
+    let graph = folder_imports(dir.path());
+    assert_eq!(graph["a"], BTreeSet::from(["mod".into(), "sub".into()]));
+    assert_eq!(graph["mod"], BTreeSet::from(["a".into()]));
 }
 
-/// A folder that was untangled stays so: the list names only tangled ones.
+/// Every folder of src/ makes no cycle of imports among its files,
+/// `mod.rs` included (a file that names an item of `mod.rs` imports it, and
+/// `mod.rs` imports the files whose items it names): `mod.rs` declares,
+/// documents and re-exports, and the files import their siblings directly.
 #[test]
-fn the_folders_not_yet_acyclic_are_tangled() {
-    for folder in NOT_YET_ACYCLIC {
+fn the_files_of_a_folder_make_no_cycle() {
+    let folders = source_folders();
+    assert!(folders.len() > 10, "{folders:?}");
+    for folder in &folders {
         let graph = folder_imports(&root().join("src").join(folder));
-        assert!(
-            cycle(&graph).is_some(),
-            "src/{folder} makes no cycle now: take it off NOT_YET_ACYCLIC"
-        );
+        assert_eq!(cycle(&graph), None, "a cycle of imports in src/{folder}");
     }
 }

@@ -38,7 +38,7 @@
 
 use super::batch::Ask;
 use super::command::{self, Command, InMulti, TABLE};
-use super::limits::{self, MAX_REPLY_BYTES};
+use super::limits::MAX_REPLY_BYTES;
 use super::multi;
 use super::reply::{self, InFlight, Outcome, Proto, closing_err, err, ok};
 use super::resp::Request;
@@ -275,7 +275,7 @@ fn too_large(server: &Server, client: &Client) -> Outcome {
              bytes, the bound on one connection's replies{}",
             client.peer,
             MAX_REPLY_BYTES,
-            limits::left_out(left_out)
+            left_out
         );
     }
     closing_err(&format!(

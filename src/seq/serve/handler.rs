@@ -38,7 +38,6 @@
 
 use super::conn::{Connection, ReadNow};
 use super::dispatch::dispatch;
-use super::limits;
 use super::reply::{self, InFlight, Outcome, SHUTTING_DOWN, closing_err};
 use super::resp::ProtocolError;
 use super::state::{Client, Server};
@@ -311,7 +310,7 @@ impl Handler<'_> {
                 "seq serve: closed the connection of {}: not authenticated within {}{}",
                 self.client.peer,
                 crate::base::duration::shown(self.auth_time()),
-                limits::left_out(left_out)
+                left_out
             );
         }
     }
@@ -323,7 +322,7 @@ impl Handler<'_> {
                 "seq serve: closed the connection of {}: not authenticated, and every slot of \
                  --max-clients was taken when a new connection came{}",
                 self.client.peer,
-                limits::left_out(left_out)
+                left_out
             );
         }
     }

@@ -31,6 +31,7 @@
 //! ([`Throttle`]): a flood of them is one line with a count, not a flood of
 //! lines. No line holds a password.
 
+use crate::base::{Suppressed, Throttle};
 use crate::timing::serve::LIMIT_LOG_EVERY;
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
@@ -56,11 +57,11 @@ pub struct Guard {
     /// order, so the first is the oldest), with what closes each.
     strangers: Mutex<BTreeMap<u64, oneshot::Sender<()>>>,
     /// A transaction's replies over [`MAX_REPLY_BYTES`].
-    pub too_large: Throttle,
+    pub too_large: LimitLog,
     /// Wrong passwords.
-    pub wrong_password: Throttle,
+    pub wrong_password: LimitLog,
     /// Unauthenticated connections closed (evicted, or out of time).
-    pub unauthenticated: Throttle,
+    pub unauthenticated: LimitLog,
 }
 
 impl Guard {
@@ -97,30 +98,22 @@ impl Guard {
     }
 }
 
-/// Log lines of one kind, at most one per [`LIMIT_LOG_EVERY`].
-#[derive(Default)]
-pub struct Throttle(Mutex<(Option<Instant>, u64)>);
+/// Log lines of one kind, at most one per [`LIMIT_LOG_EVERY`]: one
+/// [`Throttle`] that every connection shares.
+pub struct LimitLog(Mutex<Throttle>);
 
-impl Throttle {
-    /// Whether to write a line now: `Some(n)` with `n` the lines of this
-    /// kind left out since the last one written, `None` to leave it out.
-    pub fn admit(&self) -> Option<u64> {
-        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let (last, left_out) = &mut *state;
-        if last.is_some_and(|at| at.elapsed() < LIMIT_LOG_EVERY) {
-            *left_out += 1;
-            return None;
-        }
-        *last = Some(Instant::now());
-        Some(std::mem::take(left_out))
+impl Default for LimitLog {
+    fn default() -> LimitLog {
+        LimitLog(Mutex::new(Throttle::new(LIMIT_LOG_EVERY)))
     }
 }
 
-/// What a line says of the lines left out before it ("" when none).
-pub fn left_out(n: u64) -> String {
-    match n {
-        0 => String::new(),
-        n => format!(" ({n} more like it since the last such line, not logged)"),
+impl LimitLog {
+    /// Whether to write a line now: with the lines of this kind left out
+    /// since the last one written, or `None` to leave it out.
+    pub fn admit(&self) -> Option<Suppressed> {
+        let mut throttle = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        throttle.admit(Instant::now())
     }
 }
 
@@ -129,14 +122,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_throttle_writes_one_line_then_counts_the_rest() {
-        let t = Throttle::default();
-        assert_eq!(t.admit(), Some(0));
-        assert_eq!(t.admit(), None);
-        assert_eq!(t.admit(), None);
-        // As if LIMIT_LOG_EVERY had passed: the next line tells the two.
-        t.0.lock().unwrap().0 = Instant::now().checked_sub(LIMIT_LOG_EVERY);
-        assert_eq!(t.admit(), Some(2));
+    fn a_limit_log_writes_one_line_then_leaves_the_rest_out() {
+        let log = LimitLog::default();
+        assert_eq!(log.admit().map(|s| s.to_string()), Some(String::new()));
+        assert_eq!(log.admit(), None);
+        assert_eq!(log.admit(), None);
     }
 
     #[test]

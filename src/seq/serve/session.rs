@@ -30,7 +30,7 @@
 //! the connection.
 
 use super::command::{self, Hello};
-use super::limits::{self, MAX_AUTH_FAILURES};
+use super::limits::MAX_AUTH_FAILURES;
 use super::reply::{self, Outcome, Proto, err, ok};
 use super::state::{Client, Server};
 use crate::timing::serve::AUTH_PAUSE;
@@ -93,7 +93,7 @@ fn wrong_password(server: &Server, client: &mut Client) -> Outcome {
             client.auth_failures,
             MAX_AUTH_FAILURES,
             crate::base::duration::shown(AUTH_PAUSE),
-            limits::left_out(left_out)
+            left_out
         );
     }
     let mut wrong = Vec::new();
