@@ -35,6 +35,7 @@
 //! a name's checks and key name.rs. The design, the models that check it
 //! and their findings: docs/seq.md.
 
+pub mod census;
 mod create;
 mod floor;
 pub mod heal;
@@ -42,6 +43,7 @@ mod name;
 mod script;
 mod sequence;
 pub mod serve;
+pub mod sweep;
 mod view;
 
 pub use floor::{FloorOutcome, NodeFloor, set_floor};

@@ -34,6 +34,13 @@ pub const QUARANTINE: Duration = Duration::from_secs(10);
 /// How often one process looks for nodes to mark or repair, at most.
 pub const HEAL_EVERY: Duration = Duration::from_secs(1);
 
+/// How often a long-running subcommand (`seq serve`, `hilo agent
+/// --every`) sweeps the counters it uses for nodes to mark or repair, with
+/// no request needed: a wiped node is marked within this, and set again
+/// within this after its quarantine. A sweep lists the node's keys with
+/// `SCAN`, so it is seconds, not milliseconds.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(5);
+
 /// The first random pause after a refused round (another proposer's round
 /// won the nodes, or no majority answered): a round is about a millisecond
 /// on a LAN, so two proposers that collided are apart again after a couple.
@@ -76,5 +83,6 @@ mod tests {
             Duration::ZERO
         ));
         assert!(HEAL_EVERY < QUARANTINE);
+        assert!(SWEEP_EVERY < QUARANTINE);
     }
 }

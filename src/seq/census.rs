@@ -1,0 +1,390 @@
+//! Every majority counter of a namespace, read on every node: what
+//! `yaraus health` reports and what a sweep heals.
+//!
+//! A counter is a sequence (`NS:seq:NAME`) or a lock's fencing counter
+//! (`NS:fencing:KEY`, the hilo agent's lock among them): the same decimal
+//! text, voted on the same way, marked and repaired by the same quarantine
+//! ([`super::heal`]). A node that lost its data lost the key too, so the
+//! names are found by `SCAN` on *every* node, and their union is read on
+//! each: a counter a wiped node no longer has is still found on the others.
+//! A counter lost on every node is gone from the census as from the nodes;
+//! nothing can tell it from one that never was.
+//!
+//! The census writes nothing: it reads each counter with `read.lua`'s
+//! read-only look, and a quarantine's end from the node's own clock (`TIME`),
+//! which is the clock the repair obeys. Its cost is one `SCAN` of each node's
+//! keyspace (the pattern filters on the server) and one read per counter and
+//! node, so it is for a sweep every few seconds, not for every call.
+
+use super::view::{NodeState, Until, View};
+use crate::error::{Error, Result};
+use crate::store::Quorum;
+use crate::timing::sequence::QUARANTINE;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Keys asked for per `SCAN` step.
+const SCAN_COUNT: usize = 1000;
+
+/// Which counters a census reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `NS:seq:NAME`: the sequences of `yaraus seq`.
+    Sequence,
+    /// `NS:fencing:KEY`: the fencing counters of locks over several masters.
+    Fencing,
+}
+
+impl Kind {
+    /// Both kinds.
+    pub const ALL: [Kind; 2] = [Kind::Sequence, Kind::Fencing];
+
+    /// The key prefix of this kind in `namespace`.
+    pub fn prefix(self, namespace: &str) -> String {
+        match self {
+            Kind::Sequence => format!("{namespace}:seq:"),
+            Kind::Fencing => format!("{namespace}:fencing:"),
+        }
+    }
+
+    /// What a person calls it.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Kind::Sequence => "sequence",
+            Kind::Fencing => "fencing counter",
+        }
+    }
+}
+
+/// A counter's state on one node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// It holds the counter at this value, and votes.
+    Holds(u64),
+    /// Marked after a loss; its quarantine ends after `left` on its clock
+    /// (zero: ripe, set again by the next pass).
+    Quarantined { left: Duration },
+    /// The key is missing: lost, not yet marked.
+    Missing,
+    /// `unborn:`: a read found it missing and left a mark for a creation.
+    Unborn,
+    /// `creating:`: prepared for a creation that has not settled it.
+    Preparing,
+    /// It holds something else: a key of another type, or garbage.
+    Other(String),
+    /// No answer, or it refused us.
+    OutOfReach(String),
+}
+
+impl Place {
+    /// Whether this node votes for the counter.
+    pub fn holds(&self) -> bool {
+        matches!(self, Place::Holds(_))
+    }
+
+    /// One or two words for a table.
+    pub fn word(&self) -> String {
+        match self {
+            Place::Holds(v) => format!("holds {v}"),
+            Place::Quarantined { left } if left.is_zero() => "quarantined, ripe".into(),
+            Place::Quarantined { left } => format!(
+                "quarantined, ripe in {}",
+                crate::base::duration::shown(*left)
+            ),
+            Place::Missing => "missing".into(),
+            Place::Unborn => "unborn mark".into(),
+            Place::Preparing => "prepared for creation".into(),
+            Place::Other(what) => format!("holds {what}"),
+            Place::OutOfReach(why) => format!("out of reach: {why}"),
+        }
+    }
+}
+
+/// One counter on every node, in the quorum's order.
+#[derive(Clone, Debug)]
+pub struct Counter {
+    pub kind: Kind,
+    pub key: String,
+    pub places: Vec<Place>,
+}
+
+/// Where a counter stands, from its places.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// Every node holds it.
+    Held,
+    /// A majority holds it; the others heal by themselves (a quarantine) or
+    /// answer again.
+    Degraded,
+    /// A majority of the nodes answered and fewer than a majority hold it,
+    /// though some do: a majority lost it; only a person knows how far it went.
+    Lost,
+    /// No node holds it and none is out of reach: a creation that stopped
+    /// half-way, or one in progress.
+    Unsettled,
+    /// Too few answered to say.
+    OutOfReach,
+}
+
+impl Counter {
+    /// How many nodes hold it.
+    pub fn holders(&self) -> usize {
+        self.places.iter().filter(|p| p.holds()).count()
+    }
+
+    /// Where it stands with `majority` votes needed.
+    pub fn standing(&self, majority: usize) -> Standing {
+        let holders = self.holders();
+        let answered = self
+            .places
+            .iter()
+            .filter(|p| !matches!(p, Place::OutOfReach(_)))
+            .count();
+        if holders == self.places.len() {
+            Standing::Held
+        } else if holders >= majority {
+            Standing::Degraded
+        } else if holders == 0 && answered == self.places.len() {
+            Standing::Unsettled
+        } else if answered - holders >= majority {
+            // Enough nodes answered without it that no majority can hold it.
+            Standing::Lost
+        } else {
+            Standing::OutOfReach
+        }
+    }
+
+    /// Whether a heal pass has anything to do: a node that answered
+    /// without it, beside a majority that holds it.
+    pub fn wants_healing(&self, majority: usize) -> bool {
+        self.holders() >= majority
+            && self.places.iter().any(|p| {
+                matches!(
+                    p,
+                    Place::Missing | Place::Unborn | Place::Quarantined { .. }
+                )
+            })
+    }
+
+    /// The longest quarantine left among its nodes.
+    pub fn ripe_in(&self) -> Option<Duration> {
+        self.places
+            .iter()
+            .filter_map(|p| match p {
+                Place::Quarantined { left } => Some(*left),
+                _ => None,
+            })
+            .max()
+    }
+}
+
+/// Every counter of the kinds asked for, on every node.
+#[derive(Clone, Debug)]
+pub struct Census {
+    pub labels: Arc<[String]>,
+    pub majority: usize,
+    pub counters: Vec<Counter>,
+    /// Nodes whose keys could not be listed, with why: their counters are
+    /// read anyway, but a counter only they hold is not found.
+    pub unlisted: Vec<(String, String)>,
+}
+
+impl Census {
+    /// Finds the counters of `kinds` in `namespace` on every node of
+    /// `quorum` and reads each on every node. Writes nothing.
+    pub async fn take(quorum: &mut Quorum, namespace: &str, kinds: &[Kind]) -> Result<Census> {
+        let labels = quorum.labels();
+        let mut keys: BTreeSet<(String, usize)> = BTreeSet::new();
+        let mut unlisted = Vec::new();
+        for (k, kind) in kinds.iter().enumerate() {
+            let pattern = format!("{}*", glob_escaped(&kind.prefix(namespace)));
+            let found = quorum
+                .round(|node| {
+                    let pattern = pattern.clone();
+                    async move { scan(node.store(), &pattern).await }
+                })
+                .all()
+                .await;
+            for (label, listed) in labels.iter().zip(found) {
+                match listed {
+                    Ok(listed) => keys.extend(listed.into_iter().map(|key| (key, k))),
+                    Err(e) => {
+                        if !unlisted.iter().any(|(l, _)| l == label) {
+                            unlisted.push((label.clone(), e.to_string()));
+                        }
+                    }
+                }
+            }
+        }
+        let times = node_times(quorum).await;
+        let mut counters = Vec::with_capacity(keys.len());
+        for (key, k) in keys {
+            let view = View::read_until(quorum, &key, "", Until::Everyone).await?;
+            let places = view
+                .answers()
+                .zip(times.iter())
+                .map(|(answer, now)| place(answer, *now))
+                .collect();
+            counters.push(Counter {
+                kind: kinds[k],
+                key,
+                places,
+            });
+        }
+        Ok(Census {
+            labels,
+            majority: quorum.majority(),
+            counters,
+            unlisted,
+        })
+    }
+}
+
+/// Where one node's answer puts it; `now_ms`, the node's clock.
+fn place(answer: Option<&Result<NodeState>>, now_ms: Option<u64>) -> Place {
+    match answer {
+        None => Place::OutOfReach("no answer in time".into()),
+        Some(Err(e @ Error::State(_))) => Place::Other(e.to_string()),
+        Some(Err(e)) => Place::OutOfReach(e.to_string()),
+        Some(Ok(NodeState::Counter(v))) => Place::Holds(*v),
+        Some(Ok(NodeState::Lacks(state))) => lacking(state, now_ms),
+    }
+}
+
+fn lacking(state: &str, now_ms: Option<u64>) -> Place {
+    if state.is_empty() {
+        Place::Missing
+    } else if state.starts_with("unborn:") {
+        Place::Unborn
+    } else if state.starts_with("creating:") {
+        Place::Preparing
+    } else if let Some(since) = quarantined_since(state) {
+        let ripe_at = since + QUARANTINE.as_millis() as u64;
+        let left = now_ms.map_or(QUARANTINE, |now| {
+            Duration::from_millis(ripe_at.saturating_sub(now))
+        });
+        Place::Quarantined { left }
+    } else {
+        Place::Other(format!("'{state}'"))
+    }
+}
+
+/// The node clock's milliseconds in a `healing:<ms>:<hex>` mark.
+fn quarantined_since(state: &str) -> Option<u64> {
+    let rest = state.strip_prefix("healing:")?;
+    let (ms, token) = rest.split_once(':')?;
+    (!token.is_empty() && token.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| ms.parse().ok())
+        .flatten()
+}
+
+/// Every key that `pattern` matches on one node.
+async fn scan(store: &mut crate::store::Store, pattern: &str) -> Result<Vec<String>> {
+    let mut keys = Vec::new();
+    let mut cursor: u64 = 0;
+    loop {
+        let mut cmd = redis::cmd("SCAN");
+        cmd.arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(SCAN_COUNT);
+        let (next, batch): (u64, Vec<String>) = store.query(&cmd).await?;
+        keys.extend(batch);
+        if next == 0 {
+            return Ok(keys);
+        }
+        cursor = next;
+    }
+}
+
+/// Each node's clock, milliseconds (`None`: it did not say).
+async fn node_times(quorum: &mut Quorum) -> Vec<Option<u64>> {
+    quorum
+        .round(|node| async move {
+            let (s, us): (u64, u64) = node.store().query(&redis::cmd("TIME")).await?;
+            Ok(s * 1000 + us / 1000)
+        })
+        .all()
+        .await
+        .into_iter()
+        .map(Result::ok)
+        .collect()
+}
+
+/// `text` with the glob characters of `SCAN MATCH` escaped.
+fn glob_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counter(places: Vec<Place>) -> Counter {
+        Counter {
+            kind: Kind::Sequence,
+            key: "ns:seq:a".into(),
+            places,
+        }
+    }
+
+    #[test]
+    fn standing_follows_the_majority_of_holders() {
+        let out = || Place::OutOfReach("down".into());
+        assert_eq!(
+            counter(vec![Place::Holds(3); 3]).standing(2),
+            Standing::Held
+        );
+        assert_eq!(
+            counter(vec![Place::Holds(3), Place::Holds(3), Place::Missing]).standing(2),
+            Standing::Degraded
+        );
+        assert_eq!(
+            counter(vec![Place::Holds(3), Place::Missing, Place::Missing]).standing(2),
+            Standing::Lost
+        );
+        assert_eq!(
+            counter(vec![Place::Holds(3), Place::Missing, out()]).standing(2),
+            Standing::OutOfReach
+        );
+        assert_eq!(
+            counter(vec![Place::Unborn, Place::Preparing, Place::Preparing]).standing(2),
+            Standing::Unsettled
+        );
+        assert_eq!(
+            counter(vec![Place::Holds(3), out(), out()]).standing(2),
+            Standing::OutOfReach
+        );
+    }
+
+    #[test]
+    fn a_mark_says_when_it_is_ripe_on_the_node_clock() {
+        assert_eq!(
+            lacking("healing:1000:ab", Some(4000)),
+            Place::Quarantined {
+                left: QUARANTINE - Duration::from_millis(3000)
+            }
+        );
+        assert_eq!(
+            lacking("healing:1000:ab", Some(1_000_000)),
+            Place::Quarantined {
+                left: Duration::ZERO
+            }
+        );
+        assert_eq!(
+            lacking("healing:x:ab", Some(0)),
+            Place::Other("'healing:x:ab'".into())
+        );
+        assert_eq!(lacking("", None), Place::Missing);
+        assert_eq!(glob_escaped("a*b[c]?\\"), "a\\*b\\[c\\]\\?\\\\");
+    }
+}
