@@ -16,6 +16,8 @@ use crate::base::setting::Setting;
 use crate::claim::Claim;
 use crate::error::{Error, Result};
 use crate::lock::{LockOptions, Locker};
+use crate::seq::census::Kind;
+use crate::seq::sweep::Scope;
 use crate::store::{Node, Quorum, Target};
 use crate::timing::hilo::AGENT_LOCK_TTL;
 use std::time::Duration;
@@ -96,6 +98,14 @@ impl Agent {
 
     pub fn keys(&self) -> &HiloKeys {
         &self.keys
+    }
+
+    /// What a long-running agent sweeps with no request
+    /// ([`crate::seq::sweep::sweep_forever`]): its lock's fencing counter,
+    /// so that a shard restarted empty gets it back after its quarantine
+    /// however far apart the runs are, and a second wipe finds it held.
+    pub fn sweep_scope(&self) -> Scope {
+        Scope::Keys(vec![(Kind::Fencing, self.locker.fencing_key().to_string())])
     }
 
     /// The shards' URLs, in `--redis` order.

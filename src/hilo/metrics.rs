@@ -1,7 +1,9 @@
 //! What the hilo agent shows on `--metrics-listen`: its cycles (those that
 //! succeeded and those that failed), the windows it created, and the
 //! windows open per shard as its last cycle saw them; readiness ("the last
-//! cycle succeeded") goes to the shared [`Metrics`] (`/readyz`).
+//! cycle succeeded") goes to the shared [`Metrics`] (`/readyz`). With
+//! `--every`, its lock's fencing counter on each shard, as the background
+//! sweep finds it, is [`SweepMetrics`], which `seq serve` shares.
 //!
 //! Registered into the process's registry before the agent's first cycle
 //! ([`AgentMetrics::register`]), recorded once per cycle
@@ -11,6 +13,7 @@
 use super::agent::AgentRun;
 use crate::error::Result;
 use crate::metrics::{LabelValue, Labels, Metrics};
+use crate::seq::SweepMetrics;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -20,6 +23,8 @@ use prometheus_client::registry::Registry;
 pub struct AgentMetrics {
     shared: Metrics,
     series: Option<Series>,
+    /// The background sweep's, shared with `seq serve`.
+    sweeps: SweepMetrics,
 }
 
 struct Series {
@@ -67,7 +72,13 @@ impl AgentMetrics {
         AgentMetrics {
             shared: metrics.clone(),
             series: metrics.register(Series::register),
+            sweeps: SweepMetrics::register(metrics),
         }
+    }
+
+    /// Where the background sweep of `--every` records what it finds.
+    pub fn sweeps(&self) -> SweepMetrics {
+        self.sweeps.clone()
     }
 
     /// Records a cycle: its outcome (and so readiness), the windows it

@@ -28,7 +28,7 @@ use std::time::Duration;
 const SCAN_COUNT: usize = 1000;
 
 /// Which counters a census reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     /// `NS:seq:NAME`: the sequences of `yaraus seq`.
     Sequence,
@@ -62,9 +62,9 @@ impl Kind {
 pub enum Place {
     /// It holds the counter at this value, and votes.
     Holds(u64),
-    /// Marked after a loss; its quarantine ends after `left` on its clock
-    /// (zero: ripe, set again by the next pass).
-    Quarantined { left: Duration },
+    /// Marked after a loss `age` ago; its quarantine ends after `left`, both
+    /// on its clock (`left` zero: ripe, set again by the next pass).
+    Quarantined { left: Duration, age: Duration },
     /// The key is missing: lost, not yet marked.
     Missing,
     /// `unborn:`: a read found it missing and left a mark for a creation.
@@ -87,8 +87,8 @@ impl Place {
     pub fn word(&self) -> String {
         match self {
             Place::Holds(v) => format!("holds {v}"),
-            Place::Quarantined { left } if left.is_zero() => "quarantined, ripe".into(),
-            Place::Quarantined { left } => format!(
+            Place::Quarantined { left, .. } if left.is_zero() => "quarantined, ripe".into(),
+            Place::Quarantined { left, .. } => format!(
                 "quarantined, ripe in {}",
                 crate::base::duration::shown(*left)
             ),
@@ -172,7 +172,7 @@ impl Counter {
         self.places
             .iter()
             .filter_map(|p| match p {
-                Place::Quarantined { left } => Some(*left),
+                Place::Quarantined { left, .. } => Some(*left),
                 _ => None,
             })
             .max()
@@ -195,9 +195,9 @@ impl Census {
     /// `quorum` and reads each on every node. Writes nothing.
     pub async fn take(quorum: &mut Quorum, namespace: &str, kinds: &[Kind]) -> Result<Census> {
         let labels = quorum.labels();
-        let mut keys: BTreeSet<(String, usize)> = BTreeSet::new();
+        let mut keys: BTreeSet<(String, Kind)> = BTreeSet::new();
         let mut unlisted = Vec::new();
-        for (k, kind) in kinds.iter().enumerate() {
+        for kind in kinds {
             let pattern = format!("{}*", glob_escaped(&kind.prefix(namespace)));
             let found = quorum
                 .round(|node| {
@@ -208,7 +208,7 @@ impl Census {
                 .await;
             for (label, listed) in labels.iter().zip(found) {
                 match listed {
-                    Ok(listed) => keys.extend(listed.into_iter().map(|key| (key, k))),
+                    Ok(listed) => keys.extend(listed.into_iter().map(|key| (key, *kind))),
                     Err(e) => {
                         if !unlisted.iter().any(|(l, _)| l == label) {
                             unlisted.push((label.clone(), e.to_string()));
@@ -217,26 +217,38 @@ impl Census {
                 }
             }
         }
+        let mut census = Census::read(quorum, keys).await?;
+        census.unlisted = unlisted;
+        Ok(census)
+    }
+
+    /// Reads the counters `keys` (and only them) on every node, with no
+    /// `SCAN`: for a caller that knows the counters it uses. Writes nothing.
+    pub async fn of_keys(quorum: &mut Quorum, keys: &[(Kind, String)]) -> Result<Census> {
+        let keys = keys
+            .iter()
+            .map(|(kind, key)| (key.clone(), *kind))
+            .collect();
+        Census::read(quorum, keys).await
+    }
+
+    async fn read(quorum: &mut Quorum, keys: BTreeSet<(String, Kind)>) -> Result<Census> {
         let times = node_times(quorum).await;
         let mut counters = Vec::with_capacity(keys.len());
-        for (key, k) in keys {
+        for (key, kind) in keys {
             let view = View::read_until(quorum, &key, "", Until::Everyone).await?;
             let places = view
                 .answers()
                 .zip(times.iter())
                 .map(|(answer, now)| place(answer, *now))
                 .collect();
-            counters.push(Counter {
-                kind: kinds[k],
-                key,
-                places,
-            });
+            counters.push(Counter { kind, key, places });
         }
         Ok(Census {
-            labels,
+            labels: quorum.labels(),
             majority: quorum.majority(),
             counters,
-            unlisted,
+            unlisted: Vec::new(),
         })
     }
 }
@@ -261,10 +273,14 @@ fn lacking(state: &str, now_ms: Option<u64>) -> Place {
         Place::Preparing
     } else if let Some(since) = quarantined_since(state) {
         let ripe_at = since + QUARANTINE.as_millis() as u64;
-        let left = now_ms.map_or(QUARANTINE, |now| {
-            Duration::from_millis(ripe_at.saturating_sub(now))
+        // Without the node's clock: as if it had just been marked.
+        let (left, age) = now_ms.map_or((QUARANTINE, Duration::ZERO), |now| {
+            (
+                Duration::from_millis(ripe_at.saturating_sub(now)),
+                Duration::from_millis(now.saturating_sub(since)),
+            )
         });
-        Place::Quarantined { left }
+        Place::Quarantined { left, age }
     } else {
         Place::Other(format!("'{state}'"))
     }
@@ -371,13 +387,15 @@ mod tests {
         assert_eq!(
             lacking("healing:1000:ab", Some(4000)),
             Place::Quarantined {
-                left: QUARANTINE - Duration::from_millis(3000)
+                left: QUARANTINE - Duration::from_millis(3000),
+                age: Duration::from_millis(3000)
             }
         );
         assert_eq!(
             lacking("healing:1000:ab", Some(1_000_000)),
             Place::Quarantined {
-                left: Duration::ZERO
+                left: Duration::ZERO,
+                age: Duration::from_millis(999_000)
             }
         );
         assert_eq!(

@@ -44,9 +44,11 @@ mod script;
 mod sequence;
 pub mod serve;
 pub mod sweep;
+mod sweep_metrics;
 mod view;
 
 pub use floor::{FloorOutcome, NodeFloor, set_floor};
 pub use name::{MAX_NAME, SeqKeys, check_name};
 pub use sequence::{MajoritySequence, Vote};
+pub use sweep_metrics::SweepMetrics;
 pub use view::NodeState;

@@ -18,6 +18,11 @@ impl SeqKeys {
         }
     }
 
+    /// The namespace the keys are in.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
     /// The counter key of sequence `name`, which must pass [`check_name`].
     pub fn counter(&self, name: &str) -> Result<String> {
         check_name(name)?;

@@ -1,12 +1,14 @@
 //! What `seq serve` shows on `--metrics-listen`: its rounds (accepted and
 //! failed, per sequence), their latency, the ids handed out, the nodes
 //! that pass the health probe, and the wrong passwords; readiness goes to
-//! the shared [`Metrics`] (`/readyz`).
+//! the shared [`Metrics`] (`/readyz`). The background sweep's (each node's
+//! counters held, quarantined, missing) are [`SweepMetrics`], which `hilo
+//! agent` shares.
 //!
 //! The handles are registered into the process's registry when the server
 //! is configured ([`ServeMetrics::register`], before the first scrape can
 //! come), and recorded where the events happen: the sequencers
-//! (`batch.rs`), the health probe (`health.rs`), the sessions
+//! (`batch.rs`), the health probe (`health.rs`), the sweep, the sessions
 //! (`session.rs`). Without `--metrics-listen` the struct is empty and each
 //! method returns at once.
 //!
@@ -16,6 +18,7 @@
 //! `metrics/labels.rs` keeps that bound and escapes the names.
 
 use crate::metrics::{Labels, Metrics, Sequences, latency_histogram};
+use crate::seq::SweepMetrics;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -29,6 +32,8 @@ use std::time::Duration;
 pub struct ServeMetrics {
     shared: Metrics,
     series: Option<Arc<Series>>,
+    /// The background sweep's, shared with `hilo agent`.
+    sweeps: SweepMetrics,
 }
 
 struct Series {
@@ -101,7 +106,13 @@ impl ServeMetrics {
         ServeMetrics {
             shared: metrics.clone(),
             series: metrics.register(Series::register).map(Arc::new),
+            sweeps: SweepMetrics::register(metrics),
         }
+    }
+
+    /// Where the background sweep records what it finds.
+    pub fn sweeps(&self) -> SweepMetrics {
+        self.sweeps.clone()
     }
 
     fn with(&self, f: impl FnOnce(&Series)) {

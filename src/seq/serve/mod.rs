@@ -24,6 +24,9 @@
 //! GET                    → a read of the nodes (MajoritySequence::current), on its own task
 //! INFO                   → info.rs counters, health.rs readiness (a probe of the
 //!                          nodes every second, on its own task)
+//! (no request)           → a sweep of every sequence every 5 s, on its own task
+//!                          (crate::seq::sweep): a wiped node is quarantined and set
+//!                          again though no client asks for its sequences
 //! replies                → reply.rs: the Outcome of each request, the RESP encoders
 //! ```
 //!
@@ -58,6 +61,8 @@ pub use metrics::ServeMetrics;
 pub use state::Server;
 
 use super::SeqKeys;
+use super::census::Kind;
+use super::sweep::{Scope, sweep_forever};
 use crate::store::Quorum;
 use crate::timing::listen::ACCEPT_WARNING_EVERY;
 use crate::timing::serve::DRAIN_GRACE;
@@ -112,6 +117,16 @@ impl Server {
         tokio::spawn(health::probe_forever(
             Arc::clone(&server.health),
             server.quorum.clone(),
+            shutdown.clone(),
+        ));
+        let sequences = Scope::Namespace {
+            namespace: server.keys.namespace().to_string(),
+            kinds: vec![Kind::Sequence],
+        };
+        tokio::spawn(sweep_forever(
+            server.quorum.clone(),
+            sequences,
+            server.metrics.sweeps(),
             shutdown.clone(),
         ));
         tokio::pin!(stop);

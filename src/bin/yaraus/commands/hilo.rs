@@ -4,6 +4,7 @@ use crate::cli::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
 use crate::stdout::{write_stdout, write_stdout_unless_closed};
 use serde_json::json;
 use std::fmt::Write;
+use tokio::sync::watch;
 use yaraus::context::Context;
 use yaraus::error::{Error, Result};
 use yaraus::hilo::{
@@ -11,6 +12,7 @@ use yaraus::hilo::{
     shard_statuses,
 };
 use yaraus::metrics::{Kind, Metrics, http};
+use yaraus::seq::sweep::sweep_forever;
 use yaraus::store::Quorum;
 
 pub async fn hilo(ctx: &Context, args: HiloArgs) -> Result<i32> {
@@ -102,6 +104,8 @@ async fn agent_with(ctx: &Context, args: HiloAgentArgs, metrics: Metrics) -> Res
     };
     let mut signals = yaraus::supervise::Signals::stopping()
         .map_err(|e| Error::State(format!("cannot catch signals: {e}")))?;
+    // Stops the sweep when the agent returns (the sender is dropped).
+    let _sweeping = sweep_in_background(ctx, &agent, &metrics)?;
     loop {
         // A signal during a run is kept by tokio and ends the wait below.
         let run = ctx
@@ -122,6 +126,27 @@ async fn agent_with(ctx: &Context, args: HiloAgentArgs, metrics: Metrics) -> Res
             _ = signals.recv() => return Ok(0),
         }
     }
+}
+
+/// Starts the sweep of the agent's lock's fencing counter on its own task,
+/// every [`SWEEP_EVERY`](yaraus::timing::sequence::SWEEP_EVERY): a shard
+/// restarted empty gets it back after its quarantine with no run needed.
+/// It stops when the returned sender is dropped or sends.
+fn sweep_in_background(
+    ctx: &Context,
+    agent: &Agent,
+    metrics: &AgentMetrics,
+) -> Result<watch::Sender<bool>> {
+    let quorum = shards(ctx)?;
+    quorum.put_in_service();
+    let (stop, stopped) = watch::channel(false);
+    tokio::spawn(sweep_forever(
+        quorum,
+        agent.sweep_scope(),
+        metrics.sweeps(),
+        stopped,
+    ));
+    Ok(stop)
 }
 
 /// What a run did, on stderr; an error when a planned window could not be
