@@ -64,6 +64,9 @@ pub enum Healed {
     Quarantined(Duration),
 }
 
+/// Per counter healed: its key, and what each node went through.
+pub type Healings = Vec<(String, Vec<(String, Healed)>)>;
+
 /// One pass over the nodes of `key`: reads every node; if a majority holds
 /// the counter, marks the nodes found without it, and asks each marked node
 /// whether its quarantine is over. Only then, for those that say so, a

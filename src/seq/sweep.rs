@@ -19,7 +19,7 @@
 //! ([`SweepMetrics`]), so that a node left out longer shows from outside.
 
 use super::census::{Census, Kind};
-use super::heal::{self, Healed};
+use super::heal::{self, Healings};
 use super::sweep_metrics::SweepMetrics;
 use crate::error::Result;
 use crate::store::Quorum;
@@ -31,7 +31,7 @@ pub struct Swept {
     /// The census it took before healing.
     pub census: Census,
     /// Per counter healed: its key, and what each node went through.
-    pub healed: Vec<(String, Vec<(String, Healed)>)>,
+    pub healed: Healings,
 }
 
 /// Takes a census of `kinds` in `namespace` and makes one heal pass on each

@@ -18,7 +18,7 @@
 //! from the node's own clock, the clock the repair obeys.
 
 use super::census::{self, Census, Kind, Place, Standing};
-use super::heal::Healed;
+use super::heal::{Healed, Healings};
 use crate::metrics::{LabelValue, Metrics};
 use crate::timing::sequence::QUARANTINE;
 use prometheus_client::metrics::counter::Counter;
@@ -146,12 +146,7 @@ impl SweepMetrics {
 
     /// Records a sweep over `kinds`: the census it took and what it healed
     /// (per counter, what each node went through).
-    pub fn record(
-        &self,
-        kinds: &[Kind],
-        found: &Census,
-        healed: &[(String, Vec<(String, Healed)>)],
-    ) {
+    pub fn record(&self, kinds: &[Kind], found: &Census, healed: &Healings) {
         let Some(m) = &self.0 else {
             return;
         };
@@ -214,7 +209,7 @@ impl SweepMetrics {
 }
 
 /// The nodes the sweep marked and repaired.
-fn count_heals(m: &Series, found: &Census, healed: &[(String, Vec<(String, Healed)>)]) {
+fn count_heals(m: &Series, found: &Census, healed: &Healings) {
     for (key, done) in healed {
         let Some(kind) = found.counters.iter().find(|c| &c.key == key) else {
             continue;
@@ -237,11 +232,7 @@ fn count_heals(m: &Series, found: &Census, healed: &[(String, Vec<(String, Heale
 
 /// `counter` as the sweep left it: a node it marked is quarantined since
 /// now, one it repaired holds the counter.
-fn after(
-    counter: &census::Counter,
-    labels: &[String],
-    healed: &[(String, Vec<(String, Healed)>)],
-) -> census::Counter {
+fn after(counter: &census::Counter, labels: &[String], healed: &Healings) -> census::Counter {
     let mut counter = counter.clone();
     let done = healed.iter().find(|(key, _)| *key == counter.key);
     for (node, healed) in done.map(|(_, d)| d.as_slice()).unwrap_or_default() {
@@ -266,7 +257,7 @@ fn after(
 mod tests {
     use super::*;
 
-    fn found() -> (Census, Vec<(String, Vec<(String, Healed)>)>) {
+    fn found() -> (Census, Healings) {
         let labels: Arc<[String]> = ["redis://a".into(), "redis://b".into(), "b\"\n".into()].into();
         let counter = |key: &str, places| census::Counter {
             kind: Kind::Sequence,
