@@ -10,6 +10,7 @@
 use crate::common;
 
 use common::RedisServer;
+use common::heal::{mark, until_repaired};
 use common::lock::*;
 use std::collections::HashSet;
 use std::time::Duration;
@@ -43,61 +44,14 @@ fn fencing_token(servers: &[&RedisServer]) -> u64 {
     stdout(&out).trim().parse().expect("a fencing token")
 }
 
-fn is_counter(value: &Option<String>) -> bool {
-    value
-        .as_deref()
-        .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// The server's clock (`TIME`) in milliseconds.
-fn server_ms(server: &RedisServer) -> u64 {
-    let (secs, micros): (u64, u64) = server.query(&["TIME"]);
-    secs * 1000 + micros / 1000
-}
-
-/// The mark `healing:<ms>:<token>` and its time, if the node holds one.
-fn mark(server: &RedisServer, key: &str) -> Option<(String, u64)> {
-    let value = get(server, key)?;
-    let ms = value
-        .strip_prefix("healing:")?
-        .split(':')
-        .next()?
-        .parse()
-        .ok()?;
-    Some((value, ms))
-}
-
 /// Calls `next` (each returning a value to record) until `key` on `node`
-/// holds a counter again; checks on the way that the node never holds one
-/// before its quarantine is over on its own clock.
+/// holds a counter again, checked to come after its quarantine.
 fn until_healed(node: &RedisServer, key: &str, mut next: impl FnMut() -> u64) -> Vec<u64> {
     let mut values = Vec::new();
-    let mut last_mark: Option<(String, u64)> = None;
-    common::wait_until(
-        "the emptied node to hold the counter again",
-        HEALED_WITHIN,
-        || {
-            values.push(next());
-            if let Some(marked) = mark(node, key) {
-                last_mark = Some(marked);
-            }
-            let healed = is_counter(&get(node, key));
-            if healed {
-                let (_, since) = last_mark
-                    .clone()
-                    .expect("the node was marked before its repair");
-                let now = server_ms(node);
-                assert!(
-                    now >= since + 10_000,
-                    "repaired {} ms after its mark, within the quarantine",
-                    now - since
-                );
-            } else {
-                std::thread::sleep(PACE);
-            }
-            healed
-        },
-    );
+    until_repaired(node, key, HEALED_WITHIN, || {
+        values.push(next());
+        std::thread::sleep(PACE);
+    });
     values
 }
 

@@ -75,7 +75,7 @@ impl Series {
             series.standing.clone(),
         );
         r.register_with_unit(
-            "majority_counter_oldest_quarantine",
+            "oldest_quarantine",
             "Age of the oldest quarantine mark on the node, on its own clock (0: none); a \
              quarantine is 10 s, a sweep sets the node again within seconds after it",
             Unit::Seconds,
@@ -308,8 +308,8 @@ mod tests {
                 .into(),
             "yaraus_majority_counters{node=\"redis://a\",kind=\"sequence\",state=\"holding\"} 3"
                 .into(),
-            format!("yaraus_majority_counter_oldest_quarantine_seconds{{{node}}} 25.0"),
-            "yaraus_majority_counter_oldest_quarantine_seconds{node=\"redis://a\"} 0.0".into(),
+            format!("yaraus_oldest_quarantine_seconds{{{node}}} 25.0"),
+            "yaraus_oldest_quarantine_seconds{node=\"redis://a\"} 0.0".into(),
             "yaraus_majority_counters_standing{kind=\"sequence\",standing=\"degraded\"} 2".into(),
             "yaraus_majority_counters_standing{kind=\"sequence\",standing=\"lost\"} 1".into(),
             "yaraus_majority_counters_standing{kind=\"sequence\",standing=\"held\"} 0".into(),

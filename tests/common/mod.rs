@@ -18,6 +18,7 @@
 //! * `process.rs`, `scratch.rs`, `pty.rs`: yaraus as a running process, the
 //!   children's scratch directory, a terminal driven as a user would.
 //! * `metrics.rs`: scraping `--metrics-listen` (address, GET, parse).
+//! * `heal.rs`: a counter's quarantine mark and the wait for its repair.
 //! * `pool.rs`, `lock.rs`: the worker-id pool and the lock tests' helpers;
 //!   `sentinel.rs`, `cluster.rs`, `proxy.rs`: topologies and partitions.
 //!
@@ -28,6 +29,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod faults;
+pub mod heal;
 pub mod lock;
 pub mod metrics;
 pub mod pool;
