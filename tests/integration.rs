@@ -4,6 +4,7 @@
 //! (not one per file): it links the library once, and its tests share the
 //! test threads.
 
+mod alert_rules;
 mod bad_input;
 mod common;
 mod completions;

@@ -219,7 +219,7 @@ pub fn report(key: &str, healed: &[(String, Healed)]) {
         match what {
             Healed::Marked => log::warn!(node = label.as_str();
                 "{label} does not hold the counter {key} (restarted empty?): quarantined for {}, \
-                 then set again from a majority by the next caller",
+                 then set again from a majority by a later call or sweep",
                 crate::base::duration::shown(QUARANTINE)
             ),
             Healed::Repaired(v) => log::info!(node = label.as_str();
