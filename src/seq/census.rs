@@ -223,13 +223,22 @@ impl Census {
     }
 
     /// Reads the counters `keys` (and only them) on every node, with no
-    /// `SCAN`: for a caller that knows the counters it uses. Writes nothing.
+    /// `SCAN`: for a caller that knows the counters it uses. A key no node
+    /// that answered has in any form is left out, as a `SCAN` would not
+    /// have found it (a lock that never ran has no counter yet). Writes
+    /// nothing.
     pub async fn of_keys(quorum: &mut Quorum, keys: &[(Kind, String)]) -> Result<Census> {
         let keys = keys
             .iter()
             .map(|(kind, key)| (key.clone(), *kind))
             .collect();
-        Census::read(quorum, keys).await
+        let mut census = Census::read(quorum, keys).await?;
+        census.counters.retain(|c| {
+            c.places
+                .iter()
+                .any(|p| !matches!(p, Place::Missing | Place::OutOfReach(_)))
+        });
+        Ok(census)
     }
 
     async fn read(quorum: &mut Quorum, keys: BTreeSet<(String, Kind)>) -> Result<Census> {
