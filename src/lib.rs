@@ -111,6 +111,7 @@ pub mod base;
 pub mod claim;
 pub mod context;
 pub mod error;
+pub mod health;
 pub mod hilo;
 pub mod index;
 pub mod lease;

@@ -45,6 +45,7 @@ mod probe;
 pub mod quorum;
 mod redis_error;
 pub mod reply;
+mod scan;
 mod server;
 mod target;
 
@@ -57,5 +58,6 @@ pub use node::{Fitness, Node};
 pub use quorum::{Quorum, Replies, Round, majority};
 pub(crate) use redis_error::is_denied;
 pub use redis_error::script_error;
+pub use scan::keys_under;
 pub use server::{Replicated, Store, invoke};
 pub use target::{ConnectOptions, Target, Tls, split_urls};
