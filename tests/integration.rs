@@ -10,6 +10,7 @@ mod completions;
 mod conventions;
 mod harness_selftest;
 mod heal;
+mod health;
 mod hilo;
 mod index;
 mod inherited_signals;

@@ -92,9 +92,8 @@ impl Survey {
             [_] => Some(pool(ctx).await?),
             _ => None,
         };
-        let (counters, unlisted) = census.map_or((Vec::new(), Vec::new()), |c| {
-            (c.counters, c.unlisted)
-        });
+        let (counters, unlisted) =
+            census.map_or((Vec::new(), Vec::new()), |c| (c.counters, c.unlisted));
         Ok(Survey {
             namespace: ctx.namespace().to_string(),
             nodes,

@@ -16,7 +16,9 @@ impl Survey {
             found.push(Finding::degraded(
                 label,
                 "unlisted",
-                format!("its keys could not be listed ({why}): a counter only it holds is not shown"),
+                format!(
+                    "its keys could not be listed ({why}): a counter only it holds is not shown"
+                ),
             ));
         }
         for counter in &self.counters {
@@ -75,7 +77,8 @@ impl Survey {
                 .iter()
                 .zip(&labels)
                 .filter_map(|(place, label)| {
-                    lacking(counter, place).map(|(state, text)| Finding::degraded(*label, state, text))
+                    lacking(counter, place)
+                        .map(|(state, text)| Finding::degraded(*label, state, text))
                 })
                 .collect(),
             Standing::Lost => vec![lost(counter, &labels, self.majority)],
@@ -89,7 +92,11 @@ impl Survey {
         if lacking.is_empty() {
             return Vec::new();
         }
-        let holders = mark.marks.iter().filter(|m| matches!(m, Ok(Some(_)))).count();
+        let holders = mark
+            .marks
+            .iter()
+            .filter(|m| matches!(m, Ok(Some(_))))
+            .count();
         let names: Vec<&str> = lacking.iter().map(|&i| labels[i]).collect();
         let text = format!(
             "hilo {}: {} lack{} the high-water mark (restarted empty?), {} of {} shards hold it; \
@@ -137,10 +144,13 @@ fn lacking(counter: &Counter, place: &Place) -> Option<(&'static str, String)> {
                 shown(*left)
             ),
         ),
-        Place::Preparing => ("preparing", format!(
-            "{key}: holds a creation's state beside nodes that hold the counter: it does not vote; \
+        Place::Preparing => (
+            "preparing",
+            format!(
+                "{key}: holds a creation's state beside nodes that hold the counter: it does not vote; \
              `yaraus seq set-floor` with the majority's value sets it"
-        )),
+            ),
+        ),
         Place::Other(what) => (
             "other",
             format!("{key}: {what}; it does not vote until that key is mended"),
@@ -167,12 +177,15 @@ fn lost(counter: &Counter, labels: &[&str], majority: usize) -> Finding {
             _ => None,
         })
         .max();
-    let left = highest.map_or(String::new(), |(v, l)| format!(" The highest left: {v} on {l}."));
+    let left = highest.map_or(String::new(), |(v, l)| {
+        format!(" The highest left: {v} on {l}.")
+    });
     let decide = match counter.kind {
         Kind::Sequence => format!(
             "decide a VALUE above every number it handed out (at least the highest left), then \
              run `yaraus seq set-floor {} VALUE` with the same --redis list",
-            key.split_once(":seq:").map_or(key.as_str(), |(_, name)| name)
+            key.split_once(":seq:")
+                .map_or(key.as_str(), |(_, name)| name)
         ),
         Kind::Fencing => format!(
             "decide a VALUE above every fencing token handed out (at least the highest left; \

@@ -46,10 +46,7 @@ async fn gate(ctx: &Context, quorum: &mut Quorum, bound: Duration) -> Result<Sur
         let findings = survey.findings();
         if findings.is_empty() {
             if !said.is_empty() {
-                log::info!(
-                    "all held, after {}",
-                    shown(round_ms(started.elapsed()))
-                );
+                log::info!("all held, after {}", shown(round_ms(started.elapsed())));
             }
             return Ok(survey);
         }
