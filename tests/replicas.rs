@@ -1,8 +1,9 @@
 //! `Store::replication` against real masters and replicas: an online
 //! replica and its byte lag, a replica held in its full sync by
 //! `repl-diskless-sync-delay` (what a Sentinel failover would promote with
-//! nothing in it), each replica read through its own URL, a Cluster's
-//! masters told apart by key, and a user the ACL denies `INFO`.
+//! nothing in it), each replica read through its own URL, the master a
+//! Sentinel group names before and after a failover, a Cluster's masters
+//! told apart by key, and a user the ACL denies `INFO`.
 //!
 //! Every state is awaited from the servers' own `INFO`, never slept for;
 //! the figures are compared with what the servers print.
@@ -10,6 +11,7 @@
 use crate::common;
 
 use common::cluster::Cluster;
+use common::sentinel::{Sentinel, sentinel_url, wait_failover};
 use common::{EVENT, RedisServer, ServerOptions, wait_until};
 use yaraus::error::Error;
 use yaraus::store::{ReplicaState, Replication, Role, Store, Target};
@@ -181,6 +183,56 @@ fn a_replica_held_in_its_full_sync_would_lose_every_key() {
         sync_in_progress: in_progress.as_deref() == Some("1"),
     };
     assert_eq!(own.role, down, "{own:?}");
+}
+
+#[test]
+fn through_sentinel_the_master_it_names_now_is_read() {
+    let rt = runtime();
+    let master = tcp_master(&[]);
+    let replica = replica_of(&master);
+    replica.wait_replica_synced(&master);
+    let (old, new) = (master.port().unwrap(), replica.port().unwrap());
+    // Only the failover the test asks for: a loaded machine must not make one.
+    let sentinel = Sentinel::start_with(&master, 1, std::time::Duration::from_secs(30));
+    // It promotes a replica only once it has read the replica's INFO.
+    wait_until("the sentinel to see the replica's link up", EVENT, || {
+        replica_link(&sentinel, new).as_deref() == Some("ok")
+    });
+    let url = sentinel_url(std::slice::from_ref(&sentinel), "t");
+    let listed =
+        |r: Replication| -> Vec<String> { r.replicas.into_iter().map(|x| x.address).collect() };
+    let seen = read(&rt, &url, "k").unwrap();
+    assert_eq!(seen.role, Role::Master);
+    assert_eq!(listed(seen), [format!("127.0.0.1:{new}")]);
+
+    sentinel.failover();
+    assert_eq!(
+        wait_failover(std::slice::from_ref(&sentinel), old, EVENT),
+        new
+    );
+    // Made a replica of the promoted one at once (Sentinel would, after
+    // its next look at it, up to 10 s later), the old master is listed.
+    let _: () = master.query(&["REPLICAOF", "127.0.0.1", &new.to_string()]);
+    wait_until("the promoted master to list the old one", EVENT, || {
+        read(&rt, &url, "k").is_ok_and(|r| listed(r) == [format!("127.0.0.1:{old}")])
+    });
+}
+
+/// The `master-link-status` the sentinel last read from the replica on
+/// `port` (`SENTINEL REPLICAS`).
+fn replica_link(sentinel: &Sentinel, port: u16) -> Option<String> {
+    let client = redis::Client::open(format!("redis://{}", sentinel.address())).ok()?;
+    let mut conn = client.get_connection().ok()?;
+    let replicas: Vec<std::collections::HashMap<String, String>> = redis::cmd("SENTINEL")
+        .arg("REPLICAS")
+        .arg(common::sentinel::MASTER_NAME)
+        .query(&mut conn)
+        .ok()?;
+    let port = port.to_string();
+    let replica = replicas
+        .into_iter()
+        .find(|r| r.get("port") == Some(&port))?;
+    replica.get("master-link-status").cloned()
 }
 
 #[test]
