@@ -24,6 +24,7 @@ mod messages;
 mod output;
 mod package;
 mod pool;
+mod replicas;
 mod riding_out;
 mod run;
 mod security;
