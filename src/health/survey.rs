@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::hilo::{HiloKeys, shard_statuses};
 use crate::lease::{self, Stats};
 use crate::seq::census::{Census, Counter, Kind};
-use crate::store::{Fitness, Quorum, keys_under};
+use crate::store::{Fitness, Quorum, Replication, keys_under};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -57,6 +57,8 @@ pub struct Survey {
     pub shards: Vec<ShardMark>,
     /// With a single server only.
     pub pool: Option<PoolReport>,
+    /// Each node's replication (`Err`: why it could not be read).
+    pub replication: Vec<std::result::Result<Replication, String>>,
 }
 
 impl Survey {
@@ -92,6 +94,18 @@ impl Survey {
             [_] => Some(pool(ctx).await?),
             _ => None,
         };
+        // In a Cluster, the replicas of the master of the pool's slot.
+        let key = pool.as_ref().map_or(String::new(), |p| p.key.clone());
+        let replication = quorum
+            .round(|node| {
+                let key = key.clone();
+                async move { node.store().replication(&key).await }
+            })
+            .all()
+            .await
+            .into_iter()
+            .map(|r| r.map_err(|e| e.to_string()))
+            .collect();
         let (counters, unlisted) =
             census.map_or((Vec::new(), Vec::new()), |c| (c.counters, c.unlisted));
         Ok(Survey {
@@ -102,6 +116,7 @@ impl Survey {
             unlisted,
             shards,
             pool,
+            replication,
         })
     }
 

@@ -5,7 +5,7 @@ use super::finding::Finding;
 use super::survey::{ShardMark, Survey};
 use crate::base::duration::shown;
 use crate::seq::census::{Counter, Kind, Place, Standing};
-use crate::store::Fitness;
+use crate::store::{Fitness, ReplicaState, Role};
 use crate::timing::sequence::{QUARANTINE, SWEEP_EVERY};
 
 impl Survey {
@@ -27,6 +27,7 @@ impl Survey {
         for mark in &self.shards {
             found.extend(self.shard_findings(mark));
         }
+        found.extend(self.replication_findings());
         if let Some(pool) = &self.pool
             && let Some(problem) = &pool.problem
         {
@@ -64,6 +65,57 @@ impl Survey {
                     self.nodes.len()
                 ),
             ));
+        }
+        found
+    }
+
+    /// A replica that is not online (a failover to it now would lose
+    /// data), a node given as a master that is a replica cut off from its
+    /// master, replication that cannot be read. An online replica's few
+    /// unacknowledged bytes are normal (a `WAIT` adds its own), not a finding.
+    fn replication_findings(&self) -> Vec<Finding> {
+        let mut found = Vec::new();
+        for (node, replication) in self.nodes.iter().zip(&self.replication) {
+            let replication = match replication {
+                Ok(r) => r,
+                Err(_) if node.fitness != Fitness::Fit => continue,
+                Err(why) => {
+                    found.push(Finding::degraded(
+                        &node.redis,
+                        "replicas_unread",
+                        why.clone(),
+                    ));
+                    continue;
+                }
+            };
+            if let Role::Replica {
+                master,
+                link_up: false,
+                ..
+            } = &replication.role
+            {
+                found.push(Finding::degraded(
+                    &node.redis,
+                    "replica_cut_off",
+                    format!("is a replica of {master} whose link to it is down"),
+                ));
+            }
+            for replica in &replication.replicas {
+                if replica.state == ReplicaState::Online {
+                    continue;
+                }
+                if let Some((stands, loses)) = replica.failover_loss() {
+                    found.push(Finding::degraded(
+                        &node.redis,
+                        "replica_not_in_sync",
+                        format!(
+                            "its replica {} {stands}: a failover to it now {loses}; wait until \
+                             it is online before the next step",
+                            replica.address
+                        ),
+                    ));
+                }
+            }
         }
         found
     }
@@ -214,6 +266,16 @@ fn unsettled(counter: &Counter, namespace: &str) -> Finding {
     let name = key
         .strip_prefix(&format!("{namespace}:seq:"))
         .unwrap_or(key);
+    if let Some(Place::Other(what)) = counter.places.iter().find(|p| matches!(p, Place::Other(_))) {
+        return Finding::lost(
+            key,
+            "other",
+            format!(
+                "no node holds it as a counter ({what}): not a key yaraus wrote, or garbage; \
+                 every call of it fails until a person renames or deletes it"
+            ),
+        );
+    }
     let only_marks = counter.places.iter().all(|p| matches!(p, Place::Unborn));
     if only_marks && counter.kind == Kind::Sequence {
         return Finding::degraded(

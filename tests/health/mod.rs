@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::process::Output;
 
 mod gate;
+mod replicas;
 
 const SEQ_KEY: &str = "yaraus:seq:orders";
 
@@ -164,6 +165,29 @@ fn a_creation_stopped_half_way_is_lost_and_names_the_command() {
         "{}",
         stdout(&out)
     );
+}
+
+#[test]
+fn a_key_of_another_type_is_named_not_fatal() {
+    let servers = masters(3, true);
+    for s in &servers {
+        let _: () = s.query(&["HSET", SEQ_KEY, "a", "b"]);
+    }
+    next_id_of(&servers, "other");
+    let out = health(&servers, &[]);
+    assert_code(&out, 69);
+    assert!(
+        stdout(&out).contains(&format!("lost: {SEQ_KEY}: no node holds it as a counter")),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains("yaraus:seq:other (sequence): held by all at 1"));
+}
+
+fn next_id_of(servers: &[RedisServer], name: &str) -> u64 {
+    let out = seq(servers, &["next", name]);
+    assert_code(&out, 0);
+    stdout(&out).trim().parse().expect("one id")
 }
 
 #[test]

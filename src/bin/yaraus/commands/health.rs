@@ -14,10 +14,14 @@ use yaraus::error::Result;
 use yaraus::health::{Finding, Survey, exit_code};
 use yaraus::seq::census::{Counter, Place};
 use yaraus::seq::heal;
-use yaraus::store::{Fitness, Quorum};
+use yaraus::store::{Fitness, Quorum, Replica, ReplicaState};
 use yaraus::timing::health::LOOK_EVERY;
 
 pub async fn health(ctx: &Context, args: HealthArgs) -> Result<i32> {
+    // Several masters vote, and a node that may forget a write must not;
+    // a single pool server is as durable as its replicas, not its fsync.
+    let several = ctx.targets().len() > 1;
+    let ctx = &ctx.clone().requiring_durable(several);
     let mut quorum = ctx.quorum(ctx.timeouts().sequence_request())?;
     // A node at fault is a finding, not the end of the command.
     quorum.put_in_service();
@@ -90,6 +94,14 @@ fn fitness_word(fitness: &Fitness) -> String {
     }
 }
 
+fn replica_word(replica: &Replica) -> String {
+    match &replica.state {
+        ReplicaState::Online => format!("in sync, {} bytes behind", replica.lag_bytes),
+        ReplicaState::FullSync(state) => format!("waiting for a full sync ({state})"),
+        ReplicaState::Other(state) => state.clone(),
+    }
+}
+
 fn status_word(code: i32) -> &'static str {
     match code {
         0 => "ok",
@@ -109,8 +121,18 @@ fn table(survey: &Survey, findings: &[Finding]) -> String {
         if n == 1 { "" } else { "s" },
         survey.majority
     );
-    for node in &survey.nodes {
+    for (node, replication) in survey.nodes.iter().zip(&survey.replication) {
         let _ = writeln!(out, "  {}  {}", node.redis, fitness_word(&node.fitness));
+        if let Ok(replication) = replication {
+            for replica in &replication.replicas {
+                let _ = writeln!(
+                    out,
+                    "    replica {}  {}",
+                    replica.address,
+                    replica_word(replica)
+                );
+            }
+        }
     }
     if !survey.counters.is_empty() {
         let _ = writeln!(out, "counters:");
@@ -215,10 +237,16 @@ fn json(survey: &Survey, findings: &[Finding]) -> String {
     let value = json!({
         "namespace": survey.namespace,
         "majority": survey.majority,
-        "nodes": survey.nodes.iter().map(|n| json!({
+        "nodes": survey.nodes.iter().zip(&survey.replication).map(|(n, r)| json!({
             "redis": n.redis,
             "state": fitness_word(&n.fitness),
             "ok": n.fitness == Fitness::Fit,
+            "replicas": r.as_ref().map(|r| r.replicas.iter().map(|replica| json!({
+                "address": replica.address,
+                "state": replica_word(replica),
+                "in_sync": replica.state == ReplicaState::Online,
+                "lag_bytes": replica.lag_bytes,
+            })).collect::<Vec<_>>()).ok(),
         })).collect::<Vec<_>>(),
         "counters": counters,
         "hilo": shards,
