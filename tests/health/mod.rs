@@ -127,6 +127,39 @@ fn a_wiped_node_is_named_and_one_look_writes_nothing() {
 }
 
 #[test]
+fn the_prometheus_format_passes_promtool_and_counts_what_each_node_holds() {
+    let mut servers = masters(3, true);
+    next_id(&servers);
+    servers[2].restart_empty();
+    let out = health(&servers, &["--format", "prometheus"]);
+    assert_code(&out, 75);
+    let page = stdout(&out);
+    common::metrics::assert_promtool_passes(&page, false);
+    let samples = common::metrics::parse(&page);
+    let series = |node: &RedisServer, state: &str| {
+        format!(
+            "yaraus_health_counters{{namespace=\"yaraus\",node=\"{}\",kind=\"sequence\",state=\"{state}\"}}",
+            node.url()
+        )
+    };
+    assert_eq!(
+        samples.get(&series(&servers[0], "holding")),
+        Some(&1.0),
+        "{page}"
+    );
+    assert_eq!(
+        samples.get(&series(&servers[2], "missing")),
+        Some(&1.0),
+        "{page}"
+    );
+    assert_eq!(
+        samples.get("yaraus_health_status{namespace=\"yaraus\"}"),
+        Some(&1.0),
+        "{page}"
+    );
+}
+
+#[test]
 fn a_node_out_of_reach_is_degraded_and_a_majority_out_of_reach_is_lost() {
     let servers = masters(3, true);
     next_id(&servers);

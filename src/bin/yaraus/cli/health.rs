@@ -54,4 +54,6 @@ pub enum HealthFormat {
     Table,
     /// One JSON object: nodes, counters, shards, pool, findings, status.
     Json,
+    /// Gauges in the Prometheus text format, for node_exporter's textfile collector.
+    Prometheus,
 }
