@@ -74,7 +74,7 @@ elapsed=$(($(date +%s) - started))
 
 step "aggregated report ($elapsed s)"
 awk '
-    /^rolling:/ { next }
+    /^rolling/ { next }
     function field(name,    i, kv) {
         for (i = 1; i <= NF; i++) {
             split($i, kv, "=")
@@ -116,7 +116,7 @@ awk '
     }
 ' "$report"
 # The rolling replacement checks histories, not lives: its own lines.
-grep '^rolling:' "$report" || true
+grep '^rolling' "$report" || true
 if $keep; then
     echo "raw report lines: $report"
 fi

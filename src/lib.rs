@@ -13,6 +13,7 @@
 //! below (`tests/layers.rs` checks it, and that this list and the README's
 //! "How the code is laid out" match it):
 //!
+//! * report — [`health`]: where a deployment stands, read on every node;
 //! * context — [`context`]: the settings, resolved once;
 //! * domain — [`lease`] (the worker-id pool), [`lock`] (locks and
 //!   semaphores over 1..N masters, fencing tokens), [`seq`] (the majority
@@ -111,6 +112,7 @@ pub mod base;
 pub mod claim;
 pub mod context;
 pub mod error;
+pub mod health;
 pub mod hilo;
 pub mod index;
 pub mod lease;

@@ -18,14 +18,11 @@
 
 use super::view::{NodeState, Until, View};
 use crate::error::{Error, Result};
-use crate::store::Quorum;
+use crate::store::{Quorum, keys_under};
 use crate::timing::sequence::QUARANTINE;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Keys asked for per `SCAN` step.
-const SCAN_COUNT: usize = 1000;
 
 /// Which counters a census reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -198,11 +195,11 @@ impl Census {
         let mut keys: BTreeSet<(String, Kind)> = BTreeSet::new();
         let mut unlisted = Vec::new();
         for kind in kinds {
-            let pattern = format!("{}*", glob_escaped(&kind.prefix(namespace)));
+            let prefix = kind.prefix(namespace);
             let found = quorum
                 .round(|node| {
-                    let pattern = pattern.clone();
-                    async move { scan(node.store(), &pattern).await }
+                    let prefix = prefix.clone();
+                    async move { keys_under(node.store(), &prefix).await }
                 })
                 .all()
                 .await;
@@ -304,26 +301,6 @@ fn quarantined_since(state: &str) -> Option<u64> {
         .flatten()
 }
 
-/// Every key that `pattern` matches on one node.
-async fn scan(store: &mut crate::store::Store, pattern: &str) -> Result<Vec<String>> {
-    let mut keys = Vec::new();
-    let mut cursor: u64 = 0;
-    loop {
-        let mut cmd = redis::cmd("SCAN");
-        cmd.arg(cursor)
-            .arg("MATCH")
-            .arg(pattern)
-            .arg("COUNT")
-            .arg(SCAN_COUNT);
-        let (next, batch): (u64, Vec<String>) = store.query(&cmd).await?;
-        keys.extend(batch);
-        if next == 0 {
-            return Ok(keys);
-        }
-        cursor = next;
-    }
-}
-
 /// Each node's clock, milliseconds (`None`: it did not say).
 async fn node_times(quorum: &mut Quorum) -> Vec<Option<u64>> {
     quorum
@@ -336,18 +313,6 @@ async fn node_times(quorum: &mut Quorum) -> Vec<Option<u64>> {
         .into_iter()
         .map(Result::ok)
         .collect()
-}
-
-/// `text` with the glob characters of `SCAN MATCH` escaped.
-fn glob_escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -412,6 +377,5 @@ mod tests {
             Place::Other("'healing:x:ab'".into())
         );
         assert_eq!(lacking("", None), Place::Missing);
-        assert_eq!(glob_escaped("a*b[c]?\\"), "a\\*b\\[c\\]\\?\\\\");
     }
 }

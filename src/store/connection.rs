@@ -271,14 +271,20 @@ impl Connection {
     /// How many replicas the master that holds `key` has connected
     /// (`connected_slaves` of `INFO replication`, routed like [`wait`](Self::wait)).
     pub async fn connected_replicas(&mut self, key: &str) -> RedisResult<i64> {
-        let mut cmd = redis::cmd("INFO");
-        cmd.arg("replication");
-        let text: String = redis::from_redis_value(self.on_master_of(key, cmd).await?)?;
+        let text = self.info_replication(key).await?;
         Ok(text
             .lines()
             .find_map(|l| l.trim().strip_prefix("connected_slaves:"))
             .and_then(|n| n.parse().ok())
             .unwrap_or(0))
+    }
+
+    /// The text of `INFO replication` of the master that holds `key`, routed
+    /// like [`wait`](Self::wait).
+    pub async fn info_replication(&mut self, key: &str) -> RedisResult<String> {
+        let mut cmd = redis::cmd("INFO");
+        cmd.arg("replication");
+        Ok(redis::from_redis_value(self.on_master_of(key, cmd).await?)?)
     }
 
     /// Runs `cmd`, which names no key, on the master that holds `key`.

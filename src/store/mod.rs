@@ -31,6 +31,11 @@
 //! A command the server's ACL denies (`NOPERM`) is refused with its name and
 //! the way out (`yaraus acl-rules`), never retried as an outage.
 //!
+//! How a master's replicas stand ([`Replication`], `replication.rs`) is
+//! read from the same `INFO replication`: a replica still waiting for its
+//! full sync holds none of the master's keys, and a failover to it would
+//! lose them all.
+//!
 //! Several independent masters are a [`Quorum`] of [`Node`]s, asked all at
 //! once by a [`Round`]; [`reply`] reads what our scripts return.
 
@@ -44,7 +49,9 @@ mod node;
 mod probe;
 pub mod quorum;
 mod redis_error;
+mod replication;
 pub mod reply;
+mod scan;
 mod server;
 mod target;
 
@@ -57,5 +64,7 @@ pub use node::{Fitness, Node};
 pub use quorum::{Quorum, Replies, Round, majority};
 pub(crate) use redis_error::is_denied;
 pub use redis_error::script_error;
+pub use replication::{Replica, ReplicaState, Replication, Role};
+pub use scan::keys_under;
 pub use server::{Replicated, Store, invoke};
 pub use target::{ConnectOptions, Target, Tls, split_urls};

@@ -27,6 +27,7 @@
 pub mod clock_guard;
 pub mod drift;
 mod error;
+pub mod health;
 pub mod hilo;
 pub mod index;
 pub mod kill_after;

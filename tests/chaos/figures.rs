@@ -52,7 +52,7 @@ pub struct Budget {
 }
 
 /// How many fault tests share `CHAOS_MINUTES`.
-pub const FAULT_TESTS: u32 = 7;
+pub const FAULT_TESTS: u32 = 8;
 
 impl Budget {
     pub fn new(default: usize) -> Budget {

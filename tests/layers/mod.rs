@@ -34,6 +34,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("claims", &["claim", "supervise"]),
     ("domain", &["seq", "lock", "lease", "hilo", "index", "acl"]),
     ("context", &["context"]),
+    ("report", &["health"]),
 ];
 
 fn root() -> PathBuf {

@@ -28,6 +28,7 @@
 //! node voting again, and the run figures: lives, overlaps, the pool's
 //! restarts and failovers, and the time from each to every id held again.
 
+mod gated;
 mod group;
 mod history;
 mod load;
@@ -42,7 +43,7 @@ use runs::{PoolFault, RunFigures, Runs};
 use std::time::Duration;
 
 /// The nearest-rank p50 and the max of `samples`, in ms ("-" for none).
-fn p50_max(mut samples: Vec<Duration>) -> (String, String) {
+pub(crate) fn p50_max(mut samples: Vec<Duration>) -> (String, String) {
     samples.sort();
     let ms = |d: Option<&Duration>| d.map_or("-".to_string(), |d| d.as_millis().to_string());
     let p50 = samples.get(samples.len().saturating_sub(1) / 2);
@@ -71,6 +72,11 @@ fn report(cycles: usize, a: &Answered, heals: Vec<Duration>, runs: &RunFigures) 
         runs.switches,
         runs.created,
     );
+    say(&line);
+}
+
+/// `line` on stderr and in `$CHAOS_REPORT` (scripts/chaos.sh).
+pub(crate) fn say(line: &str) {
     eprintln!("chaos: {line}");
     if let Some(path) = std::env::var_os("CHAOS_REPORT") {
         use std::io::Write;

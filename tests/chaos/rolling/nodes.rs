@@ -51,13 +51,19 @@ pub fn urls(servers: &[RedisServer]) -> Vec<String> {
         .collect()
 }
 
+/// Wipes node `i` of every deployment (restarted empty, as after a disk
+/// replacement); nothing awaited.
+pub fn wipe(d: &mut Deployments, i: usize) {
+    for (server, _) in d.at(i) {
+        server.restart_empty();
+    }
+}
+
 /// Wipes node `i` of every deployment, then waits until each holds its
 /// counter again; returns the times from the wipe to each heal.
 pub fn wipe_and_heal(d: &mut Deployments, i: usize) -> Vec<Duration> {
     let wiped = Instant::now();
-    for (server, _) in d.at(i) {
-        server.restart_empty();
-    }
+    wipe(d, i);
     let mut healed = Vec::new();
     for (server, key) in d.at(i) {
         let what = format!(

@@ -11,6 +11,7 @@ mod duration;
 mod examples;
 mod exit_status;
 mod flags;
+mod health;
 mod hilo;
 mod index;
 mod knobs;
@@ -25,6 +26,7 @@ pub use acl::AclRulesArgs;
 pub use duration::{duration, positive_duration};
 use exit_status::{EXIT_STATUS, POOL_EXIT_STATUS, PRINT_EXIT_STATUS, RUN_EXIT_STATUS};
 pub use flags::flag;
+pub use health::{HealthArgs, HealthFormat};
 pub use hilo::{HiloAgentArgs, HiloArgs, HiloCommand, HiloNextArgs};
 pub use index::IndexArgs;
 pub use knobs::{WaitKnobs, WakePolicyArg};
@@ -254,6 +256,9 @@ pub enum Command {
     /// Learn (index, replicas) of a fleet each interval, and run COMMAND with it.
     #[command(long_about = index::INDEX_ABOUT, after_long_help = index::INDEX_EXIT_STATUS)]
     Index(IndexArgs),
+    /// Where the deployment stands on every node; --wait: heal and wait until all is held.
+    #[command(long_about = health::HEALTH_ABOUT, after_long_help = health::HEALTH_EXIT_STATUS)]
+    Health(HealthArgs),
     /// Ids in blocks from windows on several Redis shards: agent, next, status.
     #[command(long_about = hilo::HILO_ABOUT, after_long_help = hilo::HILO_EXIT_STATUS)]
     Hilo(HiloArgs),

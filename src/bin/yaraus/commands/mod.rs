@@ -2,6 +2,7 @@
 //! output. Each returns the exit status on success; errors carry their own.
 
 mod acl;
+mod health;
 mod hilo;
 mod index;
 mod lock;
@@ -38,6 +39,7 @@ pub async fn execute(cli: Cli, provenance: Provenance, watchdog: Option<Watchdog
         }
         Command::Seq(args) => seq::seq(&ctx, args).await,
         Command::Index(args) => index::index(&ctx, args, watchdog.ok_or_else(no_watchdog)).await,
+        Command::Health(args) => health::health(&ctx, args).await,
         Command::Hilo(args) => hilo::hilo(&ctx, args).await,
         Command::AclRules(args) => acl::acl_rules(&ctx, &cli.global, args),
         Command::Completions(_) => unreachable!("answered before the servers were worked out"),

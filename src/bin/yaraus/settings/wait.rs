@@ -41,7 +41,8 @@ pub fn wait(command: &Command, timeout: Duration) -> Option<Duration> {
             HiloCommand::Next(args) => one_shot(args.wait.wait),
             HiloCommand::Status(args) => one_shot(args.wait.wait),
         },
-        Command::AclRules(_) | Command::Completions(_) => Some(Duration::ZERO),
+        // health's own --wait bounds its gate; each look is one attempt.
+        Command::Health(_) | Command::AclRules(_) | Command::Completions(_) => Some(Duration::ZERO),
     }
 }
 

@@ -1,0 +1,87 @@
+//! `yaraus health`: one look at every node, or with `--wait` the gate of a
+//! rolling maintenance (heal what is ripe, look again every second, until
+//! all is held or the bound).
+
+mod prometheus;
+mod show;
+
+use crate::cli::{HealthArgs, HealthFormat};
+use crate::stdout::write_stdout_unless_closed;
+use std::time::Duration;
+use tokio::time::Instant;
+use yaraus::base::duration::shown;
+use yaraus::context::Context;
+use yaraus::error::Result;
+use yaraus::health::{Survey, exit_code};
+use yaraus::seq::heal;
+use yaraus::store::Quorum;
+use yaraus::timing::health::LOOK_EVERY;
+
+pub async fn health(ctx: &Context, args: HealthArgs) -> Result<i32> {
+    // Several masters vote, and a node that may forget a write must not;
+    // a single pool server is as durable as its replicas, not its fsync.
+    let several = ctx.targets().len() > 1;
+    let ctx = &ctx.clone().requiring_durable(several);
+    let mut quorum = ctx.quorum(ctx.timeouts().sequence_request())?;
+    // A node at fault is a finding, not the end of the command.
+    quorum.put_in_service();
+    let survey = match args.wait {
+        None => Survey::take(ctx, &mut quorum).await?,
+        Some(bound) => gate(ctx, &mut quorum, bound).await?,
+    };
+    let findings = survey.findings();
+    let text = match args.format {
+        HealthFormat::Table => show::table(&survey, &findings),
+        HealthFormat::Json => show::json(&survey, &findings),
+        HealthFormat::Prometheus => prometheus::exposition(&survey, &findings),
+    };
+    write_stdout_unless_closed(text.as_bytes())?;
+    Ok(exit_code(&findings))
+}
+
+/// Looks, heals what a heal pass may, and looks again every
+/// [`LOOK_EVERY`] until nothing is found or `bound` has passed; the last
+/// survey.
+async fn gate(ctx: &Context, quorum: &mut Quorum, bound: Duration) -> Result<Survey> {
+    let started = Instant::now();
+    let deadline = started + bound;
+    let mut said = Vec::new();
+    loop {
+        let survey = Survey::take(ctx, quorum).await?;
+        let findings = survey.findings();
+        if findings.is_empty() {
+            if !said.is_empty() {
+                log::info!("all held, after {}", shown(round_ms(started.elapsed())));
+            }
+            return Ok(survey);
+        }
+        if Instant::now() >= deadline {
+            return Ok(survey);
+        }
+        for counter in &survey.counters {
+            if counter.wants_healing(survey.majority)
+                && let Ok(done) = heal::heal(quorum, &counter.key).await
+            {
+                heal::report(&counter.key, &done);
+            }
+        }
+        // Each thing once, when it starts or changes state, with when it
+        // is expected to settle.
+        let now: Vec<(String, &str)> = findings
+            .iter()
+            .map(|f| (f.subject.clone(), f.state))
+            .collect();
+        for finding in &findings {
+            if !said.contains(&(finding.subject.clone(), finding.state)) {
+                log::info!("waiting for {}: {}", finding.subject, finding.text);
+            }
+        }
+        said = now;
+        let pause = LOOK_EVERY.min(deadline.saturating_duration_since(Instant::now()));
+        tokio::time::sleep(pause).await;
+    }
+}
+
+fn round_ms(d: Duration) -> Duration {
+    Duration::from_millis(d.as_millis() as u64)
+}
