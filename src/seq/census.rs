@@ -45,6 +45,14 @@ impl Kind {
         }
     }
 
+    /// Its `kind` label in metrics.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Sequence => "sequence",
+            Kind::Fencing => "fencing",
+        }
+    }
+
     /// What a person calls it.
     pub fn noun(self) -> &'static str {
         match self {
@@ -78,6 +86,18 @@ impl Place {
     /// Whether this node votes for the counter.
     pub fn holds(&self) -> bool {
         matches!(self, Place::Holds(_))
+    }
+
+    /// Its `state` label in metrics: what the node is to the counter
+    /// (an unborn mark or a creation's state is a node without it).
+    pub fn label(&self) -> &'static str {
+        match self {
+            Place::Holds(_) => "holding",
+            Place::Quarantined { .. } => "quarantined",
+            Place::Missing | Place::Unborn | Place::Preparing => "missing",
+            Place::OutOfReach(_) => "unreachable",
+            Place::Other(_) => "other",
+        }
     }
 
     /// One or two words for a table.

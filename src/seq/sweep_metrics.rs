@@ -101,25 +101,6 @@ impl Series {
     }
 }
 
-/// The `kind` label of a kind of counter.
-fn kind_label(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Sequence => "sequence",
-        Kind::Fencing => "fencing",
-    }
-}
-
-/// The `state` label of a node's place.
-fn state_label(place: &Place) -> &'static str {
-    match place {
-        Place::Holds(_) => "holding",
-        Place::Quarantined { .. } => "quarantined",
-        Place::Missing | Place::Unborn | Place::Preparing => "missing",
-        Place::OutOfReach(_) => "unreachable",
-        Place::Other(_) => "other",
-    }
-}
-
 fn standing_label(standing: &Standing) -> &'static str {
     match standing {
         Standing::Held => "held",
@@ -162,11 +143,11 @@ impl SweepMetrics {
             for (i, node) in labels.iter().enumerate() {
                 for state in STATES {
                     let n = of_kind()
-                        .filter(|c| c.places.get(i).map(state_label) == Some(state))
+                        .filter(|c| c.places.get(i).map(Place::label) == Some(state))
                         .count();
                     let key = [
                         ("node", value(node)),
-                        ("kind", value(kind_label(*kind))),
+                        ("kind", value(Kind::label(*kind))),
                         ("state", value(state)),
                     ];
                     m.counters.get_or_create(&key).set(count(n));
@@ -177,7 +158,7 @@ impl SweepMetrics {
                     .filter(|c| standing_label(&c.standing(found.majority)) == standing)
                     .count();
                 let key = [
-                    ("kind", value(kind_label(*kind))),
+                    ("kind", value(Kind::label(*kind))),
                     ("standing", value(standing)),
                 ];
                 m.standing.get_or_create(&key).set(count(n));
@@ -222,7 +203,7 @@ fn count_heals(m: &Series, found: &Census, healed: &Healings) {
             };
             let labels = [
                 ("node", value(node)),
-                ("kind", value(kind_label(kind.kind))),
+                ("kind", value(Kind::label(kind.kind))),
                 ("action", value(action)),
             ];
             m.heals.get_or_create(&labels).inc();

@@ -175,16 +175,31 @@ fn subcommands_of_the_binary_do_not_import_each_other() {
     let dir = root().join("src/bin/yaraus/commands");
     let mut files = Vec::new();
     rust_files(&dir, &mut files);
-    let siblings: BTreeSet<String> = files
+    // A subcommand is a file of commands/ or a folder of it; the files of
+    // a folder are one subcommand and may import each other.
+    let subcommand = |file: &Path| -> String {
+        let inner = file.strip_prefix(&dir).unwrap();
+        let first = inner.components().next().unwrap().as_os_str();
+        first.to_string_lossy().trim_end_matches(".rs").to_string()
+    };
+    let subcommands: BTreeSet<String> = files
         .iter()
-        .map(|f| f.file_stem().unwrap().to_string_lossy().into_owned())
+        .map(|f| subcommand(f))
         .filter(|s| s != "mod")
         .collect();
     let mut crossing = Vec::new();
     for file in &files {
-        let me = file.file_stem().unwrap().to_string_lossy().into_owned();
-        for name in names_after(&code(file), "super::") {
-            if siblings.contains(name) && name != me && me != "mod" {
+        let me = subcommand(file);
+        let depth = file.strip_prefix(&dir).unwrap().components().count();
+        // `super::` from commands/x.rs and commands/x/mod.rs is commands/;
+        // from commands/x/y.rs it is commands/x/, and `super::super::` is.
+        let up = if depth == 1 || file.ends_with("mod.rs") {
+            "super::"
+        } else {
+            "super::super::"
+        };
+        for name in names_after(&code(file), up) {
+            if subcommands.contains(name) && name != me && me != "mod" {
                 crossing.push(format!("{me} -> {name}"));
             }
         }

@@ -10,7 +10,6 @@ use yaraus::health::{Finding, Survey, exit_code};
 use yaraus::metrics::escape_label_value as escaped;
 use yaraus::seq::census::Place;
 use yaraus::store::{Fitness, ReplicaState};
-use yaraus::timing::sequence::QUARANTINE;
 
 /// One metric: its HELP and TYPE lines, then its samples.
 fn metric(out: &mut String, name: &str, help: &str, samples: &[(String, f64)]) {
@@ -56,21 +55,13 @@ pub(super) fn exposition(survey: &Survey, findings: &[Finding]) -> String {
     let mut oldest: BTreeMap<String, f64> = BTreeMap::new();
     for counter in &survey.counters {
         for (n, place) in survey.nodes.iter().zip(&counter.places) {
-            let state = match place {
-                Place::Holds(_) => "holding",
-                Place::Quarantined { left, .. } => {
-                    let age = QUARANTINE.saturating_sub(*left).as_secs_f64();
-                    let entry = oldest.entry(n.redis.clone()).or_default();
-                    *entry = entry.max(age);
-                    "quarantined"
-                }
-                Place::Missing | Place::Unborn => "missing",
-                Place::Preparing => "preparing",
-                Place::Other(_) => "other",
-                Place::OutOfReach(_) => "unreachable",
-            };
+            if let Place::Quarantined { age, .. } = place {
+                let entry = oldest.entry(n.redis.clone()).or_default();
+                *entry = entry.max(age.as_secs_f64());
+            }
+            let state = place.label();
             *counts
-                .entry((n.redis.clone(), counter.kind.noun(), state))
+                .entry((n.redis.clone(), counter.kind.label(), state))
                 .or_default() += 1.0;
         }
     }
@@ -94,7 +85,7 @@ pub(super) fn exposition(survey: &Survey, findings: &[Finding]) -> String {
     metric(
         &mut out,
         "yaraus_health_quarantine_age_seconds",
-        "How long the node's oldest quarantine has run, on its clock (at most the quarantine, 10 s, while it lasts).",
+        "How long the node's oldest quarantine has run, on its clock (a repair is due after 10 s).",
         &samples,
     );
     replica_metrics(&mut out, survey, &node);
