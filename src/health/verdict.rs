@@ -277,14 +277,19 @@ fn unsettled(counter: &Counter, namespace: &str) -> Finding {
         );
     }
     let only_marks = counter.places.iter().all(|p| matches!(p, Place::Unborn));
-    if only_marks && counter.kind == Kind::Sequence {
+    if only_marks {
+        let creator = match counter.kind {
+            Kind::Sequence => format!("`yaraus seq next {name}`"),
+            Kind::Fencing => "acquisition of the lock".to_string(),
+        };
         return Finding::degraded(
             key,
             "unborn",
             format!(
-                "no node holds the sequence, only the marks of reads that found it missing: the \
-                 next `yaraus seq next {name}` creates it at 0 (if it ever handed out numbers, \
-                 every node lost it: `yaraus seq set-floor {name} VALUE` first)"
+                "no node holds it, only the marks of reads that found it missing: the next \
+                 {creator} creates it (if it ever handed out values, every node lost it: {} \
+                 first)",
+                set_command(counter, name, "VALUE")
             ),
         );
     }
@@ -294,8 +299,17 @@ fn unsettled(counter: &Counter, namespace: &str) -> Finding {
         "creation_stopped",
         format!(
             "no node holds it ({}): a creation stopped half-way; if nothing was handed out, end it \
-             with `yaraus seq set-floor {name} 0`, else with VALUE above every number handed out",
-            states.join(", ")
+             with {}, else with VALUE above every value handed out",
+            states.join(", "),
+            set_command(counter, name, "0")
         ),
     )
+}
+
+/// The command that sets `counter` (named `name`) to `value` on every node.
+fn set_command(counter: &Counter, name: &str, value: &str) -> String {
+    match counter.kind {
+        Kind::Sequence => format!("`yaraus seq set-floor {name} {value}`"),
+        Kind::Fencing => format!("`SET {} {value}` on every node", counter.key),
+    }
 }
