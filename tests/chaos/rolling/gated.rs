@@ -15,6 +15,8 @@ use std::time::Instant;
 
 /// The gate's bound: the quarantine (10 s) with room for a loaded machine.
 const GATE: &str = "90s";
+/// How long the load may take to create its counters.
+const START: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// `yaraus health --wait` over one deployment, started.
 fn gate(urls: &[String], log: &std::path::Path) -> Child {
@@ -35,6 +37,23 @@ fn a_rolling_replacement_gated_only_by_health_wait_leaves_no_stuck_state() {
     let scratch = tempfile::tempdir().unwrap();
     let load = Load::start(&d, scratch.path());
     let _logs = ShowLogs(scratch.path().to_path_buf());
+    // As the runbook: everything held before the first step (the load
+    // creates its counters as it starts).
+    for list in [urls(&d.seq), urls(&d.hilo), urls(&d.lock)] {
+        crate::chaos::common::wait_until("the load's counters held on every node", START, || {
+            let held = crate::chaos::common::yaraus()
+                .arg("health")
+                .args(&list)
+                .output()
+                .expect("run yaraus health")
+                .status
+                .success();
+            if !held {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            held
+        });
+    }
     let budget = Budget::new(1);
     let (mut cycles, mut steps) = (0, Vec::new());
     while budget.more(cycles) {
