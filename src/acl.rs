@@ -42,6 +42,7 @@ pub enum Part {
     Lock,
     Seq,
     Index,
+    Health,
     Hilo,
 }
 
@@ -115,6 +116,11 @@ const INDEX_SCRIPTS: &[&str] = &[
     include_str!("index/tick.lua"),
     include_str!("index/confirm.lua"),
 ];
+/// What `health` runs of hilo's: the read-only look at a shard.
+const HILO_STATUS_SCRIPTS: &[&str] = &[
+    include_str!("hilo/keys.lua"),
+    include_str!("hilo/status.lua"),
+];
 const HILO_SCRIPTS: &[&str] = &[
     include_str!("hilo/keys.lua"),
     include_str!("hilo/reserve.lua"),
@@ -140,6 +146,7 @@ impl Part {
             Part::Lock,
             Part::Seq,
             Part::Index,
+            Part::Health,
             Part::Hilo,
         ]
     }
@@ -154,6 +161,7 @@ impl Part {
             Part::Lock => "lock",
             Part::Seq => "seq",
             Part::Index => "index",
+            Part::Health => "health",
             Part::Hilo => "hilo",
         }
     }
@@ -172,6 +180,9 @@ impl Part {
             Part::Lock => LOCK_SCRIPTS.to_vec(),
             Part::Seq => SEQ_SCRIPTS.to_vec(),
             Part::Index => INDEX_SCRIPTS.to_vec(),
+            // It reads counters, heals them (--wait), reads hilo marks and
+            // the pool's figures.
+            Part::Health => [SEQ_SCRIPTS, HILO_STATUS_SCRIPTS, STATS_SCRIPTS].concat(),
             // The agent holds a lock while it stocks windows.
             Part::Hilo => [HILO_SCRIPTS, LOCK_SCRIPTS].concat(),
         }
@@ -194,8 +205,15 @@ impl Part {
                 "type", "time", "zmscore", "hmget", "zcard", "zcount", "zscan",
             ],
             // A waiter's wake-up subscription (src/claim/wake.rs).
-            Part::Lock | Part::Hilo => &["subscribe"],
-            Part::Seq => &[],
+            Part::Lock => &["subscribe"],
+            // The agent's sweep of its lock's counter reads the clocks.
+            Part::Hilo => &["subscribe", "time"],
+            // `seq serve`'s sweep lists the counters and reads the nodes'
+            // clocks (seq/census.rs).
+            Part::Seq => &["scan", "time"],
+            // Every counter and hilo sequence of the namespace, the nodes'
+            // clocks, whether the pool exists (health/survey.rs).
+            Part::Health => &["scan", "time", "exists"],
             Part::Index => &[
                 "type", "get", "hget", "hmget", "hgetall", "scard", "smembers",
             ],
@@ -205,7 +223,7 @@ impl Part {
     /// `CONFIG GET` of the durability check, unless `--assume-durable`.
     fn checks_durability(self, d: &Deployment) -> bool {
         match self {
-            Part::Lock => d.several_masters,
+            Part::Lock | Part::Health => d.several_masters,
             Part::Seq | Part::Hilo => true,
             _ => false,
         }
@@ -295,6 +313,13 @@ impl Part {
                 keys
             }
             Part::Seq => vec![(format!("{ns}:seq:"), true)],
+            Part::Health => {
+                let mut keys = pool_keys();
+                for kind in ["seq", "fencing", "hilo"] {
+                    keys.push((format!("{ns}:{kind}:"), true));
+                }
+                keys
+            }
             Part::Index => vec![(format!("{ns}:index:"), true)],
             Part::Hilo => vec![
                 (format!("{ns}:hilo:"), true),
@@ -390,7 +415,9 @@ impl Rules {
             if waits {
                 commands.insert("wait".into());
             }
-            if part == Part::Run && d.min_replicas == 0 && d.replicas.is_none() {
+            if part == Part::Health
+                || (part == Part::Run && d.min_replicas == 0 && d.replicas.is_none())
+            {
                 commands.insert("info|replication".into());
             }
         }

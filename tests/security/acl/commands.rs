@@ -1,6 +1,7 @@
 //! `lock` (one master and three), `seq`, `hilo` and `index` as the user.
 
 use super::{AS_USER, as_user, denied, global, servers_with_user};
+use crate::common::run_yaraus;
 use crate::security::ok;
 
 #[test]
@@ -116,4 +117,36 @@ fn seq_hilo_and_index_work_as_a_user_from_acl_rules() {
     );
     assert_eq!(out.stdout.trim(), "0");
     ok(&global(one, "ns", &["index", "web", "--status"]), &AS_USER);
+}
+
+#[test]
+fn health_and_its_gate_work_as_a_user_from_acl_rules() {
+    let (three, urls, rules) = servers_with_user(3, true, "ns", &["acl-rules", "seq", "health"]);
+    assert!(
+        rules.contains("+scan") && rules.contains("+time"),
+        "{rules}"
+    );
+    ok(&global(&urls, "ns", &["seq", "next", "s1"]), &AS_USER);
+    let look = ok(&global(&urls, "ns", &["health"]), &AS_USER);
+    assert!(
+        look.stdout
+            .contains("ns:seq:s1 (sequence): held by all at 1"),
+        "{}",
+        look.stdout
+    );
+    // A node that lost its data (its users kept): the gate heals it as
+    // the user.
+    let _: () = three[1].query(&["FLUSHALL"]);
+    let gate = run_yaraus(
+        &global(&urls, "ns", &["health", "--wait", "60s"]),
+        &AS_USER,
+        std::time::Duration::from_secs(90),
+    );
+    assert_eq!(
+        gate.code,
+        Some(0),
+        "{}\n{}",
+        gate.stdout,
+        gate.stderr
+    );
 }
