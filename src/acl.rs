@@ -111,6 +111,7 @@ const SEQ_SCRIPTS: &[&str] = &[
     include_str!("seq/transition.lua"),
     include_str!("seq/set_floor.lua"),
     include_str!("seq/heal.lua"),
+    include_str!("seq/census.lua"),
 ];
 const INDEX_SCRIPTS: &[&str] = &[
     include_str!("index/tick.lua"),

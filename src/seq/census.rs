@@ -10,19 +10,26 @@
 //! A counter lost on every node is gone from the census as from the nodes;
 //! nothing can tell it from one that never was.
 //!
-//! The census writes nothing: it reads each counter with `read.lua`'s
-//! read-only look, and a quarantine's end from the node's own clock (`TIME`),
-//! which is the clock the repair obeys. Its cost is one `SCAN` of each node's
-//! keyspace (the pattern filters on the server) and one read per counter and
-//! node, so it is for a sweep every few seconds, not for every call.
+//! The census writes nothing: it reads the counters with `census.lua`, the
+//! read-only look of `read.lua` over a chunk of keys per call, and a
+//! quarantine's end from the node's own clock (`TIME`), which is the clock
+//! the repair obeys. Its cost is one `SCAN` of each node's keyspace (the
+//! pattern filters on the server) and a script call per node and chunk of
+//! counters, so it is for a sweep every few seconds, not for every call
+//! (docs/benchmarks.md has its figures).
 
-use super::view::{NodeState, Until, View};
-use crate::error::{Error, Result};
-use crate::store::{Quorum, keys_under};
+use super::script::CensusRead;
+use super::view::NodeState;
+use crate::error::Result;
+use crate::store::{Node, Quorum, keys_under};
 use crate::timing::sequence::QUARANTINE;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// Keys read per script call: a reply of a few tens of kilobytes, and a
+/// node busy for well under a millisecond at a time.
+const CHUNK: usize = 500;
 
 /// Which counters a census reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -260,15 +267,28 @@ impl Census {
 
     async fn read(quorum: &mut Quorum, keys: BTreeSet<(String, Kind)>) -> Result<Census> {
         let times = node_times(quorum).await;
-        let mut counters = Vec::with_capacity(keys.len());
-        for (key, kind) in keys {
-            let view = View::read_until(quorum, &key, "", Until::Everyone).await?;
-            let places = view
-                .answers()
-                .zip(times.iter())
-                .map(|(answer, now)| place(answer, *now))
-                .collect();
-            counters.push(Counter { kind, key, places });
+        let (names, kinds): (Vec<String>, Vec<Kind>) = keys.into_iter().unzip();
+        let names = &names;
+        let per_node = quorum
+            .round(|node| async move { read_node(node, names).await })
+            .all()
+            .await;
+        let mut counters: Vec<Counter> = names
+            .iter()
+            .zip(kinds)
+            .map(|(key, kind)| Counter {
+                kind,
+                key: key.clone(),
+                places: Vec::with_capacity(per_node.len()),
+            })
+            .collect();
+        for (states, now) in per_node.iter().zip(&times) {
+            for (i, counter) in counters.iter_mut().enumerate() {
+                counter.places.push(match states {
+                    Ok(states) => place(&states[i], *now),
+                    Err(e) => Place::OutOfReach(e.to_string()),
+                });
+            }
         }
         Ok(Census {
             labels: quorum.labels(),
@@ -279,14 +299,35 @@ impl Census {
     }
 }
 
+/// A node's answer for one key: the node's state, or why the key is not
+/// a counter.
+type Look = std::result::Result<NodeState, String>;
+
+/// Every key of `keys` on `node`, a chunk per script call.
+async fn read_node(node: &mut Node, keys: &[String]) -> Result<Vec<Look>> {
+    let mut looks = Vec::with_capacity(keys.len());
+    for chunk in keys.chunks(CHUNK) {
+        let answer = node.ask(&CensusRead { keys: chunk }.invocation()).await?;
+        if answer.len() != 2 * chunk.len() {
+            return Err(answer.unknown());
+        }
+        for i in 0..chunk.len() {
+            looks.push(match answer.get::<i64>(2 * i)? {
+                1 => Ok(NodeState::Counter(answer.counter(2 * i + 1)?)),
+                0 => Ok(NodeState::Lacks(answer.text(2 * i + 1)?)),
+                _ => Err(answer.text(2 * i + 1)?),
+            });
+        }
+    }
+    Ok(looks)
+}
+
 /// Where one node's answer puts it; `now_ms`, the node's clock.
-fn place(answer: Option<&Result<NodeState>>, now_ms: Option<u64>) -> Place {
-    match answer {
-        None => Place::OutOfReach("no answer in time".into()),
-        Some(Err(e @ Error::State(_))) => Place::Other(e.to_string()),
-        Some(Err(e)) => Place::OutOfReach(e.to_string()),
-        Some(Ok(NodeState::Counter(v))) => Place::Holds(*v),
-        Some(Ok(NodeState::Lacks(state))) => lacking(state, now_ms),
+fn place(look: &Look, now_ms: Option<u64>) -> Place {
+    match look {
+        Err(why) => Place::Other(why.clone()),
+        Ok(NodeState::Counter(v)) => Place::Holds(*v),
+        Ok(NodeState::Lacks(state)) => lacking(state, now_ms),
     }
 }
 

@@ -213,6 +213,67 @@ async fn ask_each(
         .collect()
 }
 
+/// Counters a node went through the same step for, past which one line
+/// says them all (a wiped node lacks every counter at once).
+const LINES_PER_STEP: usize = 3;
+
+/// Says what the heal passes of a sweep did: a line per node and counter,
+/// or, for more than a few counters of one node, a line per node and step.
+pub fn report_all(healings: &Healings) {
+    let mut by_node: Vec<(&str, Vec<&str>, Vec<&str>)> = Vec::new();
+    for (key, healed) in healings {
+        for (label, what) in healed {
+            let at = match by_node.iter().position(|(l, _, _)| l == label) {
+                Some(at) => at,
+                None => {
+                    by_node.push((label, Vec::new(), Vec::new()));
+                    by_node.len() - 1
+                }
+            };
+            match what {
+                Healed::Marked => by_node[at].1.push(key),
+                Healed::Repaired(_) => by_node[at].2.push(key),
+                Healed::Quarantined(_) => {}
+            }
+        }
+    }
+    for (label, marked, repaired) in by_node {
+        if marked.len() > LINES_PER_STEP {
+            log::warn!(node = label;
+                "{label} does not hold {} counters ({}, …; restarted empty?): quarantined for {}, \
+                 then set again from a majority by a later call or sweep",
+                marked.len(),
+                marked[0],
+                crate::base::duration::shown(QUARANTINE)
+            );
+        }
+        if repaired.len() > LINES_PER_STEP {
+            log::info!(node = label;
+                "{label}: {} counters ({}, …) set again from a majority after their quarantine; \
+                 it votes again",
+                repaired.len(),
+                repaired[0]
+            );
+        }
+        let few = |keys: &[&str]| keys.len() <= LINES_PER_STEP;
+        for (key, healed) in healings {
+            let lines: Vec<(String, Healed)> = healed
+                .iter()
+                .filter(|(l, what)| {
+                    l == label
+                        && match what {
+                            Healed::Marked => few(&marked),
+                            Healed::Repaired(_) => few(&repaired),
+                            Healed::Quarantined(_) => false,
+                        }
+                })
+                .cloned()
+                .collect();
+            report(key, &lines);
+        }
+    }
+}
+
 /// Says what a heal pass did, a line a node.
 pub fn report(key: &str, healed: &[(String, Healed)]) {
     for (label, what) in healed {

@@ -3,8 +3,8 @@
 //! A script's header (its `.lua` file, beside this one) is the contract:
 //! which keys and arguments, in which order, and what it returns. Each
 //! builder has a field per key or argument and pushes them in that order:
-//! the one place the Rust side knows it. Every script here has one key,
-//! the counter.
+//! the one place the Rust side knows it. Every script here but census.lua
+//! has one key, the counter.
 
 use crate::base::COUNTER_LUA;
 use crate::store::invoke;
@@ -19,6 +19,8 @@ static TRANSITION: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("transition.lua")].concat()));
 static SET_FLOOR: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("set_floor.lua")].concat()));
+static CENSUS: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("census.lua")].concat()));
 static HEAL: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("heal.lua")].concat()));
 
@@ -51,6 +53,18 @@ impl Read<'_> {
         let mut invocation = invoke(&READ, &[self.key]);
         invocation.arg(self.mark);
         invocation
+    }
+}
+
+/// census.lua: the states of many counters on one node, read-only.
+pub(super) struct CensusRead<'a> {
+    pub keys: &'a [String],
+}
+
+impl CensusRead<'_> {
+    pub fn invocation(&self) -> Invocation {
+        let keys: Vec<&str> = self.keys.iter().map(String::as_str).collect();
+        invoke(&CENSUS, &keys)
     }
 }
 

@@ -50,19 +50,22 @@ pub async fn heal_keys(quorum: &mut Quorum, keys: &[(Kind, String)]) -> Result<S
     Ok(heal_found(quorum, census).await)
 }
 
-async fn heal_found(quorum: &mut Quorum, census: Census) -> Swept {
+/// One heal pass on each counter of `census` that a majority holds and
+/// some node that answered lacks; logs what they did, a line per node and
+/// step when a node lacked many.
+pub async fn heal_found(quorum: &mut Quorum, census: Census) -> Swept {
     let mut healed = Vec::new();
     for counter in &census.counters {
         if !counter.wants_healing(census.majority) {
             continue;
         }
-        if let Ok(done) = heal::heal(quorum, &counter.key).await {
-            heal::report(&counter.key, &done);
-            if !done.is_empty() {
-                healed.push((counter.key.clone(), done));
-            }
+        if let Ok(done) = heal::heal(quorum, &counter.key).await
+            && !done.is_empty()
+        {
+            healed.push((counter.key.clone(), done));
         }
     }
+    heal::report_all(&healed);
     Swept { census, healed }
 }
 

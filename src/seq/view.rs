@@ -111,11 +111,6 @@ impl View {
         })
     }
 
-    /// Each node's answer, in node order (`None`: none in time).
-    pub fn answers(&self) -> impl Iterator<Item = Option<&Result<NodeState>>> {
-        self.replies.iter().map(Option::as_ref)
-    }
-
     /// The highest counter, when a majority of all the nodes answered
     /// holding it: at least every value handed out before the read began.
     pub fn highest_of_a_majority(&self) -> Option<u64> {

@@ -13,7 +13,8 @@ use yaraus::base::duration::shown;
 use yaraus::context::Context;
 use yaraus::error::Result;
 use yaraus::health::{Survey, exit_code};
-use yaraus::seq::heal;
+use yaraus::seq::census::Census;
+use yaraus::seq::sweep;
 use yaraus::store::Quorum;
 use yaraus::timing::health::LOOK_EVERY;
 
@@ -58,25 +59,31 @@ async fn gate(ctx: &Context, quorum: &mut Quorum, bound: Duration) -> Result<Sur
         if Instant::now() >= deadline {
             return Ok(survey);
         }
-        for counter in &survey.counters {
-            if counter.wants_healing(survey.majority)
-                && let Ok(done) = heal::heal(quorum, &counter.key).await
-            {
-                heal::report(&counter.key, &done);
+        let census = Census {
+            labels: quorum.labels(),
+            majority: survey.majority,
+            counters: survey.counters.clone(),
+            unlisted: Vec::new(),
+        };
+        sweep::heal_found(quorum, census).await;
+        // Each thing once, when it starts or changes state; many alike
+        // (a wiped node lacks every counter) in one line.
+        let mut now: Vec<(String, &str, usize, &str)> = Vec::new();
+        for f in &findings {
+            match now.iter_mut().find(|(s, st, _, _)| *s == f.subject && *st == f.state) {
+                Some(group) => group.2 += 1,
+                None => now.push((f.subject.clone(), f.state, 1, &f.text)),
             }
         }
-        // Each thing once, when it starts or changes state, with when it
-        // is expected to settle.
-        let now: Vec<(String, &str)> = findings
-            .iter()
-            .map(|f| (f.subject.clone(), f.state))
-            .collect();
-        for finding in &findings {
-            if !said.contains(&(finding.subject.clone(), finding.state)) {
-                log::info!("waiting for {}: {}", finding.subject, finding.text);
+        for (subject, state, count, text) in &now {
+            if !said.contains(&(subject.clone(), *state)) {
+                match count {
+                    1 => log::info!("waiting for {subject}: {text}"),
+                    n => log::info!("waiting for {subject}: {n} counters alike, as {text}"),
+                }
             }
         }
-        said = now;
+        said = now.into_iter().map(|(s, st, _, _)| (s, st)).collect();
         let pause = LOOK_EVERY.min(deadline.saturating_duration_since(Instant::now()));
         tokio::time::sleep(pause).await;
     }

@@ -32,6 +32,9 @@ pub(super) fn status_word(code: i32) -> &'static str {
 }
 
 /// Lines for a person.
+/// Findings of one kind on one subject shown in full, before a count.
+const ALIKE: usize = 3;
+
 pub(super) fn table(survey: &Survey, findings: &[Finding]) -> String {
     let mut out = String::new();
     let n = survey.nodes.len();
@@ -91,14 +94,35 @@ pub(super) fn table(survey: &Survey, findings: &[Finding]) -> String {
             None => writeln!(out, "pool {}: unreadable", pool.key),
         };
     }
+    // A wiped node lacks every counter: a few lines of each kind, then
+    // how many more (the JSON has them all).
+    let mut shown: Vec<(&str, &str, usize)> = Vec::new();
     for finding in findings {
-        let _ = writeln!(
-            out,
-            "{}: {}: {}",
-            finding.level.word(),
-            finding.subject,
-            finding.text
-        );
+        let group = match shown
+            .iter_mut()
+            .find(|(s, st, _)| *s == finding.subject && *st == finding.state)
+        {
+            Some(group) => group,
+            None => {
+                shown.push((&finding.subject, finding.state, 0));
+                shown.last_mut().unwrap()
+            }
+        };
+        group.2 += 1;
+        if group.2 <= ALIKE {
+            let _ = writeln!(
+                out,
+                "{}: {}: {}",
+                finding.level.word(),
+                finding.subject,
+                finding.text
+            );
+        }
+    }
+    for (subject, state, count) in shown {
+        if count > ALIKE {
+            let _ = writeln!(out, "… and {} more {state} on {subject}", count - ALIKE);
+        }
     }
     let code = exit_code(findings);
     let _ = writeln!(out, "status: {} (exit {code})", status_word(code));
