@@ -30,5 +30,6 @@ mod riding_out;
 mod run;
 mod security;
 mod seq_cli;
+mod seq_creation;
 mod seq_serve;
 mod supervision;

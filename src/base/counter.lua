@@ -37,13 +37,17 @@ local function is_counter(s)
 end
 
 -- A non-holder's state (src/seq/mod.rs has the argument): 'unborn:<hex>',
--- the mark a read leaves where the key was missing; 'creating:<hex>', a
--- creation's claim; or 'healing:<ms>:<hex>', a node that lost the counter
+-- the mark a read leaves where the key was missing ('unborn:<hex>:<id>'
+-- when a rollback of the creation <id> left it); 'creating:<ms>:<id>', a
+-- node prepared for the creation <id> at <ms> on its own clock
+-- ('creating:<id>' from before creations were timed); or
+-- 'healing:<ms>:<hex>', a node that lost the counter
 -- beside a majority of holders, quarantined since <ms> on its own clock
 -- (src/seq/heal.rs). All are unique tokens, so a node that loses its data
 -- and is marked again never holds a state that anyone read before the loss.
 local function is_placeholder(s)
-  return string.find(s, '^unborn:%x+$') ~= nil or string.find(s, '^creating:%x+$') ~= nil
+  return string.find(s, '^unborn:%x+$') ~= nil or string.find(s, '^unborn:%x+:%x+$') ~= nil
+    or string.find(s, '^creating:%x+$') ~= nil or string.find(s, '^creating:%d+:%x+$') ~= nil
     or string.find(s, '^healing:%d+:%x+$') ~= nil
 end
 

@@ -13,19 +13,31 @@
 //! `read.lua`), and creation moves nodes only by compare-and-set of their
 //! whole state (`transition.lua`), in two steps:
 //!
-//! 1. *prepare*: every node, from exactly the mark read to `creating:<hex>`
-//!    (`<hex>` is the creation's id; a node already prepared for that
-//!    creation is only checked unchanged). A loss wipes the mark, so a
-//!    step decided before a loss fails after it. Prepared nodes are still
-//!    non-holders: a creation prepared on some nodes and not others hands
-//!    nothing out (and a creation stopped there stays stopped: see
-//!    [`super::view::creation`] for why nobody else finishes it);
-//! 2. *settle*: only when every node is prepared, each from
-//!    `creating:<hex>` to 0. Every node then sat unchanged, holding
-//!    nothing, from its read to its preparation, and those intervals share
-//!    an instant (all reads came before all preparations): at that instant
-//!    no node held the counter, so no number had been handed out that a
-//!    majority still remembers.
+//! 1. *prepare*: every node, from exactly the mark read to
+//!    `creating:<ms>:<id>` (`<id>` the creation's, `<ms>` the node's clock;
+//!    a node already prepared for that creation is only checked). A loss
+//!    wipes the mark, so a step decided before a loss fails after it.
+//!    Prepared nodes are still non-holders;
+//! 2. *settle*: only when every node is prepared, and only if the marking
+//!    read and the preparation ended within [`ROUND_LIFETIME`] of the
+//!    read's start (the creator's clock), each from its prepared state to
+//!    0, which the node does only while that state is younger than
+//!    [`ROUND_LIFETIME`] on its clock. Every node then sat unchanged,
+//!    holding nothing, from its read to its preparation, and those intervals
+//!    share an instant: at that instant no node held the counter.
+//!
+//! A creation that stopped half-way (its creator killed between writes, a
+//! settle lost, a node lost during it) is *rolled back*, not finished:
+//! every prepared state of it was written after each of its creators began
+//! its read, so every settle of it lands within two lifetimes of that
+//! start, and [`CREATION_QUARANTINE`] on the node's clock outlasts both at
+//! the drift bound. A read that finds no holder, a majority prepared for
+//! one creation ([`super::view::stopped`]), and every prepared node saying
+//! its quarantine is over, sets each to a fresh mark naming the creation
+//! (`unborn:<hex>:<id>`), by compare-and-set of its exact state: none of
+//! them can be settled any more, so no holder of 0 is left beside marks
+//! (the dead end the model `tests/seq_model/birth/` finds with weaker
+//! rules), and a creation from marks follows.
 //!
 //! Creators that read the same states choose the same creation id (the id
 //! of the view) and a compare-and-set that finds its target already there
@@ -36,47 +48,148 @@
 
 use super::script::Transition;
 use super::view::NodeState;
+use crate::base::BootInstant;
+use crate::base::random::random_hex;
 use crate::error::{Error, Result};
 use crate::store::Quorum;
+use crate::timing::sequence::{CREATION_QUARANTINE, ROUND_LIFETIME};
+use std::time::Duration;
 
 /// Creates the sequence at `key` from `states` (every node's answer to a
-/// marking read, in node order; none a holder) as the creation `id`.
-/// `Ok(true)`: settled on every node; `Ok(false)`: not every node could be
-/// prepared (another creator, or a node changed): read again.
+/// marking read begun at `read_at`, in node order; all marks) as the
+/// creation `id`. `Ok(true)`: settled on every node; `Ok(false)`: not
+/// every node could be prepared (another creator, or a node changed) or
+/// not in time: read again.
 pub async fn create(
     quorum: &mut Quorum,
     key: &str,
     states: &[NodeState],
     id: &str,
+    read_at: BootInstant,
 ) -> Result<bool> {
     let prepared = format!("creating:{id}");
     let steps: Vec<(String, String)> = states
         .iter()
         .map(|state| (state.stored(), prepared.clone()))
         .collect();
-    if !transition(quorum, key, &steps, true).await? {
+    if !transition(quorum, key, &steps, None, true).await? {
+        return Ok(false);
+    }
+    // A settle decided later could land after a rollback of this creation.
+    if read_at.elapsed() > ROUND_LIFETIME {
         return Ok(false);
     }
     let settle: Vec<(String, String)> = states
         .iter()
         .map(|_| (prepared.clone(), "0".to_string()))
         .collect();
-    transition(quorum, key, &settle, false).await
+    transition(quorum, key, &settle, Some(ROUND_LIFETIME), false).await
 }
 
-/// Runs `steps[i]` (from, to) on node i, all at once.
-/// True when every step landed. `stop_early`: give up on the first refusal
-/// (the creation is void anyway); otherwise wait for every node, so that a
-/// settle reaches every node it can.
+/// Rolls back the `prepared` nodes (index, exact `creating:<ms>:<id>`) of a
+/// creation that stopped half-way ([`super::view::stopped`]), once every one
+/// of them says its [`CREATION_QUARANTINE`] is over: each to a fresh mark
+/// naming the creation. `Ok(true)`: every one rolled back; `Ok(false)`: not
+/// yet (the longest wait left, if a node said so), or a node changed.
+pub async fn roll_back(
+    quorum: &mut Quorum,
+    key: &str,
+    prepared: &[(usize, String)],
+) -> Result<(bool, Option<Duration>)> {
+    let n = quorum.len();
+    let step = |to: &dyn Fn(&str) -> String| -> Vec<Option<(String, String)>> {
+        (0..n)
+            .map(|i| {
+                let (_, state) = prepared.iter().find(|(j, _)| *j == i)?;
+                Some((state.clone(), to(state)))
+            })
+            .collect()
+    };
+    let ripe = step(&|state| state.to_string());
+    let (all, left) = ask(quorum, key, &ripe).await;
+    if !all {
+        return Ok((false, left));
+    }
+    let token = random_hex::<16>("a sequence mark")?;
+    let undo = step(&|state| {
+        let id = state.rsplit(':').next().unwrap_or_default();
+        format!("unborn:{token}:{id}")
+    });
+    Ok(ask(quorum, key, &undo).await)
+}
+
+/// Sends each node its step (if any) with the creation quarantine; whether
+/// every one was done, and the longest wait a node said was left.
+async fn ask(
+    quorum: &mut Quorum,
+    key: &str,
+    steps: &[Option<(String, String)>],
+) -> (bool, Option<Duration>) {
+    let replies = quorum
+        .round_each(steps, |node, step| async move {
+            let Some((from, to)) = step else {
+                return Ok(Some(Duration::ZERO));
+            };
+            let bound = Some(CREATION_QUARANTINE);
+            let answer = node
+                .ask(
+                    &Transition {
+                        key,
+                        from,
+                        to,
+                        bound,
+                    }
+                    .invocation(),
+                )
+                .await?;
+            match answer.code()? {
+                1 => Ok(Some(Duration::ZERO)),
+                2 => Ok(Some(Duration::from_millis(answer.counter(1)?))),
+                0 => Ok(None),
+                _ => Err(answer.unknown()),
+            }
+        })
+        .all()
+        .await;
+    let mut all = true;
+    let mut left = None::<Duration>;
+    for reply in replies {
+        match reply {
+            Ok(Some(wait)) if wait.is_zero() => {}
+            Ok(Some(wait)) => {
+                all = false;
+                left = Some(left.map_or(wait, |l| l.max(wait)));
+            }
+            _ => all = false,
+        }
+    }
+    (all, left)
+}
+
+/// Runs `steps[i]` (from, to) on node i, all at once, with `bound` (a
+/// settle's). True when every step landed. `stop_early`: give up on the
+/// first refusal (the creation is void anyway); otherwise wait for every
+/// node, so that a settle reaches every node it can.
 async fn transition(
     quorum: &mut Quorum,
     key: &str,
     steps: &[(String, String)],
+    bound: Option<Duration>,
     stop_early: bool,
 ) -> Result<bool> {
     let replies = quorum
         .round_each(steps, |node, (from, to)| async move {
-            let answer = node.ask(&Transition { key, from, to }.invocation()).await?;
+            let answer = node
+                .ask(
+                    &Transition {
+                        key,
+                        from,
+                        to,
+                        bound,
+                    }
+                    .invocation(),
+                )
+                .await?;
             match answer.code()? {
                 1 => Ok(true),
                 0 => Ok(false),

@@ -68,17 +68,23 @@ impl CensusRead<'_> {
     }
 }
 
-/// transition.lua: compare-and-set of a node's whole state.
+/// transition.lua: compare-and-set of a node's whole state; `bound`: the
+/// age a settle must be below, or a rollback at or above, on the node's
+/// clock.
 pub(super) struct Transition<'a> {
     pub key: &'a str,
     pub from: &'a str,
     pub to: &'a str,
+    pub bound: Option<Duration>,
 }
 
 impl Transition<'_> {
     pub fn invocation(&self) -> Invocation {
         let mut invocation = invoke(&TRANSITION, &[self.key]);
         invocation.arg(self.from).arg(self.to);
+        if let Some(bound) = self.bound {
+            invocation.arg(bound.as_millis() as u64);
+        }
         invocation
     }
 }

@@ -252,13 +252,36 @@ impl MajoritySequence {
             _ => {}
         }
         let mark = random_hex::<MARK_BYTES>("a sequence mark")?;
+        let read_at = BootInstant::now();
         let view = View::read(quorum, &self.key, &mark).await?;
         let states = view.states();
         match view.verdict(&self.key, &self.recovery, true)? {
             Verdict::Floor(highest) => Ok(Some(highest)),
             Verdict::Create(id) => {
-                create::create(quorum, &self.key, &states, &id).await?;
+                create::create(quorum, &self.key, &states, &id, read_at).await?;
                 Ok(None)
+            }
+            Verdict::RollBack(prepared) => {
+                let (done, left) = create::roll_back(quorum, &self.key, &prepared).await?;
+                if done {
+                    log::warn!(
+                        "{}: a creation that stopped half-way was rolled back; the sequence is \
+                         created afresh",
+                        self.key
+                    );
+                    return Ok(None);
+                }
+                Err(Error::Unavailable(format!(
+                    "the sequence {} is being created, or a creation stopped half-way on a \
+                     majority of the nodes, which is rolled back by itself {} after it was \
+                     prepared{}",
+                    self.key,
+                    crate::base::duration::shown(crate::timing::sequence::CREATION_QUARANTINE),
+                    left.map_or(String::new(), |l| format!(
+                        " ({} left)",
+                        crate::base::duration::shown(l)
+                    ))
+                )))
             }
             Verdict::Absent => Err(Error::Unavailable(format!(
                 "the sequence {} could not be created: a node's key vanished during the read",
@@ -276,7 +299,9 @@ impl MajoritySequence {
         match view.verdict(&self.key, &self.recovery, false)? {
             Verdict::Floor(highest) => Ok(Some(highest)),
             Verdict::Absent => Ok(None),
-            Verdict::Create(_) => unreachable!("a read-only look never creates"),
+            Verdict::Create(_) | Verdict::RollBack(_) => {
+                unreachable!("a read-only look never creates")
+            }
         }
     }
 

@@ -68,6 +68,10 @@ pub enum Verdict {
     Create(String),
     /// Every node answered and none holds the counter: no such sequence.
     Absent,
+    /// Every node answered: a creation stopped half-way, prepared on a
+    /// majority; these nodes (index, exact `creating:<ms>:<id>`) are rolled
+    /// back to marks once each says it is ripe ([`stopped`]).
+    RollBack(Vec<(usize, String)>),
 }
 
 impl View {
@@ -185,15 +189,21 @@ impl View {
         {
             return Ok(Verdict::Create(id));
         }
+        if everyone
+            && may_create
+            && let Some(prepared) = stopped(&states, m)
+        {
+            return Ok(Verdict::RollBack(prepared));
+        }
         if everyone && holders.is_empty() {
             if !may_create {
                 return Ok(Verdict::Absent);
             }
             return Err(Error::Unavailable(format!(
-                "the sequence {key} is being created, or a creation stopped half-way (some \
-                 nodes prepared for it, others not: only a creation's own creators write its \
-                 state); if it stays so, set every node with {recovery}, VALUE above every \
-                 number handed out (0 if it was never used)"
+                "the sequence {key} is being created, or a creation stopped half-way with \
+                 fewer than a majority of the nodes prepared for it, which is also what a \
+                 majority that lost the sequence can leave: set every node with {recovery}, \
+                 VALUE above every number handed out (0 if it was never used)"
             )));
         }
         Err(unavailable(
@@ -219,46 +229,62 @@ fn node_state(answer: crate::store::reply::Answer) -> Result<NodeState> {
 
 /// The id of the creation by which the nodes of `states` (every node's
 /// answer to one read that marked missing keys) may be created at 0, if
-/// they may.
-///
-/// Only when no node holds the counter, and then in two shapes:
-///
-/// * every node holds a mark: a new creation, under the id of this view
-///   (`view_id`), which creators that read the same states share;
-/// * every node is prepared for one and the same creation: a creation
-///   prepared everywhere; finishing it is what its own second step would
-///   do, and nothing new is written before that step.
+/// they may: only when every node holds a mark (`unborn:…`), under the id
+/// of this view (`view_id`), which creators that read the same states
+/// share.
 ///
 /// Anything else is refused: holders beside marks or prepared nodes are
-/// what a node that lost its data looks like, and marks beside prepared
-/// nodes (or two creations) are a creation in progress, or one that
-/// stopped half-way, whose states nobody but its own creators may write.
-/// The model (`tests/seq_model`) shows why both looser rules are unsafe:
-/// adopting the greatest creation id seen lets a half-failed creation
-/// prepare a node that had lost its data; finishing a creation beside a
-/// holder lets a late preparation from a failed first step pass for a
-/// creation that never succeeded, and 0 is written beside a holder of 1.
+/// what a node that lost its data looks like, and prepared nodes are a
+/// creation in progress, or one that stopped half-way, which is rolled
+/// back ([`stopped`]) rather than finished. The model (`tests/seq_model`)
+/// shows why looser rules are unsafe: adopting the greatest creation id
+/// seen lets a half-failed creation prepare a node that had lost its data;
+/// finishing a creation beside a holder lets a late preparation from a
+/// failed first step pass for a creation that never succeeded, and 0 is
+/// written beside a holder of 1.
 pub fn creation(states: &[NodeState]) -> Option<String> {
+    let marks = states
+        .iter()
+        .all(|s| matches!(s, NodeState::Lacks(s) if s.starts_with("unborn:")));
+    marks.then(|| view_id(states))
+}
+
+/// The prepared nodes (index, exact state) of a creation that may have
+/// stopped half-way, when `states` (every node's answer) allow rolling
+/// them back: no holder, every node a mark or prepared, and a majority of
+/// `majority` prepared for one creation or rolled back from it. Each is
+/// rolled back only once it says its creation quarantine is over.
+///
+/// One prepared node beside marks is left alone: it is also what a
+/// majority that lost a sequence leaves of a creation whose settle missed
+/// that node, and rolling it back would create the sequence again at 0
+/// (the model's `after_a_majority_loss_one_prepared_node_is_left_for_a_person`).
+pub fn stopped(states: &[NodeState], majority: usize) -> Option<Vec<(usize, String)>> {
     let mut prepared = Vec::new();
-    for state in states {
-        match state {
-            NodeState::Counter(_) => return None,
-            NodeState::Lacks(s) => {
-                if let Some(id) = s.strip_prefix("creating:") {
-                    prepared.push(id);
-                } else if !s.starts_with("unborn:") {
-                    return None;
-                }
+    let mut of = Vec::new();
+    for (i, state) in states.iter().enumerate() {
+        let NodeState::Lacks(s) = state else {
+            return None;
+        };
+        let parts: Vec<&str> = s.split(':').collect();
+        match parts.as_slice() {
+            ["creating", _, id] => {
+                prepared.push((i, s.clone()));
+                of.push(*id);
             }
+            ["unborn", _, id] => of.push(*id),
+            ["unborn", _] => {}
+            _ => return None,
         }
     }
-    match prepared.first() {
-        None => Some(view_id(states)),
-        Some(first) if prepared.len() == states.len() && prepared.iter().all(|c| c == first) => {
-            Some(first.to_string())
-        }
-        Some(_) => None,
-    }
+    let most = prepared
+        .iter()
+        .map(|(_, s)| {
+            let id = s.rsplit(':').next().unwrap_or_default();
+            of.iter().filter(|&&o| o == id).count()
+        })
+        .max()?;
+    (most >= majority).then_some(prepared)
 }
 
 /// 128 bits that name a read's states: the id of a creation from them.
@@ -335,13 +361,59 @@ mod tests {
     }
 
     #[test]
-    fn a_creation_prepared_everywhere_is_finished_under_its_own_id() {
+    fn a_creation_prepared_everywhere_is_rolled_back_not_finished() {
         let all = [
-            lacks("creating:0c"),
-            lacks("creating:0c"),
-            lacks("creating:0c"),
+            lacks("creating:1000:0c"),
+            lacks("creating:1001:0c"),
+            lacks("creating:1002:0c"),
         ];
-        assert_eq!(creation(&all).as_deref(), Some("0c"));
+        assert_eq!(creation(&all), None);
+        assert_eq!(stopped(&all, 2).map(|p| p.len()), Some(3));
+    }
+
+    #[test]
+    fn a_creation_prepared_on_a_majority_is_rolled_back_and_a_lone_one_is_not() {
+        let stuck = [
+            lacks("unborn:ff"),
+            lacks("creating:1000:0c"),
+            lacks("creating:1000:0c"),
+        ];
+        assert_eq!(
+            stopped(&stuck, 2),
+            Some(vec![
+                (1, "creating:1000:0c".into()),
+                (2, "creating:1000:0c".into())
+            ])
+        );
+        // Half rolled back: the tagged mark counts for its creation.
+        let half = [
+            lacks("unborn:ff"),
+            lacks("unborn:aa:0c"),
+            lacks("creating:1000:0c"),
+        ];
+        assert_eq!(
+            stopped(&half, 2),
+            Some(vec![(2, "creating:1000:0c".into())])
+        );
+        let lone = [
+            lacks("creating:1000:0c"),
+            lacks("unborn:aa"),
+            lacks("unborn:bb"),
+        ];
+        assert_eq!(stopped(&lone, 2), None);
+        let beside_a_holder = [
+            NodeState::Counter(0),
+            lacks("creating:1000:0c"),
+            lacks("creating:1000:0c"),
+        ];
+        assert_eq!(stopped(&beside_a_holder, 2), None);
+        // Marks tagged by a rollback create like any mark.
+        let marks = [
+            lacks("unborn:ff"),
+            lacks("unborn:aa:0c"),
+            lacks("unborn:bb:0c"),
+        ];
+        assert!(creation(&marks).is_some());
     }
 
     #[test]

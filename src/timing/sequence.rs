@@ -31,6 +31,13 @@ pub const DRIFT_PERCENT: u32 = 1;
 /// before it is set again from a majority.
 pub const QUARANTINE: Duration = Duration::from_secs(10);
 
+/// How long a node prepared for a creation (`creating:<ms>:<id>`) waits,
+/// on its own clock, before a read that finds the creation stopped may
+/// roll it back to a mark: every settle of the creation lands within two
+/// round lifetimes of its creators' reads, and this outlasts them at
+/// [`DRIFT_PERCENT`] (`src/seq/create.rs`, the model `tests/seq_model/birth/`).
+pub const CREATION_QUARANTINE: Duration = Duration::from_secs(15);
+
 /// How often one process looks for nodes to mark or repair, at most.
 pub const HEAL_EVERY: Duration = Duration::from_secs(1);
 
@@ -84,5 +91,19 @@ mod tests {
         ));
         assert!(HEAL_EVERY < QUARANTINE);
         assert!(SWEEP_EVERY < QUARANTINE);
+    }
+
+    #[test]
+    fn a_stopped_creation_outlasts_its_creator_and_its_settles() {
+        assert!(quarantine_outlasts_every_round(
+            CREATION_QUARANTINE,
+            2 * ROUND_LIFETIME,
+            Duration::from_secs(4)
+        ));
+        assert!(!quarantine_outlasts_every_round(
+            QUARANTINE,
+            2 * ROUND_LIFETIME,
+            Duration::ZERO
+        ));
     }
 }

@@ -40,6 +40,11 @@
 //!   quarantine of 10 s from one of 4 s: hence a model of its own, under
 //!   the rules `AsBuilt`, `ShortQuarantine`, `MinorityRead`, `NoLifetime`
 //!   and `RepairFromRipeRead` (the repair from the read that saw the mark ripe).
+//! * `birth/`: creating a sequence with clocks, and ending a creation
+//!   that stopped half-way (`[unborn, creating:X, creating:X]`) by rolling
+//!   back prepared states older than a quarantine of their own: the rule
+//!   of `src/seq/create.rs`, its weaker variants (each lets a rollback meet
+//!   a settle, a dead end), and the majority loss that stays a person's.
 //! * `deeper.rs`: the explorations too slow for a debug build (ignored;
 //!   `cargo test --release -p yaraus-models seq_model:: -- --ignored --nocapture`, or
 //!   `deeper_timed` alone for the timed model); each prints the table of
@@ -113,6 +118,7 @@
 //! counter read, a refusal) was returned by the node at some earlier moment
 //! of that round, when it held that key.
 
+mod birth;
 mod counters;
 #[cfg(test)]
 mod deeper;
