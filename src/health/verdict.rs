@@ -6,7 +6,7 @@ use super::survey::{ShardMark, Survey};
 use crate::base::duration::shown;
 use crate::seq::census::{Counter, Kind, Place, Standing};
 use crate::store::{Fitness, ReplicaState, Role};
-use crate::timing::sequence::{QUARANTINE, SWEEP_EVERY};
+use crate::timing::sequence::{CREATION_QUARANTINE, QUARANTINE, SWEEP_EVERY};
 
 impl Survey {
     /// Everything found wrong, nodes first.
@@ -134,7 +134,7 @@ impl Survey {
                 })
                 .collect(),
             Standing::Lost => vec![lost(counter, &labels, self.majority)],
-            Standing::Unsettled => vec![unsettled(counter, &self.namespace)],
+            Standing::Unsettled => vec![unsettled(counter, &self.namespace, self.majority)],
         }
     }
 
@@ -177,7 +177,7 @@ fn lacking(counter: &Counter, place: &Place) -> Option<(&'static str, String)> {
     );
     Some(match place {
         Place::Holds(_) | Place::OutOfReach(_) => return None,
-        Place::Missing | Place::Unborn => (
+        Place::Missing | Place::Unborn(_) => (
             "missing",
             format!(
                 "lacks the {} {key} (restarted empty?): {next}",
@@ -196,7 +196,7 @@ fn lacking(counter: &Counter, place: &Place) -> Option<(&'static str, String)> {
                 shown(*left)
             ),
         ),
-        Place::Preparing => (
+        Place::Preparing(_) => (
             "preparing",
             format!(
                 "{key}: holds a creation's state beside nodes that hold the counter: it does not vote; \
@@ -261,7 +261,7 @@ fn lost(counter: &Counter, labels: &[&str], majority: usize) -> Finding {
 }
 
 /// A counter that no node holds, every node answering.
-fn unsettled(counter: &Counter, namespace: &str) -> Finding {
+fn unsettled(counter: &Counter, namespace: &str, majority: usize) -> Finding {
     let key = &counter.key;
     let name = key
         .strip_prefix(&format!("{namespace}:seq:"))
@@ -276,7 +276,7 @@ fn unsettled(counter: &Counter, namespace: &str) -> Finding {
             ),
         );
     }
-    let only_marks = counter.places.iter().all(|p| matches!(p, Place::Unborn));
+    let only_marks = counter.places.iter().all(|p| matches!(p, Place::Unborn(_)));
     if only_marks {
         let creator = match counter.kind {
             Kind::Sequence => format!("`yaraus seq next {name}`"),
@@ -294,12 +294,30 @@ fn unsettled(counter: &Counter, namespace: &str) -> Finding {
         );
     }
     let states: Vec<String> = counter.places.iter().map(Place::word).collect();
+    if counter.rolls_back_by_itself(majority) {
+        let caller = match counter.kind {
+            Kind::Sequence => format!("`yaraus seq next {name}`"),
+            Kind::Fencing => "acquisition of the lock".to_string(),
+        };
+        return Finding::degraded(
+            key,
+            "creation_stopped",
+            format!(
+                "no node holds it ({}): a creation stopped half-way on a majority; the next \
+                 {caller} rolls it back once each prepared node is {} old on its clock, and \
+                 creates it",
+                states.join(", "),
+                shown(CREATION_QUARANTINE)
+            ),
+        );
+    }
     Finding::lost(
         key,
         "creation_stopped",
         format!(
             "no node holds it ({}): a creation stopped half-way; if nothing was handed out, end it \
-             with {}, else with VALUE above every value handed out",
+             with {} (one prepared node beside marks is also what a majority that lost it \
+             leaves), else with VALUE above every value handed out",
             states.join(", "),
             set_command(counter, name, "0")
         ),

@@ -79,10 +79,12 @@ pub enum Place {
     Quarantined { left: Duration, age: Duration },
     /// The key is missing: lost, not yet marked.
     Missing,
-    /// `unborn:`: a read found it missing and left a mark for a creation.
-    Unborn,
-    /// `creating:`: prepared for a creation that has not settled it.
-    Preparing,
+    /// `unborn:`: a read found it missing and left a mark for a creation
+    /// (the exact state).
+    Unborn(String),
+    /// `creating:`: prepared for a creation that has not settled it (the
+    /// exact state).
+    Preparing(String),
     /// It holds something else: a key of another type, or garbage.
     Other(String),
     /// No answer, or it refused us.
@@ -101,7 +103,7 @@ impl Place {
         match self {
             Place::Holds(_) => "holding",
             Place::Quarantined { .. } => "quarantined",
-            Place::Missing | Place::Unborn | Place::Preparing => "missing",
+            Place::Missing | Place::Unborn(_) | Place::Preparing(_) => "missing",
             Place::OutOfReach(_) => "unreachable",
             Place::Other(_) => "other",
         }
@@ -117,8 +119,8 @@ impl Place {
                 crate::base::duration::shown(*left)
             ),
             Place::Missing => "missing".into(),
-            Place::Unborn => "unborn mark".into(),
-            Place::Preparing => "prepared for creation".into(),
+            Place::Unborn(_) => "unborn mark".into(),
+            Place::Preparing(_) => "prepared for creation".into(),
             Place::Other(what) => format!("holds {what}"),
             Place::OutOfReach(why) => format!("out of reach: {why}"),
         }
@@ -186,9 +188,27 @@ impl Counter {
             && self.places.iter().any(|p| {
                 matches!(
                     p,
-                    Place::Missing | Place::Unborn | Place::Quarantined { .. }
+                    Place::Missing | Place::Unborn(_) | Place::Quarantined { .. }
                 )
             })
+    }
+
+    /// Whether no node holds it and a creation stopped half-way on a
+    /// majority, which the next call that reads every node rolls back once
+    /// each prepared node is older than its creation quarantine, and then
+    /// creates ([`super::view::stopped`]).
+    pub fn rolls_back_by_itself(&self, majority: usize) -> bool {
+        let states: Option<Vec<NodeState>> = self
+            .places
+            .iter()
+            .map(|p| match p {
+                Place::Unborn(s) | Place::Preparing(s) => Some(NodeState::Lacks(s.clone())),
+                _ => None,
+            })
+            .collect();
+        states.is_some_and(|states| {
+            super::view::stopped(&states, majority).is_some_and(|prepared| !prepared.is_empty())
+        })
     }
 
     /// The longest quarantine left among its nodes.
@@ -335,9 +355,9 @@ fn lacking(state: &str, now_ms: Option<u64>) -> Place {
     if state.is_empty() {
         Place::Missing
     } else if state.starts_with("unborn:") {
-        Place::Unborn
+        Place::Unborn(state.to_string())
     } else if state.starts_with("creating:") {
-        Place::Preparing
+        Place::Preparing(state.to_string())
     } else if let Some(since) = quarantined_since(state) {
         let ripe_at = since + QUARANTINE.as_millis() as u64;
         // Without the node's clock: as if it had just been marked.
@@ -408,7 +428,12 @@ mod tests {
             Standing::OutOfReach
         );
         assert_eq!(
-            counter(vec![Place::Unborn, Place::Preparing, Place::Preparing]).standing(2),
+            counter(vec![
+                Place::Unborn("unborn:aa".into()),
+                Place::Preparing("creating:1:bb".into()),
+                Place::Preparing("creating:1:bb".into()),
+            ])
+            .standing(2),
             Standing::Unsettled
         );
         assert_eq!(

@@ -185,12 +185,22 @@ fn a_node_out_of_reach_is_degraded_and_a_majority_out_of_reach_is_lost() {
 }
 
 #[test]
-fn a_creation_stopped_half_way_is_lost_and_names_the_command() {
+fn a_creation_stopped_half_way_rolls_back_on_a_majority_and_is_lost_on_one_node() {
     let servers = masters(3, true);
-    // What a creator SIGKILLed between its two steps leaves.
+    // What a creator SIGKILLed between its two steps leaves: a majority
+    // prepared (it rolls back by itself), then a lone prepared node beside
+    // marks (a majority loss leaves the same: a person decides).
     let _: () = servers[0].query(&["SET", SEQ_KEY, "unborn:aa"]);
-    let _: () = servers[1].query(&["SET", SEQ_KEY, "creating:bb"]);
-    let _: () = servers[2].query(&["SET", SEQ_KEY, "creating:bb"]);
+    let _: () = servers[1].query(&["SET", SEQ_KEY, "creating:1000:bb"]);
+    let _: () = servers[2].query(&["SET", SEQ_KEY, "creating:1000:bb"]);
+    let out = health(&servers, &[]);
+    assert_code(&out, 75);
+    assert!(
+        stdout(&out).contains("the next `yaraus seq next orders` rolls it back"),
+        "{}",
+        stdout(&out)
+    );
+    let _: () = servers[1].query(&["SET", SEQ_KEY, "unborn:cc"]);
     let out = health(&servers, &[]);
     assert_code(&out, 69);
     assert!(

@@ -142,11 +142,5 @@ fn health_and_its_gate_work_as_a_user_from_acl_rules() {
         &AS_USER,
         std::time::Duration::from_secs(90),
     );
-    assert_eq!(
-        gate.code,
-        Some(0),
-        "{}\n{}",
-        gate.stdout,
-        gate.stderr
-    );
+    assert_eq!(gate.code, Some(0), "{}\n{}", gate.stdout, gate.stderr);
 }

@@ -70,7 +70,10 @@ async fn gate(ctx: &Context, quorum: &mut Quorum, bound: Duration) -> Result<Sur
         // (a wiped node lacks every counter) in one line.
         let mut now: Vec<(String, &str, usize, &str)> = Vec::new();
         for f in &findings {
-            match now.iter_mut().find(|(s, st, _, _)| *s == f.subject && *st == f.state) {
+            match now
+                .iter_mut()
+                .find(|(s, st, _, _)| *s == f.subject && *st == f.state)
+            {
                 Some(group) => group.2 += 1,
                 None => now.push((f.subject.clone(), f.state, 1, &f.text)),
             }

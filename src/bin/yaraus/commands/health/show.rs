@@ -212,8 +212,8 @@ fn place_json(label: &str, place: &Place) -> Value {
             "redis": label, "state": "quarantined", "ripe_in_ms": left.as_millis() as u64,
         }),
         Place::Missing => json!({"redis": label, "state": "missing"}),
-        Place::Unborn => json!({"redis": label, "state": "unborn"}),
-        Place::Preparing => json!({"redis": label, "state": "preparing"}),
+        Place::Unborn(_) => json!({"redis": label, "state": "unborn"}),
+        Place::Preparing(_) => json!({"redis": label, "state": "preparing"}),
         Place::Other(what) => json!({"redis": label, "state": "other", "error": what}),
         Place::OutOfReach(why) => json!({"redis": label, "state": "unreachable", "error": why}),
     }
