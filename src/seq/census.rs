@@ -203,6 +203,8 @@ impl Counter {
             .iter()
             .map(|p| match p {
                 Place::Unborn(s) | Place::Preparing(s) => Some(NodeState::Lacks(s.clone())),
+                // The call's own read marks a missing key first.
+                Place::Missing => Some(NodeState::Lacks("unborn:0".into())),
                 _ => None,
             })
             .collect();
