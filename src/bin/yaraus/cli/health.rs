@@ -44,7 +44,7 @@ pub struct HealthArgs {
     /// whose quarantine is over, and looks again every second, saying what it waits for; exits
     /// 0 as soon as all is held, else with the status of what is left at DURATION (75 or 69).
     /// Without it: one look, nothing written.
-    #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration)]
+    #[arg(long, short = 'w', value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub wait: Option<Duration>,
 }
 
