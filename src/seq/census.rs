@@ -196,7 +196,7 @@ impl Counter {
     /// Whether no node holds it and a creation stopped half-way on a
     /// majority, which the next call that reads every node rolls back once
     /// each prepared node is older than its creation quarantine, and then
-    /// creates ([`super::view::stopped`]).
+    /// creates (`stopped` in view.rs).
     pub fn rolls_back_by_itself(&self, majority: usize) -> bool {
         let states: Option<Vec<NodeState>> = self
             .places
