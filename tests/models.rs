@@ -3,6 +3,7 @@
 //! steps are the shipped scripts are replayed against them elsewhere.
 //! `scripts/test.sh` runs this target beside the others, on one thread.
 
+mod clock_guard_model;
 mod explorer;
 mod hilo_model;
 mod index_model;
