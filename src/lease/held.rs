@@ -337,8 +337,11 @@ impl Lease {
     }
 
     /// The horizon a release records: the wall clock now (the command's
-    /// tree is gone), never below what the lease found.
-    pub(super) fn release_horizon(&self) -> i64 {
+    /// tree is gone), never below what the lease found. Read again here: a
+    /// clock stepped forward since the last renewal showed the command
+    /// times above every horizon recorded so far.
+    pub(super) fn release_horizon(&mut self) -> i64 {
+        self.watch_wall_clock();
         let now = self.watch.wall_now();
         self.found.as_ref().map_or(now, |(r, _)| r.horizon.max(now))
     }

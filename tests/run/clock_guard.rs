@@ -70,13 +70,25 @@ fn generate(
     secs: &str,
     opts: &[&str],
 ) -> Run {
+    generate_timed(server, scratch, name, env, secs, &with(&TIMINGS, opts))
+}
+
+/// [`generate`] with `timings` in place of [`TIMINGS`].
+fn generate_timed(
+    server: &RedisServer,
+    scratch: &Scratch,
+    name: &str,
+    env: &[(String, String)],
+    secs: &str,
+    timings: &[&str],
+) -> Run {
     require_test_tool("perl", "perl", "the tests' id generator is a perl script");
     let script = scratch.script("generator.pl", GENERATOR);
     let out = scratch.arg(name);
     let mut cmd = run_cmd(
         &server.url_ns(NS),
         scratch,
-        &with(&TIMINGS, opts),
+        timings,
         &["perl", &script, &out, secs],
     );
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
@@ -457,4 +469,30 @@ fn stop_on_clock_step_stops_the_command() {
         "{}",
         run.log()
     );
+}
+
+/// A wall clock stepped forward after the last renewal: the ids made since
+/// are above every horizon the renewals recorded, so the release must read
+/// the clock again, or the next holder starts inside them.
+#[test]
+fn a_forward_step_after_the_last_renewal_is_in_the_released_record() {
+    let (server, scratch) = fresh_pool(1, 1);
+    let (env, file) = stepping_host(&scratch);
+    // No renewal while the generator runs (1.5 s, interval 5 s): only the
+    // lease and the release read the clock.
+    let slow = [
+        "--interval",
+        "5s",
+        "--kill-after",
+        "100ms",
+        "--expire",
+        "20s",
+    ];
+    let mut a = generate_timed(&server, &scratch, "a", &env, "1.5", &slow);
+    wait_for_first_ids(&scratch, "a");
+    fs::write(&file, "+3s\n").unwrap();
+    assert_eq!(a.wait(), 0, "{}", a.log());
+    let b = generate_to_end(&server, &scratch, "b", "+0s", &[]);
+    drop(b);
+    assert_no_id_twice(&scratch, "a", "b");
 }

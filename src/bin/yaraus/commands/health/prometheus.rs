@@ -51,43 +51,7 @@ pub(super) fn exposition(survey: &Survey, findings: &[Finding]) -> String {
         "1 when the node answers, keeps every write where several masters vote, and takes our password.",
         &up,
     );
-    let mut counts: BTreeMap<(String, &str, &str), f64> = BTreeMap::new();
-    let mut oldest: BTreeMap<String, f64> = BTreeMap::new();
-    for counter in &survey.counters {
-        for (n, place) in survey.nodes.iter().zip(&counter.places) {
-            if let Place::Quarantined { age, .. } = place {
-                let entry = oldest.entry(n.redis.clone()).or_default();
-                *entry = entry.max(age.as_secs_f64());
-            }
-            let state = place.label();
-            *counts
-                .entry((n.redis.clone(), counter.kind.label(), state))
-                .or_default() += 1.0;
-        }
-    }
-    let samples: Vec<(String, f64)> = counts
-        .into_iter()
-        .map(|((redis, kind, state), v)| {
-            let kind = kind.replace(' ', "_");
-            (
-                format!("{},kind=\"{kind}\",state=\"{state}\"", node(&redis)),
-                v,
-            )
-        })
-        .collect();
-    metric(
-        &mut out,
-        "yaraus_health_counters",
-        "Majority counters (sequences, fencing counters) per node, by what the node holds of them.",
-        &samples,
-    );
-    let samples: Vec<(String, f64)> = oldest.into_iter().map(|(r, v)| (node(&r), v)).collect();
-    metric(
-        &mut out,
-        "yaraus_health_quarantine_age_seconds",
-        "How long the node's oldest quarantine has run, on its clock (a repair is due after 10 s).",
-        &samples,
-    );
+    counter_metrics(&mut out, survey, &node);
     replica_metrics(&mut out, survey, &node);
     let samples: Vec<(String, f64)> = ["degraded", "lost"]
         .iter()
@@ -133,5 +97,45 @@ fn replica_metrics(out: &mut String, survey: &Survey, node: &dyn Fn(&str) -> Str
         "yaraus_health_replica_lag_bytes",
         "Bytes of the master's writes the replica has not acknowledged.",
         &lag,
+    );
+}
+
+fn counter_metrics(out: &mut String, survey: &Survey, node: &dyn Fn(&str) -> String) {
+    let mut counts: BTreeMap<(String, &str, &str), f64> = BTreeMap::new();
+    let mut oldest: BTreeMap<String, f64> = BTreeMap::new();
+    for counter in &survey.counters {
+        for (n, place) in survey.nodes.iter().zip(&counter.places) {
+            if let Place::Quarantined { age, .. } = place {
+                let entry = oldest.entry(n.redis.clone()).or_default();
+                *entry = entry.max(age.as_secs_f64());
+            }
+            let state = place.label();
+            *counts
+                .entry((n.redis.clone(), counter.kind.label(), state))
+                .or_default() += 1.0;
+        }
+    }
+    let samples: Vec<(String, f64)> = counts
+        .into_iter()
+        .map(|((redis, kind, state), v)| {
+            let kind = kind.replace(' ', "_");
+            (
+                format!("{},kind=\"{kind}\",state=\"{state}\"", node(&redis)),
+                v,
+            )
+        })
+        .collect();
+    metric(
+        out,
+        "yaraus_health_counters",
+        "Majority counters (sequences, fencing counters) per node, by what the node holds of them.",
+        &samples,
+    );
+    let samples: Vec<(String, f64)> = oldest.into_iter().map(|(r, v)| (node(&r), v)).collect();
+    metric(
+        out,
+        "yaraus_health_quarantine_age_seconds",
+        "How long the node's oldest quarantine has run, on its clock (a repair is due after 10 s).",
+        &samples,
     );
 }

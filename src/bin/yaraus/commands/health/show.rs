@@ -31,33 +31,13 @@ pub(super) fn status_word(code: i32) -> &'static str {
     }
 }
 
-/// Lines for a person.
 /// Findings of one kind on one subject shown in full, before a count.
 const ALIKE: usize = 3;
 
+/// Lines for a person.
 pub(super) fn table(survey: &Survey, findings: &[Finding]) -> String {
     let mut out = String::new();
-    let n = survey.nodes.len();
-    let _ = writeln!(
-        out,
-        "namespace {}: {n} node{} (a majority is {})",
-        survey.namespace,
-        if n == 1 { "" } else { "s" },
-        survey.majority
-    );
-    for (node, replication) in survey.nodes.iter().zip(&survey.replication) {
-        let _ = writeln!(out, "  {}  {}", node.redis, fitness_word(&node.fitness));
-        if let Ok(replication) = replication {
-            for replica in &replication.replicas {
-                let _ = writeln!(
-                    out,
-                    "    replica {}  {}",
-                    replica.address,
-                    replica_word(replica)
-                );
-            }
-        }
-    }
+    node_lines(&mut out, survey);
     if !survey.counters.is_empty() {
         let _ = writeln!(out, "counters:");
     }
@@ -94,18 +74,48 @@ pub(super) fn table(survey: &Survey, findings: &[Finding]) -> String {
             None => writeln!(out, "pool {}: unreadable", pool.key),
         };
     }
-    // A wiped node lacks every counter: a few lines of each kind, then
-    // how many more (the JSON has them all).
+    finding_lines(&mut out, findings);
+    let code = exit_code(findings);
+    let _ = writeln!(out, "status: {} (exit {code})", status_word(code));
+    out
+}
+
+/// The namespace, then each node and its replicas.
+fn node_lines(out: &mut String, survey: &Survey) {
+    let n = survey.nodes.len();
+    let _ = writeln!(
+        out,
+        "namespace {}: {n} node{} (a majority is {})",
+        survey.namespace,
+        if n == 1 { "" } else { "s" },
+        survey.majority
+    );
+    for (node, replication) in survey.nodes.iter().zip(&survey.replication) {
+        let _ = writeln!(out, "  {}  {}", node.redis, fitness_word(&node.fitness));
+        for replica in replication.iter().flat_map(|r| &r.replicas) {
+            let _ = writeln!(
+                out,
+                "    replica {}  {}",
+                replica.address,
+                replica_word(replica)
+            );
+        }
+    }
+}
+
+/// A wiped node lacks every counter: a few findings of each kind, then
+/// how many more (the JSON has them all).
+fn finding_lines(out: &mut String, findings: &[Finding]) {
     let mut shown: Vec<(&str, &str, usize)> = Vec::new();
     for finding in findings {
         let group = match shown
             .iter_mut()
-            .find(|(s, st, _)| *s == finding.subject && *st == finding.state)
+            .position(|(s, st, _)| *s == finding.subject && *st == finding.state)
         {
-            Some(group) => group,
+            Some(at) => &mut shown[at],
             None => {
                 shown.push((&finding.subject, finding.state, 0));
-                shown.last_mut().unwrap()
+                shown.last_mut().expect("just pushed")
             }
         };
         group.2 += 1;
@@ -124,9 +134,6 @@ pub(super) fn table(survey: &Survey, findings: &[Finding]) -> String {
             let _ = writeln!(out, "… and {} more {state} on {subject}", count - ALIKE);
         }
     }
-    let code = exit_code(findings);
-    let _ = writeln!(out, "status: {} (exit {code})", status_word(code));
-    out
 }
 
 /// A counter in one line when every node holds it at one value, else one
