@@ -5,47 +5,67 @@
 //!
 //! # What is modelled
 //!
-//! Time is in ticks (a tick stands for a millisecond of the generator),
-//! absolute and bounded (`Bounds::end`). Each host's boot clock is real
-//! time: its rate error is what the 1% drift margin of the deadline
-//! covers, and it does not enter the hand-over, which compares wall
-//! clocks only. A host's wall clock is real time plus its offset, bounded;
-//! the offset may *slew* by one tick once (the slew over any span the
-//! model reaches is within the projection's one tick of slack: the shipped
-//! rate, 500 ppm, over a renewal interval of a second), and *step* back
-//! (or forward, where a case allows it) within the bound. The server's
-//! clock (`TIME`, which times the lease) has its own offset and steps.
+//! A tick stands for a millisecond of the generator. Each host's boot
+//! clock is real time: its rate error is what the 1% drift margin of the
+//! deadline covers, and it does not enter the hand-over, which compares
+//! wall clocks only. A host's wall clock is real time plus its offset,
+//! bounded (`HOST_OFFSET`); the offset may *slew* by one tick once (the
+//! slew over any span the model reaches is within the projection's one
+//! tick of slack: 500 ppm over a renewal interval of a second), and *step*
+//! back (or forward, where a case allows it) within the bound. The
+//! server's clock (`TIME`, which times the lease) has its own offset and
+//! steps.
 //!
 //! The steps are the scripts' as `run` drives them: the lease
 //! (`acquire.lua`) at the server's time, expiring `EXPIRE` server ticks
-//! later, raising the record to the horizon the holder sends (its
-//! highest wall-minus-boot offset seen, plus the deadline `VALIDITY` ticks
-//! of boot clock away, plus one tick of slack: `WallWatch::wall_at`); the
-//! new holder starting its command once `DELAY` ticks have passed and its
-//! own wall clock has reached the record it found plus `MARGIN`
+//! later, raising the record to the horizon the holder sends (its highest
+//! wall-minus-boot offset seen, plus the deadline `VALIDITY` ticks of boot
+//! clock away, plus one tick of slack: `WallWatch::wall_at`); the new
+//! holder starting its command once `DELAY` ticks have passed and its own
+//! wall clock has reached the record it found plus `MARGIN`
 //! (`handover_floor`; with no record and `--max-clock-offset D`,
 //! `fallback_floor`); renewals (`renew.lua`) sampling the wall clock and
 //! raising the record the same way; the command using its wall-clock
 //! instant at every tick it runs; a clean release (`release.lua`,
-//! `ended`) once the command has ended, writing the wall clock then (the
-//! highest offset seen, plus one tick) but never below what the lease
-//! found; a freeze (yaraus stopped: no renewal, no release, while the
+//! `ended`) once the command has ended, sampling the wall clock once more
+//! and writing it (the highest offset seen, plus one tick) but never below
+//! what the lease found; a freeze (no renewal, no release, while the
 //! watchdog kills the command at the deadline); expiry, after which
 //! another holder leases the id and the old record stands; a renewal that
 //! finds the id taken kills the command within `KILL_AFTER`. The lost
 //! record: the pool restarts empty (no lease, no record); its holder, not
 //! frozen (the grace delay's assumption), learns at its next renewal
 //! (within `INTERVAL`) and its command is dead `KILL_AFTER` later, and
-//! every host stays within `D` of the server (the condition
-//! `--max-clock-offset D` enforces at each lease and renewal).
+//! every host stays within `D` of the server (what `--max-clock-offset D`
+//! enforces at each lease and renewal). A forward step is assumed seen (by
+//! a renewal or the release) before the command dies or the clock steps
+//! back: what docs/safety.md leaves assumed.
+//!
+//! # The abstraction that keeps it small
+//!
+//! Nothing in the rules reads absolute time, so the state holds none:
+//! every instant is kept *relative to now* (a wall instant as its distance
+//! from real time now, the lease's expiry from the server's time now's
+//! real tick, a deadline as ticks left), and a tick shifts them all. Every
+//! instant a command can still use is within `HOST_OFFSET` of now, so a
+//! holder keeps only the instants it used in that window (`used`, five
+//! bits): one that fell below it can never be used again, and a sharing
+//! of it was already seen, since each state is checked as it is found.
+//! Values below what any comparison can still tell apart are clamped (a
+//! record no clock can be behind any more, an expired lease). The state
+//! space is then finite without a bound on time, so each case explores
+//! every run of any length. Holders are interchangeable (each leases once,
+//! with any offset): states that differ only in their order are merged
+//! ([`System::canon`]).
 //!
 //! # What is checked
 //!
 //! No wall-clock instant used by two holders' commands
 //! (`Violation::SharedInstant`). The rules are [`Rules`]: the shipped one
 //! passes; a horizon written from the server's clock, a hand-over without
-//! the margin, and a release that lowers the record below what its lease
-//! found each fail with a shortest run.
+//! the margin, a release that lowers the record below what its lease found,
+//! and a release that does not read the wall clock again each fail with a
+//! shortest run.
 
 mod tests;
 
@@ -59,13 +79,13 @@ const EXPIRE: i8 = 4;
 /// Ticks of the holder's boot clock from sending a lease or renewal to
 /// the deadline at which the watchdog kills the command: the lease less
 /// the drift margin.
-const VALIDITY: u8 = 3;
+const VALIDITY: i8 = 3;
 /// The renewal interval and the kill-after: a holder whose pool was lost
 /// has its command dead `INTERVAL + KILL_AFTER` ticks later.
-const INTERVAL: u8 = 1;
-const KILL_AFTER: u8 = 0;
+const INTERVAL: i8 = 1;
+const KILL_AFTER: i8 = 0;
 /// The grace delay, `2 × interval + kill-after`.
-const DELAY: u8 = 2 * INTERVAL + KILL_AFTER;
+const DELAY: i8 = 2 * INTERVAL + KILL_AFTER;
 /// `HANDOVER_MARGIN`, in ticks.
 const MARGIN: i8 = 1;
 /// `projection_slack`: the slew over the span, and the rounding tick.
@@ -74,14 +94,20 @@ const SLACK: i8 = 1;
 const HOST_OFFSET: i8 = 2;
 /// The server's clock likewise.
 const SERVER_OFFSET: i8 = 1;
+/// The largest case's holders.
 const HOLDERS: usize = 3;
+/// A wall instant (relative to now) at or below which every comparison
+/// gives what it gives for any lower one: no clock shows less than
+/// `-HOST_OFFSET`, and a record is compared after adding the margin.
+const LOW: i8 = -HOST_OFFSET - MARGIN;
 
 /// How the horizon is written and read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rules {
     /// The shipped rule: the horizon is the deadline on the holder's own
     /// wall clock, the next holder waits for it plus the margin, and a
-    /// release never writes below what its lease found.
+    /// release reads the wall clock again and never writes below what its
+    /// lease found.
     OwnClockWithMargin,
     /// Broken: the lease and renewals write the server's expiry (on the
     /// server's clock) as the horizon.
@@ -92,14 +118,15 @@ pub enum Rules {
     /// Broken: a release writes its wall clock then, even below the
     /// horizon its lease found.
     ReleaseBelowFound,
+    /// Broken: a release writes the highest offset the renewals saw,
+    /// without reading the wall clock again.
+    ReleaseWithoutReading,
 }
 
 /// What one case lets happen.
 #[derive(Clone, Copy, Debug)]
 pub struct Bounds {
     pub holders: usize,
-    /// The last tick.
-    pub end: u8,
     /// A host's wall clock may step forward (it may always step back).
     pub forward_steps: bool,
     /// The pool may restart empty once, every host within `D` of the
@@ -107,35 +134,39 @@ pub struct Bounds {
     pub lost_record: Option<i8>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Phase {
     Idle,
-    /// Leased at `since`; starts once the delay has passed and its wall
-    /// clock has reached `floor`.
+    /// Leased; starts once `delay` more ticks have passed and its wall
+    /// clock has reached `floor` (relative to now).
     Waiting {
-        since: u8,
-        floor: Option<i8>,
+        delay: i8,
+        floor: i8,
     },
     Running,
     /// Ended, killed, or gave up: acts no more.
     Done,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct Holder {
     phase: Phase,
-    /// The watchdog's deadline (real tick).
-    deadline: u8,
+    /// Ticks left to the watchdog's deadline.
+    deadline: i8,
     /// Wall clock minus real time.
     off: i8,
     /// The highest offset sampled since the lease (`WallWatch`).
     highest: i8,
     slewed: bool,
     frozen: bool,
-    /// The horizon the lease found.
-    found: Option<i8>,
-    /// The wall-clock instants its command used (bit `w + HOST_OFFSET`).
-    used: u32,
+    /// A forward step no sample has seen yet.
+    unseen_step: bool,
+    /// The horizon the lease found (relative to now; `LOW` for none).
+    found: i8,
+    /// The instants its command used, bit `i` for now `+ i - HOST_OFFSET`.
+    used: u8,
+    /// Whether its command ever used an instant.
+    made: bool,
 }
 
 /// A holder that acts no more: only what it used matters.
@@ -146,18 +177,20 @@ const IDLE_DONE: Holder = Holder {
     highest: 0,
     slewed: false,
     frozen: false,
-    found: None,
+    unseen_step: false,
+    found: LOW,
     used: 0,
+    made: false,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct State {
-    t: u8,
     server_off: i8,
-    /// The lease: its holder and its expiry (server time).
+    /// The lease: its holder and its expiry (server time, relative to the
+    /// real tick now).
     owner: Option<u8>,
     expiry: i8,
-    /// The id's clock record: its horizon.
+    /// The id's clock record: its horizon (relative to now).
     record: Option<i8>,
     lost: bool,
     holders: [Holder; HOLDERS],
@@ -180,7 +213,8 @@ pub enum Event {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Violation {
-    /// Two holders' commands used one wall-clock instant.
+    /// Two holders' commands used one wall-clock instant (relative to the
+    /// real tick of the state where it is found).
     SharedInstant { instant: i8 },
 }
 
@@ -190,16 +224,12 @@ pub struct Model {
 }
 
 impl Model {
-    fn server_now(s: &State) -> i8 {
-        s.t as i8 + s.server_off
-    }
-
     /// The horizon a lease or renewal sends: the deadline projected onto
     /// the holder's wall clock, or, broken, the server's expiry.
     fn horizon(&self, s: &State, h: &Holder) -> i8 {
         match self.rules {
-            Rules::ServerClockHorizon => Self::server_now(s) + EXPIRE,
-            _ => h.highest + s.t as i8 + VALIDITY as i8 + SLACK,
+            Rules::ServerClockHorizon => s.server_off + EXPIRE,
+            _ => h.highest + VALIDITY + SLACK,
         }
     }
 
@@ -212,14 +242,15 @@ impl Model {
     }
 
     /// Where the new holder's command may start (its wall clock).
-    fn floor(&self, s: &State, h: &Holder) -> Option<i8> {
-        match (h.found, self.bounds.lost_record) {
-            (Some(horizon), _) => Some(horizon + self.margin()),
+    fn floor(&self, s: &State, found: Option<i8>) -> i8 {
+        let floor = match (found, self.bounds.lost_record) {
+            (Some(horizon), _) => horizon + self.margin(),
             // `fallback_floor`, the offset measured exactly: the server's
             // time at the end of the delay, plus D and the margin.
-            (None, Some(d)) => Some(Self::server_now(s) + DELAY as i8 + d + self.margin()),
-            (None, None) => None,
-        }
+            (None, Some(d)) => s.server_off + DELAY + d + self.margin(),
+            (None, None) => LOW,
+        };
+        floor.max(-HOST_OFFSET)
     }
 
     /// Every host within its bound, and within D of the server when the
@@ -235,16 +266,13 @@ impl Model {
             })
     }
 
-    fn wall(s: &State, h: &Holder) -> i8 {
-        s.t as i8 + h.off
-    }
-
     /// The generator waits out a clock that stepped back (katsubushi,
     /// sonyflake do): it uses an instant only past every one it used.
-    fn uses_instant(s: &State, h: &mut Holder) {
-        let bit = (Self::wall(s, h) + HOST_OFFSET) as u32;
+    fn uses_instant(h: &mut Holder) {
+        let bit = (h.off + HOST_OFFSET) as u32;
         if h.used >> bit == 0 {
             h.used |= 1 << bit;
+            h.made = true;
         }
     }
 
@@ -252,42 +280,77 @@ impl Model {
         matches!(h.phase, Phase::Waiting { .. } | Phase::Running)
     }
 
-    /// Time passes: the watchdog kills what reached its deadline, and
-    /// each running command uses its instant.
-    fn tick(&self, s: &State, n: &mut State) -> bool {
-        if s.t >= self.bounds.end {
-            return false;
-        }
-        n.t += 1;
-        let at = *n;
+    /// The wall clock sampled (a renewal, the release).
+    fn sample(h: &mut Holder) {
+        h.highest = h.highest.max(h.off);
+        h.unseen_step = false;
+    }
+
+    /// Time passes: every instant kept moves one tick into the past, the
+    /// watchdog kills what reached its deadline, and each running command
+    /// uses its instant.
+    fn tick(n: &mut State) -> bool {
+        n.expiry = (n.expiry - 1).max(-SERVER_OFFSET);
+        n.record = n.record.map(|r| (r - 1).max(LOW));
         for h in &mut n.holders {
-            if Self::holding(h) && n.t >= h.deadline {
+            h.used >>= 1;
+            h.found = (h.found - 1).max(LOW);
+            if !Self::holding(h) {
+                continue;
+            }
+            h.deadline -= 1;
+            if h.deadline <= 0 {
+                if h.unseen_step {
+                    // Assumed away: a forward step is seen before the end.
+                    return false;
+                }
                 h.phase = Phase::Done;
-            } else if h.phase == Phase::Running {
-                Self::uses_instant(&at, h);
+                continue;
+            }
+            match &mut h.phase {
+                Phase::Waiting { delay, floor } => {
+                    *delay = (*delay - 1).max(0);
+                    *floor = (*floor - 1).max(-HOST_OFFSET);
+                }
+                _ => Self::uses_instant(h),
             }
         }
         true
     }
 
     fn acquire(&self, n: &mut State, p: usize, off: i8) -> bool {
-        let now = Self::server_now(n);
-        if n.holders[p].phase != Phase::Idle || (n.owner.is_some() && now < n.expiry) {
+        if n.holders[p].phase != Phase::Idle || (n.owner.is_some() && n.server_off < n.expiry) {
             return false;
         }
-        let t = n.t;
+        let found = n.record;
+        let floor = self.floor(n, found);
         let h = &mut n.holders[p];
         h.off = off;
-        h.highest = h.off;
-        h.deadline = t + VALIDITY;
-        h.found = n.record;
+        h.highest = off;
+        h.deadline = VALIDITY;
+        h.found = found.unwrap_or(LOW).max(LOW);
+        h.phase = Phase::Waiting {
+            delay: DELAY,
+            floor,
+        };
         let horizon = self.horizon(n, &n.holders[p]);
-        n.record = Some(n.record.map_or(horizon, |r| r.max(horizon)));
+        n.record = Some(found.map_or(horizon, |r| r.max(horizon)));
         n.owner = Some(p as u8);
-        n.expiry = now + EXPIRE;
-        let floor = self.floor(n, &n.holders[p]);
-        n.holders[p].phase = Phase::Waiting { since: t, floor };
+        n.expiry = n.server_off + EXPIRE;
         self.clocks_allowed(n)
+    }
+
+    fn start(n: &mut State, p: usize) -> bool {
+        let h = &mut n.holders[p];
+        let ready = match h.phase {
+            Phase::Waiting { delay, floor } => !h.frozen && delay == 0 && h.off >= floor,
+            _ => false,
+        };
+        if ready {
+            h.phase = Phase::Running;
+            Self::uses_instant(h);
+        }
+        ready
     }
 
     fn renew(&self, n: &mut State, p: usize) -> bool {
@@ -297,31 +360,34 @@ impl Model {
         }
         if n.owner != Some(p as u8) {
             // Taken or gone: the command is killed within kill-after.
-            n.holders[p].deadline = h.deadline.min(n.t + KILL_AFTER);
+            n.holders[p].deadline = h.deadline.min(KILL_AFTER);
             return true;
         }
-        let t = n.t;
         let h = &mut n.holders[p];
-        h.highest = h.highest.max(h.off);
-        h.deadline = t + VALIDITY;
+        Self::sample(h);
+        h.deadline = VALIDITY;
         let horizon = self.horizon(n, &n.holders[p]);
         n.record = Some(n.record.map_or(horizon, |r| r.max(horizon)));
-        n.expiry = Self::server_now(n) + EXPIRE;
+        n.expiry = n.server_off + EXPIRE;
         true
     }
 
     fn release(&self, n: &mut State, p: usize) -> bool {
-        let h = n.holders[p];
+        let h = &mut n.holders[p];
         if h.phase != Phase::Running || h.frozen {
             return false;
         }
+        if self.rules != Rules::ReleaseWithoutReading {
+            Self::sample(h);
+        }
+        let h = *h;
         n.holders[p].phase = Phase::Done;
         if n.owner == Some(p as u8) {
-            n.expiry = Self::server_now(n);
-            let now = h.highest + n.t as i8 + SLACK;
-            let horizon = match (self.rules, h.found) {
-                (Rules::ReleaseBelowFound, _) | (_, None) => now,
-                (_, Some(found)) => found.max(now),
+            n.expiry = n.server_off;
+            let now = h.highest + SLACK;
+            let horizon = match self.rules {
+                Rules::ReleaseBelowFound => now,
+                _ => h.found.max(now),
             };
             // `release.lua` rewrites a record it finds, and writes none.
             if n.record.is_some() {
@@ -342,7 +408,7 @@ impl Model {
                 if h.frozen {
                     return false;
                 }
-                h.deadline = h.deadline.min(n.t + INTERVAL + KILL_AFTER);
+                h.deadline = h.deadline.min(INTERVAL + KILL_AFTER);
             }
         }
         n.lost = true;
@@ -362,15 +428,55 @@ impl Model {
                 h.off += d;
             }
             Event::Step(p, d) => {
-                if d > 0 && !self.bounds.forward_steps {
+                let h = &mut n.holders[p as usize];
+                if (d > 0 && !self.bounds.forward_steps) || (d < 0 && h.unseen_step) {
                     return false;
                 }
-                n.holders[p as usize].off += d;
+                h.off += d;
+                h.unseen_step |= d > 0;
             }
-            Event::ServerStep(d) => n.server_off += d,
+            Event::ServerStep(d) => {
+                n.server_off += d;
+                // The lease's own assumption (the drift margin): the
+                // server lets the id go no earlier than its holder's
+                // deadline.
+                let owner = n.owner.map(|p| n.holders[p as usize]);
+                if owner.is_some_and(|h| Self::holding(&h) && n.expiry - n.server_off < h.deadline)
+                {
+                    return false;
+                }
+            }
             _ => unreachable!(),
         }
         self.clocks_allowed(n)
+    }
+
+    fn describe(&self, s: &State, n: &State, e: Event) -> String {
+        let wall = |p: u8| s.holders[p as usize].off;
+        match e {
+            Event::Tick => "a tick passes".to_string(),
+            Event::Acquire(p, off) => format!(
+                "h{p} (wall clock {off:+}) leases the id at server time now{:+}, finds horizon {:?}, waits for wall now{:+}",
+                s.server_off,
+                s.record,
+                match n.holders[p as usize].phase {
+                    Phase::Waiting { floor, .. } => floor,
+                    _ => LOW,
+                }
+            ),
+            Event::Start(p) => format!("h{p}'s command starts at wall now{:+}", wall(p)),
+            Event::Renew(p) if n.owner == Some(p) => format!("h{p} renews"),
+            Event::Renew(p) => format!("h{p}'s renewal finds the id gone"),
+            Event::Freeze(p) => format!("h{p}'s yaraus freezes"),
+            Event::Release(p) => format!(
+                "h{p}'s command ends at wall now{:+}; h{p} releases",
+                wall(p)
+            ),
+            Event::Slew(p, d) => format!("h{p}'s wall clock slews by {d}"),
+            Event::Step(p, d) => format!("h{p}'s wall clock steps by {d}"),
+            Event::ServerStep(d) => format!("the server's clock steps by {d}"),
+            Event::LosePool => "the pool restarts empty (no lease, no record)".to_string(),
+        }
     }
 }
 
@@ -393,10 +499,9 @@ impl System for Model {
             h.phase = Phase::Done;
         }
         State {
-            t: 0,
             server_off: 0,
             owner: None,
-            expiry: 0,
+            expiry: -SERVER_OFFSET,
             record: None,
             lost: false,
             holders,
@@ -422,8 +527,9 @@ impl System for Model {
                 Event::Release(p),
                 Event::Slew(p, 1),
                 Event::Slew(p, -1),
+                Event::Step(p, -2),
+                Event::Step(p, 2),
             ]);
-            out.extend([Event::Step(p, -2), Event::Step(p, 2)]);
         }
         out.extend([Event::ServerStep(-1), Event::ServerStep(1), Event::LosePool]);
     }
@@ -432,24 +538,9 @@ impl System for Model {
         let describe = log.is_some();
         let mut n = *s;
         let possible = match e {
-            Event::Tick => self.tick(s, &mut n),
+            Event::Tick => Self::tick(&mut n),
             Event::Acquire(p, off) => self.acquire(&mut n, p as usize, off),
-            Event::Start(p) => {
-                let h = &mut n.holders[p as usize];
-                let ready = match h.phase {
-                    Phase::Waiting { since, floor } => {
-                        !h.frozen
-                            && s.t >= since + DELAY
-                            && floor.is_none_or(|f| Self::wall(s, h) >= f)
-                    }
-                    _ => false,
-                };
-                if ready {
-                    h.phase = Phase::Running;
-                    Self::uses_instant(s, h);
-                }
-                ready
-            }
+            Event::Start(p) => Self::start(&mut n, p as usize),
             Event::Renew(p) => self.renew(&mut n, p as usize),
             Event::Freeze(p) => {
                 let h = &mut n.holders[p as usize];
@@ -468,45 +559,33 @@ impl System for Model {
             if h.phase == Phase::Done {
                 *h = Holder {
                     used: h.used,
+                    made: h.made,
                     ..IDLE_DONE
                 };
             }
         }
         if let Some(log) = log {
-            let what = match e {
-                Event::Tick => format!("tick {}", n.t),
-                Event::Acquire(p, off) => format!(
-                    "h{p} (wall clock {off:+}) leases the id at server time {}, finds horizon {:?}, waits for wall {:?}",
-                    Self::server_now(s),
-                    s.record,
-                    match n.holders[p as usize].phase {
-                        Phase::Waiting { floor, .. } => floor,
-                        _ => None,
-                    }
-                ),
-                Event::Start(p) => format!(
-                    "h{p}'s command starts at wall {}",
-                    Self::wall(s, &s.holders[p as usize])
-                ),
-                Event::Renew(p) if n.owner == Some(p) => format!("h{p} renews"),
-                Event::Renew(p) => format!("h{p}'s renewal finds the id gone"),
-                Event::Freeze(p) => format!("h{p}'s yaraus freezes"),
-                Event::Release(p) => format!(
-                    "h{p}'s command ends at wall {}; h{p} releases",
-                    Self::wall(s, &s.holders[p as usize])
-                ),
-                Event::Slew(p, d) => format!("h{p}'s wall clock slews by {d}"),
-                Event::Step(p, d) => format!("h{p}'s wall clock steps by {d}"),
-                Event::ServerStep(d) => format!("the server's clock steps by {d}"),
-                Event::LosePool => "the pool restarts empty (no lease, no record)".to_string(),
-            };
-            log.push_str(&say!(describe, "{what}"));
+            log.push_str(&say!(describe, "{}", self.describe(s, &n, e)));
         }
         Some(n)
     }
 
+    /// Holders in order; the lease's owner follows its holder.
+    fn canon(&self, s: State) -> State {
+        let mut order: [usize; HOLDERS] = std::array::from_fn(|i| i);
+        order.sort_by_key(|&i| s.holders[i]);
+        let mut c = s;
+        for (to, &from) in order.iter().enumerate() {
+            c.holders[to] = s.holders[from];
+            if s.owner == Some(from as u8) {
+                c.owner = Some(to as u8);
+            }
+        }
+        c
+    }
+
     fn violation(&self, s: &State) -> Option<Violation> {
-        let hs = &s.holders[..self.bounds.holders];
+        let hs = &s.holders;
         for (i, a) in hs.iter().enumerate() {
             for b in &hs[i + 1..] {
                 let shared = a.used & b.used;
@@ -520,7 +599,7 @@ impl System for Model {
     }
 
     fn counted(&self, s: &State) -> u32 {
-        s.holders.iter().filter(|h| h.used != 0).count() as u32
+        s.holders.iter().filter(|h| h.made).count() as u32
     }
 
     fn counted_name(&self) -> &'static str {
@@ -532,13 +611,13 @@ impl System for Model {
     }
 
     fn start(&self) -> String {
-        "every clock on real time, no record".to_string()
+        "every clock on real time, no record (instants relative to now)".to_string()
     }
 
     fn show(&self, s: &State) -> String {
         let mut out = format!(
-            "[t {} server {:+} owner {:?} expiry {} record {:?}",
-            s.t, s.server_off, s.owner, s.expiry, s.record
+            "[server {:+} owner {:?} expiry {:+} record {:?}",
+            s.server_off, s.owner, s.expiry, s.record
         );
         for (p, h) in s.holders[..self.bounds.holders].iter().enumerate() {
             let _ = write!(
@@ -555,9 +634,9 @@ impl System for Model {
     }
 }
 
-/// The instants of a `used` mask.
-fn instants(used: u32) -> Vec<i8> {
-    (0..32)
+/// The instants of a `used` mask, relative to now.
+fn instants(used: u8) -> Vec<i8> {
+    (0..8)
         .filter(|b| used & (1 << b) != 0)
         .map(|b| b as i8 - HOST_OFFSET)
         .collect()
