@@ -21,12 +21,14 @@ const FORWARD_STEPS: Bounds = Bounds {
     lost_record: None,
 };
 
-/// Two holders, the pool restarting empty between them, `--max-clock-offset
-/// 2` with every host within it.
+/// Two holders (a third would find the record the second wrote, as in
+/// `HANDOVERS`), the pool restarting empty between them,
+/// `--max-clock-offset 1` with every host within it: hosts still disagree
+/// by two ticks.
 const LOST_RECORD: Bounds = Bounds {
     holders: 2,
     forward_steps: false,
-    lost_record: Some(2),
+    lost_record: Some(1),
 };
 
 fn run(name: &str, rules: Rules, bounds: Bounds) -> Option<Violation> {
@@ -66,14 +68,21 @@ fn a_handover_without_the_margin_is_caught() {
     assert!(matches!(v, Some(Violation::SharedInstant { .. })));
 }
 
+/// The release's floor at the horizon its lease found is never what
+/// decides: a holder's command started once its wall clock passed that
+/// horizon plus the margin, and the highest offset it saw (the release's
+/// own reading included) keeps its reading at least there. Only a clock
+/// stepping forward and back between two readings would lower it, and
+/// that breaks the shipped rule as well (the command's own last ids above
+/// the horizon): the assumption docs/safety.md states.
 #[test]
-fn a_release_below_the_found_horizon_is_caught() {
+fn a_release_below_the_found_horizon_changes_nothing_within_the_assumptions() {
     let v = run(
-        "broken: release lowers",
+        "release lowers (redundant)",
         Rules::ReleaseBelowFound,
         HANDOVERS,
     );
-    assert!(matches!(v, Some(Violation::SharedInstant { .. })));
+    assert_eq!(v, None);
 }
 
 #[test]
