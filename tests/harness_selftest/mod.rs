@@ -508,3 +508,19 @@ fn every_test_file_is_a_module_of_a_root() {
         "not a module of tests/integration.rs, faults.rs or models.rs: {orphans:?}"
     );
 }
+
+/// Only the three roots are files at the top of tests/: every other test
+/// module is a folder, so that nobody (nor cargo's convention, were
+/// `autotests` ever turned back on) takes it for a test target of its own.
+#[test]
+fn the_top_of_tests_holds_only_the_three_roots() {
+    let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut files: Vec<String> = std::fs::read_dir(&tests)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["faults.rs", "integration.rs", "models.rs"]);
+}
