@@ -123,6 +123,7 @@ mod counters;
 #[cfg(test)]
 mod deeper;
 mod explorer;
+mod in_flight;
 mod timed;
 mod two_phase;
 

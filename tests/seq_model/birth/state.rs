@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::seq_model::MAJORITY;
+use crate::seq_model::in_flight::InFlight;
 
 impl State {
     pub fn initial(m: &Model) -> State {
@@ -34,46 +35,6 @@ impl State {
             len: 0,
             msgs: [EMPTY; CAP],
         }
-    }
-
-    pub fn msgs(&self) -> &[Msg] {
-        &self.msgs[..usize::from(self.len)]
-    }
-
-    pub fn push(&mut self, msg: Msg) {
-        let len = usize::from(self.len);
-        assert!(len < CAP, "more than {CAP} requests in flight");
-        self.msgs[len] = msg;
-        self.len += 1;
-    }
-
-    pub fn remove(&mut self, msg: Msg) -> bool {
-        let len = usize::from(self.len);
-        match self.msgs[..len].iter().position(|&x| x == msg) {
-            Some(i) => {
-                self.msgs.copy_within(i + 1..len, i);
-                self.msgs[len - 1] = EMPTY;
-                self.len -= 1;
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn retain(&mut self, keep: impl Fn(Msg) -> bool) {
-        let len = usize::from(self.len);
-        let mut out = 0;
-        for i in 0..len {
-            let x = self.msgs[i];
-            if keep(x) {
-                self.msgs[out] = x;
-                out += 1;
-            }
-        }
-        for slot in &mut self.msgs[out..len] {
-            *slot = EMPTY;
-        }
-        self.len = out as u8;
     }
 
     pub fn ripe(&self, m: &Model, n: usize) -> bool {
@@ -339,4 +300,17 @@ pub fn dead_end(m: &Model, s: &State) -> bool {
 /// creates), beside marks; the dead end a rollback must never make.
 pub fn settled_and_rolled_back(s: &State) -> bool {
     s.mixed
+}
+
+impl InFlight for State {
+    type Msg = Msg;
+    const EMPTY: Msg = EMPTY;
+
+    fn slots(&self) -> (u8, &[Msg]) {
+        (self.len, &self.msgs)
+    }
+
+    fn slots_mut(&mut self) -> (&mut u8, &mut [Msg]) {
+        (&mut self.len, &mut self.msgs)
+    }
 }

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::seq_model::explorer::{System, say};
+use crate::seq_model::in_flight::InFlight;
 use crate::seq_model::{MAJORITY, node_name, proposer_name};
 
 impl State {

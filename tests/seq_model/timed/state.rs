@@ -4,6 +4,7 @@
 //! (forgotten requests, sorting, mirror images).
 
 use super::*;
+use crate::seq_model::in_flight::InFlight;
 use std::hash::{Hash, Hasher};
 
 /// Hashes the state in a few words (a debug build spends much of its time
@@ -109,46 +110,6 @@ impl State {
 
     pub fn max_handed(&self, m: &Model) -> u8 {
         m.base + 31 - self.handed.leading_zeros() as u8
-    }
-
-    pub fn msgs(&self) -> &[Msg] {
-        &self.msgs[..usize::from(self.len)]
-    }
-
-    pub fn push(&mut self, msg: Msg) {
-        let len = usize::from(self.len);
-        assert!(len < CAP, "more than {CAP} requests in flight");
-        self.msgs[len] = msg;
-        self.len += 1;
-    }
-
-    pub fn remove(&mut self, msg: Msg) -> bool {
-        let len = usize::from(self.len);
-        match self.msgs[..len].iter().position(|&x| x == msg) {
-            Some(i) => {
-                self.msgs.copy_within(i + 1..len, i);
-                self.msgs[len - 1] = EMPTY;
-                self.len -= 1;
-                true
-            }
-            None => false,
-        }
-    }
-
-    pub fn retain(&mut self, keep: impl Fn(Msg) -> bool) {
-        let len = usize::from(self.len);
-        let mut out = 0;
-        for i in 0..len {
-            let x = self.msgs[i];
-            if keep(x) {
-                self.msgs[out] = x;
-                out += 1;
-            }
-        }
-        for slot in &mut self.msgs[out..len] {
-            *slot = EMPTY;
-        }
-        self.len = out as u8;
     }
 
     /// Whether node n holds a mark whose quarantine may be over.
@@ -402,5 +363,18 @@ impl State {
             }
         }
         best.expect("some renaming gives the least nodes")
+    }
+}
+
+impl InFlight for State {
+    type Msg = Msg;
+    const EMPTY: Msg = EMPTY;
+
+    fn slots(&self) -> (u8, &[Msg]) {
+        (self.len, &self.msgs)
+    }
+
+    fn slots_mut(&mut self) -> (&mut u8, &mut [Msg]) {
+        (&mut self.len, &mut self.msgs)
     }
 }

@@ -5,6 +5,7 @@
 use super::state::Options;
 use super::*;
 use crate::seq_model::explorer::{System, say};
+use crate::seq_model::in_flight::InFlight;
 use crate::seq_model::{MAJORITY, proposer_name};
 
 impl State {
