@@ -4,7 +4,7 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::hilo::{HiloKeys, shard_statuses};
 use crate::lease::{self, Stats};
-use crate::seq::census::{Census, Counter, Kind};
+use crate::seq::census::{Census, Kind};
 use crate::store::{Fitness, Quorum, Replication, keys_under};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -48,12 +48,9 @@ pub struct PoolReport {
 pub struct Survey {
     pub namespace: String,
     pub nodes: Vec<NodeReport>,
-    pub majority: usize,
-    /// Sequences and fencing counters (none on a Cluster, whose keys one
-    /// `SCAN` cannot list).
-    pub counters: Vec<Counter>,
-    /// Nodes whose keys could not be listed, and why.
-    pub unlisted: Vec<(String, String)>,
+    /// Sequences and fencing counters on every node (none on a Cluster,
+    /// whose keys one `SCAN` cannot list), as a sweep would heal them.
+    pub census: Census,
     pub shards: Vec<ShardMark>,
     /// With a single server only.
     pub pool: Option<PoolReport>,
@@ -81,9 +78,14 @@ impl Survey {
             .collect();
         let cluster = ctx.targets().iter().any(|t| t.is_cluster());
         let census = if cluster {
-            None
+            Census {
+                labels: quorum.labels(),
+                majority: quorum.majority(),
+                counters: Vec::new(),
+                unlisted: Vec::new(),
+            }
         } else {
-            Some(Census::take(quorum, ctx.namespace(), &Kind::ALL).await?)
+            Census::take(quorum, ctx.namespace(), &Kind::ALL).await?
         };
         let shards = if cluster {
             Vec::new()
@@ -106,14 +108,10 @@ impl Survey {
             .into_iter()
             .map(|r| r.map_err(|e| e.to_string()))
             .collect();
-        let (counters, unlisted) =
-            census.map_or((Vec::new(), Vec::new()), |c| (c.counters, c.unlisted));
         Ok(Survey {
             namespace: ctx.namespace().to_string(),
             nodes,
-            majority: quorum.majority(),
-            counters,
-            unlisted,
+            census,
             shards,
             pool,
             replication,

@@ -12,7 +12,7 @@ impl Survey {
     /// Everything found wrong, nodes first.
     pub fn findings(&self) -> Vec<Finding> {
         let mut found = self.node_findings();
-        for (label, why) in &self.unlisted {
+        for (label, why) in &self.census.unlisted {
             found.push(Finding::degraded(
                 label,
                 "unlisted",
@@ -21,7 +21,7 @@ impl Survey {
                 ),
             ));
         }
-        for counter in &self.counters {
+        for counter in &self.census.counters {
             found.extend(self.counter_findings(counter));
         }
         for mark in &self.shards {
@@ -54,7 +54,7 @@ impl Survey {
             };
             found.push(Finding::degraded(&node.redis, state, text));
         }
-        if self.nodes.len() > 1 && down.len() >= self.majority {
+        if self.nodes.len() > 1 && down.len() >= self.census.majority {
             found.push(Finding::lost(
                 down.join(", "),
                 "majority_out_of_reach",
@@ -122,7 +122,7 @@ impl Survey {
 
     fn counter_findings(&self, counter: &Counter) -> Vec<Finding> {
         let labels = self.labels();
-        match counter.standing(self.majority) {
+        match counter.standing(self.census.majority) {
             Standing::Held | Standing::OutOfReach => Vec::new(),
             Standing::Degraded => counter
                 .places
@@ -133,8 +133,8 @@ impl Survey {
                         .map(|(state, text)| Finding::degraded(*label, state, text))
                 })
                 .collect(),
-            Standing::Lost => vec![lost(counter, &labels, self.majority)],
-            Standing::Unsettled => vec![unsettled(counter, &self.namespace, self.majority)],
+            Standing::Lost => vec![lost(counter, &labels, self.census.majority)],
+            Standing::Unsettled => vec![unsettled(counter, &self.namespace, self.census.majority)],
         }
     }
 

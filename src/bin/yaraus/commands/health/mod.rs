@@ -13,7 +13,6 @@ use yaraus::base::duration::shown;
 use yaraus::context::Context;
 use yaraus::error::Result;
 use yaraus::health::{Survey, exit_code};
-use yaraus::seq::census::Census;
 use yaraus::seq::sweep;
 use yaraus::store::Quorum;
 use yaraus::timing::health::LOOK_EVERY;
@@ -59,13 +58,7 @@ async fn gate(ctx: &Context, quorum: &mut Quorum, bound: Duration) -> Result<Sur
         if Instant::now() >= deadline {
             return Ok(survey);
         }
-        let census = Census {
-            labels: quorum.labels(),
-            majority: survey.majority,
-            counters: survey.counters.clone(),
-            unlisted: Vec::new(),
-        };
-        sweep::heal_found(quorum, census).await;
+        sweep::heal_found(quorum, survey.census.clone()).await;
         // Each thing once, when it starts or changes state; many alike
         // (a wiped node lacks every counter) in one line.
         let mut now: Vec<(String, &str, usize, &str)> = Vec::new();

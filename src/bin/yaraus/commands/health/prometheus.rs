@@ -103,7 +103,7 @@ fn replica_metrics(out: &mut String, survey: &Survey, node: &dyn Fn(&str) -> Str
 fn counter_metrics(out: &mut String, survey: &Survey, node: &dyn Fn(&str) -> String) {
     let mut counts: BTreeMap<(String, &str, &str), f64> = BTreeMap::new();
     let mut oldest: BTreeMap<String, f64> = BTreeMap::new();
-    for counter in &survey.counters {
+    for counter in &survey.census.counters {
         for (n, place) in survey.nodes.iter().zip(&counter.places) {
             if let Place::Quarantined { age, .. } = place {
                 let entry = oldest.entry(n.redis.clone()).or_default();

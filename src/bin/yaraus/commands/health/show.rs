@@ -38,10 +38,10 @@ const ALIKE: usize = 3;
 pub(super) fn table(survey: &Survey, findings: &[Finding]) -> String {
     let mut out = String::new();
     node_lines(&mut out, survey);
-    if !survey.counters.is_empty() {
+    if !survey.census.counters.is_empty() {
         let _ = writeln!(out, "counters:");
     }
-    for counter in &survey.counters {
+    for counter in &survey.census.counters {
         counter_lines(&mut out, survey, counter);
     }
     if !survey.shards.is_empty() {
@@ -88,7 +88,7 @@ fn node_lines(out: &mut String, survey: &Survey) {
         "namespace {}: {n} node{} (a majority is {})",
         survey.namespace,
         if n == 1 { "" } else { "s" },
-        survey.majority
+        survey.census.majority
     );
     for (node, replication) in survey.nodes.iter().zip(&survey.replication) {
         let _ = writeln!(out, "  {}  {}", node.redis, fitness_word(&node.fitness));
@@ -161,13 +161,14 @@ fn counter_lines(out: &mut String, survey: &Survey, counter: &Counter) {
 pub(super) fn json(survey: &Survey, findings: &[Finding]) -> String {
     let labels = survey.labels();
     let counters: Vec<Value> = survey
+        .census
         .counters
         .iter()
         .map(|c| {
             json!({
                 "key": c.key,
                 "kind": c.kind.noun(),
-                "standing": format!("{:?}", c.standing(survey.majority)).to_lowercase(),
+                "standing": format!("{:?}", c.standing(survey.census.majority)).to_lowercase(),
                 "nodes": c.places.iter().zip(&labels).map(|(p, l)| place_json(l, p)).collect::<Vec<_>>(),
             })
         })
@@ -188,7 +189,7 @@ pub(super) fn json(survey: &Survey, findings: &[Finding]) -> String {
     let code = exit_code(findings);
     let value = json!({
         "namespace": survey.namespace,
-        "majority": survey.majority,
+        "majority": survey.census.majority,
         "nodes": survey.nodes.iter().zip(&survey.replication).map(|(n, r)| json!({
             "redis": n.redis,
             "state": fitness_word(&n.fitness),
