@@ -4,7 +4,8 @@
 //! after the quarantine.
 
 use super::RedisServer;
-use super::lock::get;
+use super::lock::{get, run};
+use std::collections::HashSet;
 use std::time::Duration;
 
 /// The quarantine (src/timing/sequence.rs), on the node's clock.
@@ -79,4 +80,21 @@ pub fn until_repaired(
         true
     });
     repair.expect("repaired")
+}
+
+/// `yaraus seq ARGS` over `servers`, run to its end.
+pub fn seq(servers: &[RedisServer], args: &[&str]) -> std::process::Output {
+    let mut cmd = super::yaraus();
+    cmd.arg("seq").args(args);
+    for s in servers {
+        cmd.arg("--redis").arg(s.url());
+    }
+    run(&mut cmd)
+}
+
+/// No value twice, each above the one before.
+pub fn assert_unique_and_increasing(values: &[u64]) {
+    let unique: HashSet<&u64> = values.iter().collect();
+    assert_eq!(unique.len(), values.len(), "a value twice: {values:?}");
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
 }

@@ -10,9 +10,8 @@
 use crate::common;
 
 use common::RedisServer;
-use common::heal::{mark, until_repaired};
+use common::heal::{assert_unique_and_increasing, mark, seq, until_repaired};
 use common::lock::*;
-use std::collections::HashSet;
 use std::time::Duration;
 
 const SEQ_KEY: &str = "yaraus:seq:orders";
@@ -21,15 +20,6 @@ const FENCE_KEY: &str = "yaraus:fencing:deploy";
 const HEALED_WITHIN: Duration = Duration::from_secs(40);
 /// How often the tests call yaraus while they wait for a heal.
 const PACE: Duration = Duration::from_millis(100);
-
-fn seq(servers: &[RedisServer], args: &[&str]) -> std::process::Output {
-    let mut cmd = common::yaraus();
-    cmd.arg("seq").args(args);
-    for s in servers {
-        cmd.arg("--redis").arg(s.url());
-    }
-    run(&mut cmd)
-}
 
 fn id(output: &std::process::Output) -> u64 {
     assert_code(output, 0);
@@ -53,12 +43,6 @@ fn until_healed(node: &RedisServer, key: &str, mut next: impl FnMut() -> u64) ->
         std::thread::sleep(PACE);
     });
     values
-}
-
-fn assert_unique_and_increasing(values: &[u64]) {
-    let unique: HashSet<&u64> = values.iter().collect();
-    assert_eq!(unique.len(), values.len(), "a value twice: {values:?}");
-    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
 }
 
 #[test]

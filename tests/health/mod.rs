@@ -5,9 +5,9 @@
 use crate::common;
 
 use common::RedisServer;
+use common::heal::{assert_unique_and_increasing, seq};
 use common::lock::*;
 use serde_json::Value;
-use std::collections::HashSet;
 use std::process::Output;
 
 mod gate;
@@ -36,16 +36,6 @@ fn health_json(servers: &[RedisServer], args: &[&str]) -> (i32, Value) {
     (code(&out.status), value)
 }
 
-/// `yaraus seq ARGS` over `servers`.
-fn seq(servers: &[RedisServer], args: &[&str]) -> Output {
-    let mut cmd = common::yaraus();
-    cmd.arg("seq").args(args);
-    for s in servers {
-        cmd.arg("--redis").arg(s.url());
-    }
-    run(&mut cmd)
-}
-
 fn next_id(servers: &[RedisServer]) -> u64 {
     let out = seq(servers, &["next", "orders"]);
     assert_code(&out, 0);
@@ -66,12 +56,6 @@ fn findings(report: &Value) -> Vec<(String, String, String)> {
             )
         })
         .collect()
-}
-
-fn assert_unique_and_increasing(values: &[u64]) {
-    let unique: HashSet<&u64> = values.iter().collect();
-    assert_eq!(unique.len(), values.len(), "a value twice: {values:?}");
-    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
 }
 
 #[test]

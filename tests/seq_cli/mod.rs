@@ -9,6 +9,7 @@
 use crate::common;
 
 use common::RedisServer;
+use common::heal::seq;
 use common::lock::*;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,16 +18,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 const KEY: &str = "yaraus:seq:orders";
-
-/// `yaraus seq SUBCOMMAND` over `servers`, with extra arguments.
-fn seq(servers: &[RedisServer], args: &[&str]) -> std::process::Output {
-    let mut cmd = common::yaraus();
-    cmd.arg("seq").args(args);
-    for s in servers {
-        cmd.arg("--redis").arg(s.url());
-    }
-    run(&mut cmd)
-}
 
 /// The one id a successful `seq next` printed.
 fn id(output: &std::process::Output) -> u64 {
