@@ -214,7 +214,8 @@ impl Part {
             Part::Seq => &["scan", "time"],
             // Every counter and hilo sequence of the namespace, the nodes'
             // clocks, whether the pool exists (health/survey.rs).
-            Part::Health => &["scan", "time", "exists"],
+            // (and each index's figures, each wake-up queue's length).
+            Part::Health => &["scan", "time", "exists", "hmget", "zcard"],
             Part::Index => &[
                 "type", "get", "hget", "hmget", "hgetall", "scard", "smembers",
             ],
@@ -316,7 +317,7 @@ impl Part {
             Part::Seq => vec![(format!("{ns}:seq:"), true)],
             Part::Health => {
                 let mut keys = pool_keys();
-                for kind in ["seq", "fencing", "hilo"] {
+                for kind in ["seq", "fencing", "hilo", "index", "queue"] {
                     keys.push((format!("{ns}:{kind}:"), true));
                 }
                 keys

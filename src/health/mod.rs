@@ -22,4 +22,4 @@ mod survey;
 mod verdict;
 
 pub use finding::{Finding, Level, exit_code};
-pub use survey::{NodeReport, PoolReport, ShardMark, Survey};
+pub use survey::{Keyed, NodeReport, PoolReport, ShardMark, Survey};

@@ -54,6 +54,8 @@ pub struct Survey {
     pub shards: Vec<ShardMark>,
     /// With a single server only.
     pub pool: Option<PoolReport>,
+    /// The index names and lock queues of the namespace, per node.
+    pub indexes_and_queues: Vec<Keyed>,
     /// Each node's replication (`Err`: why it could not be read).
     pub replication: Vec<std::result::Result<Replication, String>>,
 }
@@ -92,6 +94,7 @@ impl Survey {
         } else {
             hilo_marks(quorum, ctx.namespace()).await?
         };
+        let indexes_and_queues = keyed(quorum, ctx.namespace()).await;
         let pool = match ctx.targets() {
             [_] => Some(pool(ctx).await?),
             _ => None,
@@ -114,6 +117,7 @@ impl Survey {
             census,
             shards,
             pool,
+            indexes_and_queues,
             replication,
         })
     }
@@ -159,6 +163,68 @@ async fn hilo_marks(quorum: &mut Quorum, namespace: &str) -> Result<Vec<ShardMar
         });
     }
     Ok(marks)
+}
+
+/// An index or a wake-up queue on one node: what `health` lists beside
+/// the counters (they expire by themselves, so they are shown, not judged).
+#[derive(Clone, Debug, Serialize)]
+pub struct Keyed {
+    pub redis: String,
+    /// `index` (`NS:index:{NAME}`: its interval and last tick) or `queue`
+    /// (`NS:queue:KEY`: how many wait).
+    pub kind: &'static str,
+    pub key: String,
+    pub figures: Vec<(String, String)>,
+}
+
+/// The indexes and wake-up queues of `namespace` on every node.
+async fn keyed(quorum: &mut Quorum, namespace: &str) -> Vec<Keyed> {
+    let index = format!("{namespace}:index:{{");
+    let queue = format!("{namespace}:queue:");
+    let labels = quorum.labels();
+    let found = quorum
+        .round(|node| {
+            let (index, queue) = (index.clone(), queue.clone());
+            async move {
+                let store = node.store();
+                let mut found = Vec::new();
+                for key in keys_under(store, &index).await? {
+                    if key.ends_with('}') {
+                        let (interval, last): (Option<String>, Option<String>) = store
+                            .query(redis::cmd("HMGET").arg(&key).arg("interval").arg("last"))
+                            .await?;
+                        let figures = [("interval_ms", interval), ("last", last)]
+                            .into_iter()
+                            .filter_map(|(k, v)| Some((k.to_string(), v?)))
+                            .collect();
+                        found.push(("index", key, figures));
+                    }
+                }
+                for key in keys_under(store, &queue).await? {
+                    let waiting: u64 = store.query(redis::cmd("ZCARD").arg(&key)).await?;
+                    found.push((
+                        "queue",
+                        key,
+                        vec![("waiting".to_string(), waiting.to_string())],
+                    ));
+                }
+                Ok(found)
+            }
+        })
+        .all()
+        .await;
+    let mut out = Vec::new();
+    for (label, found) in labels.iter().zip(found) {
+        for (kind, key, figures) in found.unwrap_or_default() {
+            out.push(Keyed {
+                redis: label.clone(),
+                kind,
+                key,
+                figures,
+            });
+        }
+    }
+    out
 }
 
 /// The pool of the one server of `ctx`, if there is one.

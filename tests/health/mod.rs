@@ -89,6 +89,43 @@ fn an_intact_deployment_is_healthy() {
 }
 
 #[test]
+fn indexes_and_wake_up_queues_are_listed_with_their_figures() {
+    let servers = masters(1, false);
+    let index = run(common::yaraus().args([
+        "index",
+        "web",
+        "--interval",
+        "200ms",
+        "--redis",
+        &servers[0].url(),
+        "--",
+        "true",
+    ]));
+    assert_code(&index, 0);
+    let _: () = servers[0].query(&["ZADD", "yaraus:queue:deploy", "1", "a", "2", "b"]);
+    let (status, report) = health_json(&servers, &[]);
+    assert_eq!(status, 0, "{report}");
+    let listed = &report["indexes_and_queues"];
+    let find = |key: &str| {
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["key"] == key)
+            .unwrap_or_else(|| panic!("{key} not in {listed}"))
+            .clone()
+    };
+    assert_eq!(
+        find("yaraus:index:{web}")["figures"][0],
+        serde_json::json!(["interval_ms", "200"])
+    );
+    assert_eq!(
+        find("yaraus:queue:deploy")["figures"][0],
+        serde_json::json!(["waiting", "2"])
+    );
+}
+
+#[test]
 fn a_wiped_node_is_named_and_one_look_writes_nothing() {
     let mut servers = masters(3, true);
     next_id(&servers);

@@ -74,6 +74,21 @@ pub(super) fn table(survey: &Survey, findings: &[Finding]) -> String {
             None => writeln!(out, "pool {}: unreadable", pool.key),
         };
     }
+    for keyed in &survey.indexes_and_queues {
+        let figures: Vec<String> = keyed
+            .figures
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{} {} on {}: {}",
+            keyed.kind,
+            keyed.key,
+            keyed.redis,
+            figures.join(", ")
+        );
+    }
     finding_lines(&mut out, findings);
     let code = exit_code(findings);
     let _ = writeln!(out, "status: {} (exit {code})", status_word(code));
@@ -204,6 +219,7 @@ pub(super) fn json(survey: &Survey, findings: &[Finding]) -> String {
         "counters": counters,
         "hilo": shards,
         "pool": survey.pool,
+        "indexes_and_queues": survey.indexes_and_queues,
         "findings": findings,
         "status": status_word(code),
         "exit": code,
