@@ -8,6 +8,7 @@ mod alert_rules;
 mod bad_input;
 mod common;
 mod completions;
+mod conformance;
 mod conventions;
 mod harness_selftest;
 mod heal;

@@ -51,7 +51,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-mod script;
+pub mod script;
 pub use script::{Queued, Waking};
 
 /// The Lua prelude of every script that frees what waiters wait for: its

@@ -35,7 +35,7 @@ mod allocator;
 mod keys;
 mod metrics;
 mod reserve;
-mod script;
+pub mod script;
 mod status;
 mod wire;
 

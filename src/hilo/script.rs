@@ -5,6 +5,9 @@
 //! script has the sequence's three keys ([`HiloKeys`]) and runs `keys.lua`
 //! first; each builder pushes its fields in the header's order, ids as
 //! 20-digit text ([`wire`]): the one place the Rust side knows the layout.
+//!
+//! Public so that the conformance tests (`tests/conformance/`) replay the
+//! model checkers' steps through the very invocations the code makes.
 
 use super::keys::HiloKeys;
 use super::wire::wire;
@@ -32,7 +35,7 @@ fn with_keys(script: &'static redis::Script, keys: &HiloKeys) -> Invocation {
 }
 
 /// reserve.lua: a block of `batch` ids from the lowest open window.
-pub(super) struct Reserve<'a> {
+pub struct Reserve<'a> {
     pub keys: &'a HiloKeys,
     pub batch: u64,
 }
@@ -46,7 +49,7 @@ impl Reserve<'_> {
 }
 
 /// fence.lua: the first phase of an agent's run.
-pub(super) struct Fence<'a> {
+pub struct Fence<'a> {
     pub keys: &'a HiloKeys,
     pub fence: &'a str,
 }
@@ -61,7 +64,7 @@ impl Fence<'_> {
 
 /// raise.lua: the second phase, the new high-water mark.
 #[derive(Clone, Copy)]
-pub(super) struct Raise<'a> {
+pub struct Raise<'a> {
     pub keys: &'a HiloKeys,
     pub fence: &'a str,
     pub hwm: u64,
@@ -80,7 +83,7 @@ impl Raise<'_> {
 }
 
 /// create.lua: the third phase, one window `[start, end)`.
-pub(super) struct Create<'a> {
+pub struct Create<'a> {
     pub keys: &'a HiloKeys,
     pub fence: &'a str,
     pub start: u64,
@@ -99,7 +102,7 @@ impl Create<'_> {
 }
 
 /// status.lua: what one shard holds, read-only.
-pub(super) struct Status<'a> {
+pub struct Status<'a> {
     pub keys: &'a HiloKeys,
 }
 

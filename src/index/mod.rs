@@ -39,7 +39,7 @@ mod history;
 mod keys;
 mod pair;
 mod replica;
-mod script;
+pub mod script;
 mod slot;
 pub mod status;
 mod tick;

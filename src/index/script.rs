@@ -5,6 +5,9 @@
 //! which keys and arguments, in which order, and what it returns. Each
 //! builder has the fields the keys and arguments are made from, and
 //! pushes them in that order: the one place the Rust side knows it.
+//!
+//! Public so that the conformance tests (`tests/conformance/`) replay the
+//! model checkers' steps through the very invocations the code makes.
 
 use super::keys::IndexKeys;
 use super::pair::Pair;
@@ -19,7 +22,7 @@ static CONFIRM: LazyLock<redis::Script> =
 type Invocation = redis::ScriptInvocation<'static>;
 
 /// tick.lua: one replica's tick of interval `number`.
-pub(super) struct Tick<'a> {
+pub struct Tick<'a> {
     pub keys: &'a IndexKeys,
     pub number: u64,
     pub interval_ms: u64,
@@ -60,7 +63,7 @@ impl Tick<'_> {
 
 /// confirm.lua: confirm the transition of `number` for a replica whose
 /// command is gone.
-pub(super) struct Confirm<'a> {
+pub struct Confirm<'a> {
     pub keys: &'a IndexKeys,
     pub number: u64,
     pub client: &'a str,

@@ -31,7 +31,7 @@ mod leaser;
 mod list;
 mod recovery;
 mod report;
-mod script;
+pub mod script;
 mod waiting;
 mod worker_id;
 

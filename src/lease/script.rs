@@ -7,6 +7,9 @@
 //! the one place the Rust side knows it, whichever of its callers sends it
 //! (a lease gives its id back with [`Release`], and so does a waiting run
 //! releasing again an id its failed attempt leased, `recovery.rs`).
+//!
+//! Public so that the conformance tests (`tests/conformance/`) replay the
+//! model checkers' steps through the very invocations the code makes.
 
 use super::clock_guard::Offset;
 use super::keys::PoolKeys;
@@ -39,7 +42,7 @@ static STATS: LazyLock<redis::Script> =
 type Invocation = redis::ScriptInvocation<'static>;
 
 /// acquire.lua: lease the id that has been free the longest.
-pub(super) struct Acquire<'a> {
+pub struct Acquire<'a> {
     pub keys: &'a PoolKeys,
     /// Ours, or `''` to be given a new one.
     pub client: &'a str,
@@ -75,7 +78,7 @@ impl Acquire<'_> {
 }
 
 /// renew.lua: extend our lease on `id`, if it is still ours.
-pub(super) struct Renew<'a> {
+pub struct Renew<'a> {
     pub keys: &'a PoolKeys,
     pub client: &'a str,
     pub id: WorkerId,
@@ -107,7 +110,7 @@ impl Renew<'_> {
 }
 
 /// release.lua: one release of `id` by `client`.
-pub(super) struct Release<'a> {
+pub struct Release<'a> {
     pub keys: &'a PoolKeys,
     pub client: &'a str,
     pub id: WorkerId,
@@ -144,7 +147,7 @@ impl Release<'_> {
 }
 
 /// finalize_init.lua: publish the pool `min..=max` built under `tmp`.
-pub(super) struct FinalizeInit<'a> {
+pub struct FinalizeInit<'a> {
     pub keys: &'a PoolKeys,
     pub tmp: &'a str,
     pub min: u64,
@@ -164,7 +167,7 @@ impl FinalizeInit<'_> {
 }
 
 /// resize.lua: decide a change of the pool's range to `min..=max`.
-pub(super) struct Resize<'a> {
+pub struct Resize<'a> {
     pub keys: &'a PoolKeys,
     pub min: u64,
     pub max: u64,
@@ -185,7 +188,7 @@ impl Resize<'_> {
 }
 
 /// shrink.lua: remove the ids `ids` from the pool.
-pub(super) struct Shrink<'a> {
+pub struct Shrink<'a> {
     pub keys: &'a PoolKeys,
     pub ids: RangeInclusive<u64>,
 }
@@ -201,7 +204,7 @@ impl Shrink<'_> {
 }
 
 /// leased.lua: one page of leased ids, scores above `after`.
-pub(super) struct Leased<'a> {
+pub struct Leased<'a> {
     pub keys: &'a PoolKeys,
     pub after: &'a str,
     pub page: usize,
@@ -216,7 +219,7 @@ impl Leased<'_> {
 }
 
 /// stats.lua: the pool at one server instant, read-only.
-pub(super) struct Stats<'a> {
+pub struct Stats<'a> {
     pub keys: &'a PoolKeys,
 }
 
@@ -231,7 +234,7 @@ impl Stats<'_> {
 }
 
 /// Turns an error from one of the pool scripts into what the user sees.
-pub(super) fn pool_error(store: &Store, e: &redis::RedisError) -> Error {
+pub fn pool_error(store: &Store, e: &redis::RedisError) -> Error {
     match script_error(e) {
         Some(("YARAUS_UNINIT", msg)) => Error::State(format!(
             "{msg}, or give run {} and {} to have it re-created whenever it is gone",

@@ -42,7 +42,7 @@ mod kind;
 mod leftovers;
 mod locker;
 mod release;
-mod script;
+pub mod script;
 mod tally;
 mod token;
 

@@ -7,6 +7,9 @@
 //! order: the one place the Rust side knows it. `kind.rs` chooses the
 //! script for a lock, a shared place or a semaphore; the rounds fill in
 //! named fields.
+//!
+//! Public so that the conformance tests (`tests/conformance/`) replay the
+//! model checkers' steps through the very invocations the code makes.
 
 use crate::base::COUNTER_LUA;
 use crate::claim::WAKE_LUA;
@@ -49,13 +52,13 @@ static INSPECT: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(&[COUNTER_LUA, include_str!("inspect.lua")].concat()));
 
 /// A duration as whole milliseconds, for `PX` (at least 1).
-pub(super) fn millis_arg(d: Duration) -> u64 {
+pub fn millis_arg(d: Duration) -> u64 {
     (d.as_millis() as u64).max(1)
 }
 
 /// The scripts a node of several masters loads before its first request
 /// (see [`crate::store::Quorum::preload`]); a semaphore has one master.
-pub(super) fn quorum_scripts() -> [&'static str; 4] {
+pub fn quorum_scripts() -> [&'static str; 4] {
     [
         ACQUIRE_CODE.as_str(),
         EXTEND_CODE,
@@ -68,7 +71,7 @@ type Invocation = redis::ScriptInvocation<'static>;
 
 /// How the acquire script counts the fencing token.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum FenceMode {
+pub enum FenceMode {
     /// One master: INCR.
     Increment,
     /// Several masters: vote for this value.
@@ -76,7 +79,7 @@ pub(super) enum FenceMode {
 }
 
 /// acquire.lua: take the lock, and count a fencing token in the same step.
-pub(super) struct Acquire<'a> {
+pub struct Acquire<'a> {
     pub key: &'a str,
     pub fence_key: &'a str,
     pub token: &'a str,
@@ -108,7 +111,7 @@ impl Acquire<'_> {
 }
 
 /// semaphore_acquire.lua: take one of `limit` places.
-pub(super) struct SemaphoreAcquire<'a> {
+pub struct SemaphoreAcquire<'a> {
     pub key: &'a str,
     pub fence_key: &'a str,
     pub token: &'a str,
@@ -130,7 +133,7 @@ impl SemaphoreAcquire<'_> {
 
 /// shared_acquire.lua: take a shared place (its waiters do not queue: a
 /// writer's release frees it for many).
-pub(super) struct SharedAcquire<'a> {
+pub struct SharedAcquire<'a> {
     pub key: &'a str,
     pub fence_key: &'a str,
     pub token: &'a str,
@@ -147,7 +150,7 @@ impl SharedAcquire<'_> {
 
 /// extend.lua: extend the lock; `heal`: set the token again where the key
 /// is missing.
-pub(super) struct Extend<'a> {
+pub struct Extend<'a> {
     pub key: &'a str,
     pub token: &'a str,
     pub ttl_ms: u64,
@@ -167,7 +170,7 @@ impl Extend<'_> {
 
 /// semaphore_extend.lua: extend a place of a semaphore, or a shared place
 /// (`shared`).
-pub(super) struct SemaphoreExtend<'a> {
+pub struct SemaphoreExtend<'a> {
     pub key: &'a str,
     pub token: &'a str,
     pub ttl_ms: u64,
@@ -187,7 +190,7 @@ impl SemaphoreExtend<'_> {
 }
 
 /// release.lua: free the lock where it holds our token.
-pub(super) struct Release<'a> {
+pub struct Release<'a> {
     pub key: &'a str,
     pub fence_key: &'a str,
     pub token: &'a str,
@@ -205,7 +208,7 @@ impl Release<'_> {
 
 /// undo.lua: free a failed attempt's lock, and withdraw its vote: put back
 /// the counter the vote (`ours`) replaced (`before`) where it still stands.
-pub(super) struct Undo<'a> {
+pub struct Undo<'a> {
     pub key: &'a str,
     pub fence_key: &'a str,
     pub token: &'a str,
@@ -224,7 +227,7 @@ impl Undo<'_> {
 }
 
 /// semaphore_release.lua: give a place (or a waiting writer's mark) back.
-pub(super) struct SemaphoreRelease<'a> {
+pub struct SemaphoreRelease<'a> {
     pub key: &'a str,
     pub token: &'a str,
     pub waking: Waking<'a>,
@@ -240,7 +243,7 @@ impl SemaphoreRelease<'_> {
 }
 
 /// inspect.lua: what one node knows about the lock, read-only.
-pub(super) struct Inspect<'a> {
+pub struct Inspect<'a> {
     pub key: &'a str,
     pub fence_key: &'a str,
 }

@@ -40,7 +40,7 @@ mod create;
 mod floor;
 pub mod heal;
 mod name;
-mod script;
+pub mod script;
 mod sequence;
 pub mod serve;
 pub mod sweep;

@@ -5,6 +5,9 @@
 //! builder has a field per key or argument and pushes them in that order:
 //! the one place the Rust side knows it. Every script here but census.lua
 //! has one key, the counter.
+//!
+//! Public so that the conformance tests (`tests/conformance/`) replay the
+//! model checkers' steps through the very invocations the code makes.
 
 use crate::base::COUNTER_LUA;
 use crate::store::invoke;
@@ -27,7 +30,7 @@ static HEAL: LazyLock<redis::Script> =
 type Invocation = redis::ScriptInvocation<'static>;
 
 /// propose.lua: one node's vote for the block `first..=last`.
-pub(super) struct Propose<'a> {
+pub struct Propose<'a> {
     pub key: &'a str,
     pub first: u64,
     pub last: u64,
@@ -43,7 +46,7 @@ impl Propose<'_> {
 
 /// read.lua: one node's state; `mark` (hex) is left where the key is
 /// missing, `''` for a read-only look.
-pub(super) struct Read<'a> {
+pub struct Read<'a> {
     pub key: &'a str,
     pub mark: &'a str,
 }
@@ -57,7 +60,7 @@ impl Read<'_> {
 }
 
 /// census.lua: the states of many counters on one node, read-only.
-pub(super) struct CensusRead<'a> {
+pub struct CensusRead<'a> {
     pub keys: &'a [String],
 }
 
@@ -71,7 +74,7 @@ impl CensusRead<'_> {
 /// transition.lua: compare-and-set of a node's whole state; `bound`: the
 /// age a settle must be below, or a rollback at or above, on the node's
 /// clock.
-pub(super) struct Transition<'a> {
+pub struct Transition<'a> {
     pub key: &'a str,
     pub from: &'a str,
     pub to: &'a str,
@@ -90,7 +93,7 @@ impl Transition<'_> {
 }
 
 /// set_floor.lua: raise a node's counter to at least `floor`.
-pub(super) struct SetFloor<'a> {
+pub struct SetFloor<'a> {
     pub key: &'a str,
     pub floor: u64,
 }
@@ -104,14 +107,14 @@ impl SetFloor<'_> {
 }
 
 /// heal.lua: one step of the quarantined repair of a node.
-pub(super) struct Heal<'a> {
+pub struct Heal<'a> {
     pub key: &'a str,
     pub step: &'a HealStep,
 }
 
 /// A step of heal.lua, each with the exact state it was read in.
 #[derive(Clone, Debug)]
-pub(super) enum HealStep {
+pub enum HealStep {
     /// Start the quarantine of a node found without the counter (`''`
     /// or an `unborn:` mark), under a fresh `token`.
     Mark { state: String, token: String },

@@ -2,6 +2,9 @@
 //! place: an attempt's place in the queue ([`Queued`]) and a release's
 //! wake-up ([`Waking`]). wake.lua's header is the contract; each script
 //! that carries these says where (the last of its KEYS and of its ARGV).
+//!
+//! Public so that the conformance tests (`tests/conformance/`) replay the
+//! model checkers' steps through the very invocations the code makes.
 
 use super::Channel;
 use std::time::Duration;
@@ -11,14 +14,14 @@ use std::time::Duration;
 /// `ARRIVAL:KEEP:MEMBER` ([`super::Wakeups::queued`] makes it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Queued<'a> {
-    pub(super) queue: &'a str,
+    pub queue: &'a str,
     /// The waiter's wall clock when it started waiting (Unix µs): its
     /// score, the same on every master.
-    pub(super) arrival_us: u64,
+    pub arrival_us: u64,
     /// How long the queue outlives this attempt.
-    pub(super) keep: Duration,
+    pub keep: Duration,
     /// Random: the waiter listens on `CHANNEL:MEMBER`.
-    pub(super) member: &'a str,
+    pub member: &'a str,
 }
 
 impl Queued<'_> {
