@@ -117,10 +117,7 @@ impl Index {
         let received = BootInstant::now();
         match reply.as_slice() {
             [1, rank, previous, count, confirmations, settled] => {
-                let pair = (*previous > 0 && *count >= *previous).then(|| Pair {
-                    index: previous - 1,
-                    replicas: *count,
-                });
+                let pair = Pair::from_reply(*previous, *count);
                 Ok(TickOutcome::Counted(Tick {
                     number,
                     sent,

@@ -115,7 +115,7 @@
 //! good).
 
 mod explorer;
-mod model;
+pub mod model;
 
 #[cfg(test)]
 mod checks;
