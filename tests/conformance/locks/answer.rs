@@ -13,10 +13,18 @@ pub enum Answer {
     Held { by: usize, left: u8, fence: u64 },
     /// Refused: `holders` shared holders (or a semaphore's members) have
     /// it, the first of them for `first` more ticks.
-    Shared { holders: usize, first: u8, fence: u64 },
+    Shared {
+        holders: usize,
+        first: u8,
+        fence: u64,
+    },
     /// Refused: a writer waits (its mark lives `left` more ticks) beside
     /// `holders` shared holders.
-    WriterWaiting { left: u8, holders: usize, fence: u64 },
+    WriterWaiting {
+        left: u8,
+        holders: usize,
+        fence: u64,
+    },
     /// An extension: still ours, or gone (every other reply, as the code
     /// counts it).
     Extended(bool),
@@ -33,9 +41,11 @@ pub fn expected(model: &Model, before: &State, c: usize, after: &State) -> Answe
         (Phase::Acquiring { .. }, Phase::Acquired { taken: true, .. }) => Answer::Taken {
             fence: FENCE_START + u64::from(after.fence),
         },
-        (Phase::Acquiring { .. }, Phase::Acquired { taken: false, .. }) => {
-            refusal(model.roles[c], before.key, FENCE_START + u64::from(before.fence))
-        }
+        (Phase::Acquiring { .. }, Phase::Acquired { taken: false, .. }) => refusal(
+            model.roles[c],
+            before.key,
+            FENCE_START + u64::from(before.fence),
+        ),
         (Phase::Extending { .. }, Phase::Extended { ok, .. }) => Answer::Extended(ok),
         (Phase::Releasing, _) => Answer::Released(match before.key {
             Key::Exclusive { owner, .. } => owner as usize == c,
@@ -101,11 +111,10 @@ pub fn acquire(reply: redis::RedisResult<Value>, names: &Names) -> Answer {
     };
     let (code, fence) = (int(&items[0]), items.get(2).and_then(counter));
     let refused = items.get(3).and_then(counter);
-    match (code, items.len()) {
-        (Some(1), 3) if int(&items[1]) == Some(1) && fence.is_some() => Answer::Taken {
-            fence: fence.unwrap(),
-        },
-        (Some(0), 4 | 5) => {
+    match (code, items.len(), fence) {
+        // Taken, and voted: one master counts the token (INCR).
+        (Some(1), 3, Some(fence)) if int(&items[1]) == Some(1) => Answer::Taken { fence },
+        (Some(0), 4 | 5, _) => {
             let (Some(holder), Some(ms), Some(fence)) = (text(&items[1]), int(&items[2]), refused)
             else {
                 return strange("a refusal of another shape");

@@ -81,7 +81,10 @@ pub fn observe(conn: &mut redis::Connection, names: &Names) -> Held {
             _ => Seen::Strange(format!("the string {value:?}, pttl {pttl}")),
         },
         "zset" => {
-            let expiry: i64 = redis::cmd("PEXPIRETIME").arg(KEY).query(conn).expect("PEXPIRETIME");
+            let expiry: i64 = redis::cmd("PEXPIRETIME")
+                .arg(KEY)
+                .query(conn)
+                .expect("PEXPIRETIME");
             shared(&reply[5..], now, expiry, names)
         }
         other => Seen::Strange(format!("a {other}")),

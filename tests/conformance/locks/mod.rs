@@ -59,9 +59,7 @@ use yaraus::lock::script::{
     Acquire, Extend, FenceMode, Release, SemaphoreAcquire, SemaphoreExtend, SemaphoreRelease,
     SharedAcquire,
 };
-use yaraus_models::rwlock_model::{
-    CLIENTS, Event, MARK_TTL, Model, Phase, Role, State, TTL,
-};
+use yaraus_models::rwlock_model::{CLIENTS, Event, MARK_TTL, Model, Phase, Role, State, TTL};
 
 /// One tick of the model, in ms of server time: far longer than a walk.
 const TICK_MS: u64 = 60_000;
