@@ -30,6 +30,7 @@
 #![allow(dead_code, unused_imports)] // until the families land
 
 mod index;
+mod locks;
 mod walk;
 
 pub use walk::{Plan, walk};

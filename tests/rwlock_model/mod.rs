@@ -1,14 +1,20 @@
-//! An exhaustive explorer of the shared lock (`yaraus lock -s`) on one
-//! master: every interleaving of a few readers' and writers' requests, the
-//! server applying them, their replies, and time passing, up to a bound.
+//! An exhaustive explorer of the shared lock (`yaraus lock -s`) and of the
+//! semaphore (`--limit`) on one master: every interleaving of a few
+//! readers' and writers' (or a semaphore's members') requests, the server
+//! applying them, their replies, and time passing, up to a bound.
 //!
 //! # What is modelled
 //!
 //! The lock's one key as `shared.lua`, `shared_acquire.lua`, `acquire.lua`
-//! (one master, `incr` mode), `semaphore_extend.lua` and the release
-//! scripts leave it: missing, a string (the exclusive holder, with its `PX`
-//! expiry), or a sorted set of shared places and waiting writers' marks
-//! scored by their expiry. A script is one atomic step at the server's time
+//! (one master, `incr` mode), `semaphore_acquire.lua`,
+//! `semaphore_extend.lua` and the release scripts leave it: missing, a
+//! string (the exclusive holder, with its `PX` expiry), or a sorted set of
+//! shared places (or a semaphore's places) and waiting writers' marks
+//! scored by their expiry. With `count_fence`, also the fencing counter
+//! beside it, which every acquisition that takes a place counts up (the
+//! exhaustive checks leave it off: it grows without bound, and no check
+//! reads it; the conformance walks, which are finite, compare it with the
+//! server's). A script is one atomic step at the server's time
 //! of that step; its reply reaches the client later (any number of ticks).
 //! A client's deadline is measured from *before* its request (the request's
 //! start plus the ttl), and a holder counts as holding only before that
@@ -19,27 +25,31 @@
 //! # What is checked
 //!
 //! No instant at which an exclusive holder holds beside anyone else
-//! (`Violation::Overlap`). The model also counts the most holders at once,
+//! (`Violation::Overlap`), nor more members hold a semaphore than its limit
+//! (`Violation::OverLimit`). The model also counts the most holders at once,
 //! so a model that is safe because nobody ever holds shows it, and two
 //! broken variants must be caught: a shared holder admitted beside an
 //! exclusive one, and deadlines measured from the reply instead of the
-//! request.
+//! request (for the lock and for the semaphore).
 
 use crate::explorer;
 
 use explorer::{System, check, say};
 use std::fmt::Write as _;
 
-const CLIENTS: usize = 3;
+pub const CLIENTS: usize = 3;
 /// Ticks a place or the exclusive lock lives (`--ttl`).
-const TTL: u8 = 3;
+pub const TTL: u8 = 3;
 /// Ticks a waiting writer's mark lives.
-const MARK_TTL: u8 = 2;
+pub const MARK_TTL: u8 = 2;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-enum Role {
+pub enum Role {
     Reader,
     Writer,
+    /// One of the members of a semaphore of `Model::limit` places (a
+    /// model of members only: a semaphore's key is never a string).
+    Member,
 }
 
 /// What a client is doing. Every time is kept relative to now (`age`:
@@ -47,7 +57,7 @@ enum Role {
 /// deadline has passed; `left`: ticks before a deadline), so the states are
 /// finite without a bound on time, and every run, however long, is covered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-enum Phase {
+pub enum Phase {
     Idle,
     /// An acquire request sent `age` ticks ago, not yet applied.
     Acquiring {
@@ -77,7 +87,7 @@ enum Phase {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-enum Entry {
+pub enum Entry {
     None,
     /// A shared place, for this many more ticks of server time.
     Place(u8),
@@ -87,7 +97,7 @@ enum Entry {
 
 /// The lock's key on the server; what has expired is gone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Key {
+pub enum Key {
     Missing,
     /// The exclusive holder (a client's index), for `left` more ticks.
     Exclusive {
@@ -99,13 +109,16 @@ enum Key {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct State {
-    key: Key,
-    clients: [Phase; CLIENTS],
+pub struct State {
+    pub key: Key,
+    pub clients: [Phase; CLIENTS],
+    /// Places taken so far: what the fencing counter has been counted up
+    /// by (0 unless `Model::count_fence`).
+    pub fence: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Event {
+pub enum Event {
     Tick,
     /// The client sends its next request.
     Send(u8),
@@ -118,25 +131,45 @@ enum Event {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Violation {
+pub enum Violation {
     Overlap,
+    OverLimit,
 }
 
 /// The rules, with the two broken variants the checker must catch.
-struct Model {
-    roles: [Role; CLIENTS],
+pub struct Model {
+    pub roles: [Role; CLIENTS],
+    /// The places of a semaphore (its members' model only).
+    pub limit: u8,
+    /// Count the fencing counter in the state.
+    pub count_fence: bool,
     /// Broken: a reader joins even where an exclusive holder has the key.
-    reader_ignores_writer: bool,
+    pub reader_ignores_writer: bool,
     /// Broken: a deadline counted from the reply, not from the request.
-    deadline_from_reply: bool,
+    pub deadline_from_reply: bool,
 }
 
 impl Model {
-    fn new(roles: [Role; CLIENTS]) -> Model {
+    pub fn new(roles: [Role; CLIENTS]) -> Model {
+        assert!(
+            !roles.contains(&Role::Member),
+            "a semaphore's members are a model of their own (Model::semaphore)"
+        );
         Model {
             roles,
+            limit: 0,
+            count_fence: false,
             reader_ignores_writer: false,
             deadline_from_reply: false,
+        }
+    }
+
+    /// The members of a semaphore of `limit` places.
+    pub fn semaphore(limit: u8) -> Model {
+        Model {
+            roles: [Role::Member; CLIENTS],
+            limit,
+            ..Model::new([Role::Reader; CLIENTS])
         }
     }
 
@@ -154,6 +187,20 @@ impl Model {
                 }
             }
             (Role::Writer, Key::Exclusive { .. }) => (key, false),
+            (Role::Member, Key::Shared(mut entries)) => {
+                let places = entries.iter().filter(|e| matches!(e, Entry::Place(_)));
+                if places.count() >= self.limit as usize {
+                    return (key, false);
+                }
+                entries[c] = Entry::Place(TTL);
+                (Key::Shared(entries), true)
+            }
+            (Role::Member, Key::Missing) => {
+                let mut entries = [Entry::None; CLIENTS];
+                entries[c] = Entry::Place(TTL);
+                (Key::Shared(entries), true)
+            }
+            (Role::Member, Key::Exclusive { .. }) => unreachable!("a semaphore is a sorted set"),
             (Role::Reader, Key::Exclusive { .. }) if !self.reader_ignores_writer => (key, false),
             (Role::Reader, _) => {
                 let mut entries = match key {
@@ -271,7 +318,11 @@ fn tick(s: &State) -> State {
             p => p,
         };
     }
-    State { key, clients }
+    State {
+        key,
+        clients,
+        fence: s.fence,
+    }
 }
 
 impl System for Model {
@@ -281,8 +332,13 @@ impl System for Model {
 
     fn rules(&self) -> String {
         format!(
-            "{:?}, ttl {TTL}, mark {MARK_TTL}{}{}",
+            "{:?}{}, ttl {TTL}, mark {MARK_TTL}{}{}",
             self.roles,
+            if self.limit > 0 {
+                format!(", limit {}", self.limit)
+            } else {
+                String::new()
+            },
             if self.reader_ignores_writer {
                 ", BROKEN: readers ignore the writer"
             } else {
@@ -300,6 +356,7 @@ impl System for Model {
         State {
             key: Key::Missing,
             clients: [Phase::Idle; CLIENTS],
+            fence: 0,
         }
     }
 
@@ -340,6 +397,9 @@ impl System for Model {
                     Phase::Acquiring { age } => {
                         let (key, taken) = self.acquire(s.key, i);
                         n.key = key;
+                        if taken && self.count_fence {
+                            n.fence += 1;
+                        }
                         Phase::Acquired { age, taken }
                     }
                     Phase::Extending { age, left } => {
@@ -394,6 +454,9 @@ impl System for Model {
 
     fn violation(&self, s: &State) -> Option<Violation> {
         let holding = self.holding(s);
+        if self.roles.contains(&Role::Member) {
+            return (holding.len() > self.limit as usize).then_some(Violation::OverLimit);
+        }
         let writer = holding.iter().any(|&c| self.roles[c] == Role::Writer);
         (writer && holding.len() > 1).then_some(Violation::Overlap)
     }
@@ -416,6 +479,9 @@ impl System for Model {
 
     fn show(&self, s: &State) -> String {
         let mut out = format!("{:?}", s.key);
+        if self.count_fence {
+            let _ = write!(out, " fence+{}", s.fence);
+        }
         for (c, phase) in s.clients.iter().enumerate() {
             let _ = write!(out, " c{c}:{phase:?}");
         }
@@ -424,6 +490,22 @@ impl System for Model {
 }
 
 use Role::{Reader, Writer};
+
+#[test]
+fn a_semaphore_never_holds_more_than_its_limit_and_fills_up() {
+    let m = Model::semaphore(2);
+    let o = check("semaphore, limit 2", &m);
+    explorer::assert_safe("semaphore, limit 2", &m, &o);
+    assert_eq!(o.most, 2, "the semaphore never had two members at once");
+}
+
+#[test]
+fn a_semaphore_with_deadlines_counted_from_the_reply_is_caught() {
+    let mut m = Model::semaphore(2);
+    m.deadline_from_reply = true;
+    let o = check("broken: semaphore deadlines from the reply", &m);
+    assert_eq!(o.violation.map(|(v, _)| v), Some(Violation::OverLimit));
+}
 
 #[test]
 fn two_readers_and_a_writer_never_overlap_and_the_readers_share() {
