@@ -100,7 +100,7 @@
 //! ids created twice.
 
 mod explorer;
-mod model;
+pub mod model;
 
 #[cfg(test)]
 mod checks;
