@@ -19,6 +19,8 @@ pub mod explorer;
 pub mod hilo_model;
 #[path = "../tests/index_model/mod.rs"]
 pub mod index_model;
+#[path = "../tests/pool_model/mod.rs"]
+pub mod pool_model;
 #[path = "../tests/rwlock_model/mod.rs"]
 pub mod rwlock_model;
 #[path = "../tests/seq_model/mod.rs"]

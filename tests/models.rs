@@ -7,6 +7,7 @@ mod clock_guard_model;
 mod explorer;
 mod hilo_model;
 mod index_model;
+mod pool_model;
 mod rwlock_model;
 mod seq_model;
 mod wake_model;

@@ -32,6 +32,7 @@
 mod hilo;
 mod index;
 mod locks;
+mod pool;
 mod walk;
 
 pub use walk::{Plan, walk};
