@@ -33,6 +33,7 @@ mod hilo;
 mod index;
 mod locks;
 mod pool;
+mod wake;
 mod walk;
 
 pub use walk::{Plan, walk};

@@ -45,6 +45,21 @@ pub fn walk<R: Replay>(r: &mut R, plan: Plan) -> usize {
     compared
 }
 
+/// Replays `runs` of `r`'s model (each from the initial state) beside the
+/// servers, each step compared as [`walk`] compares it: runs a family
+/// chooses because the prefix, which reaches each state once, may never
+/// take their last transition (its state was reached first by another
+/// run). Returns how many steps it compared.
+pub fn replay_runs<R: Replay>(r: &mut R, runs: &[Vec<Event<R>>]) -> usize {
+    eprintln!("conformance {}: {} chosen runs", r.name(), runs.len());
+    let mut nodes = Nodes::start(r.nodes());
+    let mut compared = 0;
+    for (i, run) in runs.iter().enumerate() {
+        compared += replay(r, &mut nodes, run, &Origin::Chosen(i));
+    }
+    compared
+}
+
 fn env_number(name: &str) -> Option<u64> {
     let value = std::env::var(name).ok()?;
     Some(
@@ -56,6 +71,7 @@ fn env_number(name: &str) -> Option<u64> {
 
 enum Origin {
     Prefix,
+    Chosen(usize),
     Walk { seed: u64, walk: usize },
 }
 
@@ -169,6 +185,7 @@ fn fail<R: Replay>(r: &R, run: &[Event<R>], step: usize, origin: &Origin, what: 
     }
     let replay = match origin {
         Origin::Prefix => "the exhaustive prefix (no seed needed)".to_string(),
+        Origin::Chosen(i) => format!("chosen run {i} (no seed needed)"),
         Origin::Walk { seed, walk } => format!("walk {walk} of CONFORMANCE_SEED={seed}"),
     };
     panic!(

@@ -160,7 +160,7 @@ use crate::explorer;
 
 #[cfg(test)]
 mod deeper;
-mod model;
+pub mod model;
 mod survey;
 mod system;
 #[cfg(test)]
