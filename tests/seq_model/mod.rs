@@ -124,7 +124,7 @@ mod counters;
 mod deeper;
 mod explorer;
 mod in_flight;
-mod timed;
+pub mod timed;
 mod two_phase;
 
 /// Nodes (Redis masters holding the counter).
