@@ -119,7 +119,7 @@
 //! of that round, when it held that key.
 
 mod birth;
-mod counters;
+pub mod counters;
 #[cfg(test)]
 mod deeper;
 mod explorer;
