@@ -119,12 +119,12 @@
 //! of that round, when it held that key.
 
 mod birth;
-mod counters;
+pub mod counters;
 #[cfg(test)]
 mod deeper;
 mod explorer;
 mod in_flight;
-mod timed;
+pub mod timed;
 mod two_phase;
 
 /// Nodes (Redis masters holding the counter).
