@@ -12,7 +12,9 @@
 //! makes), what the model expects that script to answer, and how the keys
 //! on the servers project onto the model's state. [`walk`] drives it: a
 //! bounded exhaustive prefix (every state the model reaches within a few
-//! steps, each through the first run that reached it) and seeded random
+//! steps, each through the first run that reached it, and every transition
+//! out of them, so that a step into a state a shorter run reached first —
+//! a refusal where a lost reply already led — is compared too) and seeded random
 //! walks beyond, one `redis-server` per modelled node, every server emptied
 //! before each run. After every step the script's answer and the projected
 //! keys must equal the model's; a difference fails with the run so far in
@@ -26,8 +28,6 @@
 //! `CONFORMANCE_WALKS=N` sets how many random walks each test makes (the
 //! default suite makes few, to stay within the CI budget; a longer run is
 //! `CONFORMANCE_WALKS=2000 cargo test conformance`).
-
-#![allow(dead_code, unused_imports)] // until the families land
 
 mod counters;
 mod hilo;
@@ -55,10 +55,6 @@ impl Nodes {
         let servers: Vec<RedisServer> = (0..n).map(|_| RedisServer::start()).collect();
         let conns = servers.iter().map(RedisServer::conn).collect();
         Nodes { servers, conns }
-    }
-
-    pub fn len(&self) -> usize {
-        self.conns.len()
     }
 
     /// The connection to node `i`.

@@ -12,6 +12,11 @@ pub struct Plan {
     /// Every state reachable within this many steps is visited (each
     /// through the first run found to it).
     pub depth: usize,
+    /// Every transition out of a state within this many steps is taken
+    /// too (at most `depth`): a step into a state that a shorter run
+    /// reached first (a refusal where a lost reply led already) is
+    /// compared as well. Each costs a replay of its run.
+    pub transitions: usize,
     /// Random walks after the prefix (`CONFORMANCE_WALKS` overrides).
     pub walks: usize,
     /// The longest random walk, in steps.
@@ -34,9 +39,15 @@ pub fn walk<R: Replay>(r: &mut R, plan: Plan) -> usize {
     );
     let mut nodes = Nodes::start(r.nodes());
     let mut compared = 0;
-    for run in prefix_runs(r.model(), plan.depth) {
-        compared += replay(r, &mut nodes, &run, &Origin::Prefix);
+    let prefix = prefix_runs(r.model(), plan.depth, plan.transitions);
+    for run in &prefix {
+        compared += replay(r, &mut nodes, run, &Origin::Prefix);
     }
+    eprintln!(
+        "conformance {}: the prefix compared {compared} steps in {} runs",
+        r.name(),
+        prefix.len()
+    );
     let mut rng = fastrand::Rng::with_seed(seed);
     for w in 0..walks {
         let run = random_run(r.model(), &mut rng, plan.steps);
@@ -86,22 +97,30 @@ fn enabled<M: System>(m: &M, s: &M::State) -> Vec<(M::Event, M::State)> {
 }
 
 /// One run to each state within `depth` steps of the initial one, breadth
-/// first; only runs that reach a state no shorter run reached, and only
-/// the longest of each chain (its prefixes are compared on the way).
-fn prefix_runs<M: System>(m: &M, depth: usize) -> Vec<Vec<M::Event>> {
+/// first, and one run through each transition out of a state within
+/// `transitions` steps; only the longest of each chain (its prefixes are
+/// compared on the way).
+fn prefix_runs<M: System>(m: &M, depth: usize, transitions: usize) -> Vec<Vec<M::Event>> {
+    assert!(
+        transitions <= depth,
+        "transitions {transitions} beyond depth {depth}"
+    );
     let initial = m.initial();
     let mut seen: HashSet<M::State> = HashSet::from([initial]);
     let mut frontier: Vec<(Vec<M::Event>, M::State)> = vec![(Vec::new(), initial)];
     let mut runs = Vec::new();
-    for _ in 0..depth {
+    for level in 0..depth {
         let mut next = Vec::new();
         for (run, s) in frontier {
             let mut extended = false;
             for (e, after) in enabled(m, &s) {
+                let mut longer = run.clone();
+                longer.push(e);
                 if seen.insert(after) {
-                    let mut longer = run.clone();
-                    longer.push(e);
                     next.push((longer, after));
+                    extended = true;
+                } else if level < transitions {
+                    runs.push(longer);
                     extended = true;
                 }
             }

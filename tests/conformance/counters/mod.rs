@@ -85,6 +85,7 @@ fn conformance_quarantined_repair() {
     let mut replay = Timed::new(model, counter_key());
     let plan = Plan {
         depth: 3,
+        transitions: 3,
         walks: 50,
         steps: 60,
     };
@@ -102,6 +103,7 @@ fn conformance_votes() {
     let mut replay = votes::Votes::new(model, counter_key());
     let plan = Plan {
         depth: 3,
+        transitions: 3,
         walks: 30,
         steps: 50,
     };

@@ -99,6 +99,7 @@ fn conformance_hilo_one_shard_every_state() {
     };
     let plan = Plan {
         depth: 24,
+        transitions: 24,
         walks: 20,
         steps: 40,
     };
@@ -130,6 +131,7 @@ fn conformance_hilo_two_runs_two_shards() {
     };
     let plan = Plan {
         depth: 8,
+        transitions: 8,
         walks: 30,
         steps: 40,
     };
@@ -150,6 +152,7 @@ fn conformance_hilo_three_runs_lost_replies() {
     };
     let plan = Plan {
         depth: 4,
+        transitions: 4,
         walks: 150,
         steps: 60,
     };

@@ -87,6 +87,7 @@ fn conformance_index_two_replicas_with_a_fault_and_a_crash() {
     let mut replay = IndexReplay::new(model, "2 replicas, 4 intervals", INTERVAL);
     let plan = Plan {
         depth: 4,
+        transitions: 4,
         walks: 60,
         steps: 80,
     };
@@ -108,6 +109,7 @@ fn conformance_index_three_replicas_exact_ticks() {
     let mut replay = IndexReplay::new(model, "3 replicas, 3 intervals, exact", INTERVAL);
     let plan = Plan {
         depth: 3,
+        transitions: 3,
         walks: 50,
         steps: 80,
     };

@@ -269,6 +269,7 @@ impl Replay for Locks {
 /// extend, lose and retake the lock (CONFORMANCE_WALKS for more).
 const PLAN: Plan = Plan {
     depth: 5,
+    transitions: 5,
     walks: 20,
     steps: 60,
 };

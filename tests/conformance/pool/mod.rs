@@ -365,6 +365,7 @@ fn conformance_pool_one_id() {
     };
     let plan = Plan {
         depth: 2,
+        transitions: 2,
         walks: 60,
         steps: 10,
     };
@@ -382,6 +383,7 @@ fn conformance_pool_three_clients() {
     };
     let plan = Plan {
         depth: 2,
+        transitions: 2,
         walks: 30,
         steps: 14,
     };
