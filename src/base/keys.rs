@@ -57,9 +57,50 @@ pub fn companion_key(prefix: &str, key: &str, cluster: bool) -> Result<String> {
     Ok(format!("{prefix}:{{{key}}}"))
 }
 
+/// The number of Redis Cluster hash slots.
+pub const SLOTS: u16 = 16384;
+
+/// The Cluster hash slot of `key`: CRC16 (XMODEM) of its hash tag, modulo
+/// [`SLOTS`], as the Cluster specification defines it.
+pub fn slot(key: &str) -> u16 {
+    let mut crc: u16 = 0;
+    for byte in hash_tag(key).bytes() {
+        crc ^= u16::from(byte) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc % SLOTS
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slots_are_redis_clusters() {
+        // The specification's check value, then redis-rs's own routing.
+        assert_eq!(slot("123456789"), 0x31C3);
+        for key in [
+            "yaraus",
+            "{t:shard:0.1}:ids",
+            "a{b}c",
+            "",
+            "{}x",
+            "\u{e9}t\u{e9}",
+        ] {
+            let ours = redis::cluster_routing::Slot::new(slot(key));
+            assert_eq!(
+                ours,
+                Some(redis::cluster_routing::Slot::for_key(key)),
+                "{key:?}"
+            );
+        }
+    }
 
     #[test]
     fn hash_tags_are_what_redis_cluster_hashes() {

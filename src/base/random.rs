@@ -49,6 +49,12 @@ pub fn random_below(below: Duration) -> Duration {
     Duration::from_nanos(random_u64() % nanos)
 }
 
+/// A random index below `n` (at least 1), for spreading out a fleet's
+/// choices.
+pub fn random_index(n: usize) -> usize {
+    (random_u64() % n.max(1) as u64) as usize
+}
+
 /// 64 unpredictable bits, for timing jitter only (never for tokens): std's
 /// `RandomState` is seeded from the OS once per thread and gives a new key
 /// on every call.

@@ -76,6 +76,8 @@ pub enum Setting {
     StopOnClockStep,
     /// Whether `init` may take leased ids from their holders.
     Force,
+    /// How many shards a pool is split into.
+    Shards,
 }
 
 impl Setting {
@@ -112,11 +114,12 @@ impl Setting {
             Setting::MaxClockOffset => "max_clock_offset",
             Setting::StopOnClockStep => "stop_on_clock_step",
             Setting::Force => "force",
+            Setting::Shards => "shards",
         }
     }
 
     /// Every setting, for a front end that checks it names them all.
-    pub const ALL: [Setting; 30] = [
+    pub const ALL: [Setting; 31] = [
         Setting::Redis,
         Setting::Sentinel,
         Setting::Tls,
@@ -147,6 +150,7 @@ impl Setting {
         Setting::MaxClockOffset,
         Setting::StopOnClockStep,
         Setting::Force,
+        Setting::Shards,
     ];
 }
 

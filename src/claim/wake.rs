@@ -192,6 +192,12 @@ pub enum WakePolicy {
 /// A waiter's wake-ups: the channel, and while it waits its subscriptions.
 pub struct Wakeups {
     channel: Channel,
+    /// The other channels of the same claim, each with its queue: one per
+    /// shard of a sharded pool, any of whose releases frees what the
+    /// waiter waits for ([`also_on`](Self::also_on)).
+    more: Vec<Channel>,
+    /// How many masters it listens to (a majority of them wakes it alone).
+    masters: usize,
     /// Wake-one: a waiter queues, for this long after its last attempt
     /// (`None`: it does not queue, and is woken with everyone).
     keep: Option<Duration>,
@@ -232,6 +238,8 @@ impl Clone for Wakeups {
     fn clone(&self) -> Self {
         Wakeups {
             channel: self.channel.clone(),
+            more: self.more.clone(),
+            masters: 0,
             keep: self.keep,
             place: None,
             state: State::None,
@@ -249,6 +257,8 @@ impl Wakeups {
     pub fn new(channel: Channel, policy: WakePolicy) -> Wakeups {
         Wakeups {
             channel,
+            more: Vec::new(),
+            masters: 0,
             keep: None,
             place: None,
             state: State::None,
@@ -266,6 +276,14 @@ impl Wakeups {
         if !self.all {
             self.keep = Some(keep);
         }
+        self
+    }
+
+    /// Also woken by releases on `channels` (the other shards of a pool),
+    /// each in its own slot on a Cluster: a waiter listens on each, and
+    /// its attempts queue in the queue of each (the same place in all).
+    pub fn also_on(mut self, channels: Vec<Channel>) -> Wakeups {
+        self.more = channels;
         self
     }
 
@@ -323,27 +341,40 @@ impl Wakeups {
                         .map_or(0, |d| d.as_micros() as u64),
                 });
         }
-        let own = self
-            .place
-            .as_ref()
-            .map(|p| format!("{}:{}", self.channel.name(), p.member));
         let stores: Vec<&Store> = stores.into_iter().collect();
-        let mut names = vec![self.channel.name()];
-        names.extend(own.as_deref());
-        let mut listening = listen_all(&stores, &names).await;
-        if listening.is_empty() && own.is_some() {
+        let (mut listening, mut masters) = listen_all(&stores, &self.groups(true)).await;
+        if listening.is_empty() && self.place.is_some() {
             // A user made from the rules of a yaraus without queues may
             // listen on the claim's channel only: it does not queue then,
             // and is woken with everyone.
-            listening = listen_all(&stores, &names[..1]).await;
+            (listening, masters) = listen_all(&stores, &self.groups(false)).await;
             self.place = None;
         }
+        self.masters = masters;
         self.state = if listening.is_empty() {
             State::Polling
         } else {
             State::Listening(listening)
         };
         matches!(self.state, State::Listening(_))
+    }
+
+    /// The channels to listen on, by subscription: each claim channel with
+    /// the waiter's own beside it (`CHANNEL:MEMBER`, with `own` and a
+    /// place); on a Cluster one subscription per channel (each in its own
+    /// slot), else all in one.
+    fn groups(&self, own: bool) -> Vec<Vec<String>> {
+        let member = self.place.as_ref().filter(|_| own).map(|p| &p.member);
+        let per_channel = std::iter::once(&self.channel).chain(&self.more).map(|c| {
+            let mut names = vec![c.name().to_string()];
+            names.extend(member.map(|m| format!("{}:{m}", c.name())));
+            names
+        });
+        if self.channel.sharded {
+            per_channel.collect()
+        } else {
+            vec![per_channel.flatten().collect()]
+        }
     }
 
     /// Closes the subscriptions (the claim is held, or the wait is over)
@@ -362,15 +393,18 @@ impl Wakeups {
     /// (undoing its own failed attempt) is not a wake-up.
     pub async fn woken(&mut self) {
         let own = self.waker_arg().as_bytes().to_vec();
+        let needed = self.masters / 2 + 1;
+        let names: Vec<String> = std::iter::once(&self.channel)
+            .chain(&self.more)
+            .map(|c| c.name().to_string())
+            .collect();
         let State::Listening(messages) = &mut self.state else {
             return std::future::pending().await;
         };
         loop {
             match messages.next().await {
-                Some(heard) => match woken_by(&heard, self.channel.name(), &own) {
-                    Wake::Alone => {
-                        return majority_freed(messages, self.channel.name(), &own).await;
-                    }
+                Some(heard) => match woken_by(&heard, claim_channel(&names, &heard), &own) {
+                    Wake::Alone => return majority_freed(messages, needed, &names, &own).await,
                     Wake::WithEveryone => break,
                     Wake::No => continue,
                 },
@@ -397,17 +431,27 @@ impl Wakeups {
 }
 
 /// Once woken alone on one of several masters, waits (at most
-/// [`MAJORITY_WAIT`]) until a majority of them have told it so: each
-/// master's release pops its place and publishes, and an attempt sent while
-/// the release is still on its way to the others would take a minority,
-/// give it back, and so wake the next waiter, which could then overtake it.
-async fn majority_freed(messages: &mut SelectAll<Listener>, channel: &str, own: &[u8]) {
-    let needed = messages.len() / 2 + 1;
+/// [`MAJORITY_WAIT`]) until `needed` of them, a majority, have told it so:
+/// each master's release pops its place and publishes, and an attempt sent
+/// while the release is still on its way to the others would take a
+/// minority, give it back, and so wake the next waiter, which could then
+/// overtake it. (Several channels on one master, the shards of a pool, make
+/// one master: any one release frees an id.)
+async fn majority_freed(
+    messages: &mut SelectAll<Listener>,
+    needed: usize,
+    channels: &[String],
+    own: &[u8],
+) {
     let mut told = 1;
     let _ = tokio::time::timeout(MAJORITY_WAIT, async {
         while told < needed {
             match messages.next().await {
-                Some(heard) if woken_by(&heard, channel, own) == Wake::Alone => told += 1,
+                Some(heard)
+                    if woken_by(&heard, claim_channel(channels, &heard), own) == Wake::Alone =>
+                {
+                    told += 1
+                }
                 Some(_) => {}
                 None => return,
             }
@@ -416,15 +460,32 @@ async fn majority_freed(messages: &mut SelectAll<Listener>, channel: &str, own: 
     .await;
 }
 
-/// Subscribes to `channels` on every store at once; the stores that could
-/// not are left out.
-async fn listen_all(stores: &[&Store], channels: &[&str]) -> SelectAll<Listener> {
-    let tries = stores.iter().map(|store| store.listen(channels));
-    futures_util::future::join_all(tries)
-        .await
-        .into_iter()
-        .filter_map(|r| r.ok())
-        .collect()
+/// The claim channel of `channels` that `heard` came on, or the first when
+/// it came on a waiter's own.
+fn claim_channel<'a>(channels: &'a [String], heard: &Heard) -> &'a str {
+    channels
+        .iter()
+        .find(|name| heard.channel == name.as_bytes())
+        .unwrap_or(&channels[0])
+}
+
+/// Subscribes to each group of `channels` on every store at once (one
+/// subscription per group); the stores that could not are left out.
+/// Returns the subscriptions, and how many stores have one.
+async fn listen_all(stores: &[&Store], groups: &[Vec<String>]) -> (SelectAll<Listener>, usize) {
+    let tries = stores.iter().map(|store| async move {
+        let mut listening = Vec::new();
+        for group in groups {
+            let names: Vec<&str> = group.iter().map(String::as_str).collect();
+            if let Ok(listener) = store.listen(&names).await {
+                listening.push(listener);
+            }
+        }
+        listening
+    });
+    let per_store = futures_util::future::join_all(tries).await;
+    let masters = per_store.iter().filter(|l| !l.is_empty()).count();
+    (per_store.into_iter().flatten().collect(), masters)
 }
 
 /// What a message means to a waiter.

@@ -116,7 +116,7 @@ pub async fn recorded_range(store: &mut Store, keys: &PoolKeys) -> Result<Option
 
 /// Refuses keys of the pool that hold another type; the type of the ids
 /// key (`none` when there is no pool).
-async fn check_types(store: &mut Store, keys: &PoolKeys) -> Result<String> {
+pub(super) async fn check_types(store: &mut Store, keys: &PoolKeys) -> Result<String> {
     let (ids_type, clients_type, stats_type): (String, String, String) = store
         .pipeline(
             redis::pipe()
@@ -284,7 +284,7 @@ pub(crate) async fn measure(store: &mut Store, keys: &PoolKeys) -> Result<(u64, 
     range.ok_or_else(|| Error::State(format!("the pool {} is empty", keys.ids)))
 }
 
-async fn add(store: &mut Store, ids: &str, range: RangeInclusive<u64>) -> Result<u64> {
+pub(super) async fn add(store: &mut Store, ids: &str, range: RangeInclusive<u64>) -> Result<u64> {
     let mut added = 0;
     for (lo, hi) in chunks(range, CHUNK) {
         let mut zadd = redis::cmd("ZADD");
@@ -297,7 +297,11 @@ async fn add(store: &mut Store, ids: &str, range: RangeInclusive<u64>) -> Result
     Ok(added)
 }
 
-async fn remove(store: &mut Store, keys: &PoolKeys, range: RangeInclusive<u64>) -> Result<u64> {
+pub(super) async fn remove(
+    store: &mut Store,
+    keys: &PoolKeys,
+    range: RangeInclusive<u64>,
+) -> Result<u64> {
     let mut removed = 0;
     for (lo, hi) in chunks(range, SHRINK_CHUNK) {
         let invocation = Shrink { keys, ids: lo..=hi }.invocation();
@@ -312,7 +316,7 @@ async fn remove(store: &mut Store, keys: &PoolKeys, range: RangeInclusive<u64>) 
 /// Runs resize.lua: records `min..=max` as the pool's range, or refuses,
 /// having written nothing, while an id outside it is leased and `force` is
 /// not given. Returns the leased ids taken (with `force`), with their holders.
-async fn decide(
+pub(super) async fn decide(
     store: &mut Store,
     keys: &PoolKeys,
     (min, max): (u64, u64),
@@ -357,7 +361,7 @@ async fn decide(
 }
 
 /// `6..10, 20` for messages.
-fn ranges(ranges: &[RangeInclusive<u64>]) -> String {
+pub(super) fn ranges(ranges: &[RangeInclusive<u64>]) -> String {
     let one = |r: &RangeInclusive<u64>| match r.start() == r.end() {
         true => r.start().to_string(),
         false => format!("{}..{}", r.start(), r.end()),
@@ -367,7 +371,7 @@ fn ranges(ranges: &[RangeInclusive<u64>]) -> String {
 
 /// "id 7 (by host-a-1.000-1)", "ids 7 (by …), 9 (by …) and 2 more": the
 /// first few leased ids and their holders.
-fn holders(leased: &[(String, String)]) -> String {
+pub(super) fn holders(leased: &[(String, String)]) -> String {
     const SHOWN: usize = 3;
     let by = |(id, owner): &(String, String)| match owner.is_empty() {
         true => id.clone(),

@@ -3,13 +3,22 @@
 //! confirmation), and keeps between attempts what the waiting run needs:
 //! its client id, its measured clock offset, its wake-ups, and the ids its
 //! failed attempts may still hold (`recovery.rs`).
+//!
+//! A sharded pool (layout.rs) is found out by its first attempt, which
+//! tries the namespace's own pool: a string there (the layout's mark)
+//! instead of a sorted set sends it to the layout record, and from then on
+//! each attempt reads the record and tries the shards in turn from a random
+//! one, so that a fleet spreads over them, until one has a free id. A pool
+//! that is not sharded costs no more than it did: no request to the record.
 
 use super::clock_guard::{ClockPolicy, ClockRecord, Offset, WallWatch, wall_ms};
 use super::held::Lease;
 use super::keys::PoolKeys;
-use super::script;
+use super::layout::{Layout, is_layout_mark};
+use super::script::{self, pool_error};
 use super::worker_id::WorkerId;
 use crate::base::BootInstant;
+use crate::base::random::random_index;
 use crate::claim::{Claim, WaitOptions, Wakeups};
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -22,11 +31,15 @@ use std::time::Duration;
 /// like [`crate::lock::Locker`].
 pub struct Leaser {
     pub(super) store: Store,
+    /// The namespace's pool: its keys, or a sharded pool's marks.
     pub(super) keys: PoolKeys,
+    /// The sharded pool's layout, once an attempt found the pool sharded.
+    pub(super) layout: Option<Layout>,
     pub(super) clock: ClockPolicy,
-    /// This host's last measured offset from the server, recorded with the
-    /// next lease (the first lease records none: error -1).
-    pub(super) offset: Option<Offset>,
+    /// This host's last measured offset from the server of the pool (the
+    /// shard) named, recorded with its next lease there (the first lease
+    /// records none: error -1).
+    pub(super) offset: Option<(String, Offset)>,
     pub(super) expire: Duration,
     pub(super) interval: Duration,
     /// Empty until the server made us one; later attempts reuse it (the Go
@@ -56,6 +69,8 @@ pub struct Leaser {
 /// lease would surely have run out (`Leaser::leftovers`).
 #[derive(Clone, Debug)]
 pub(super) struct Leftover {
+    /// The pool (the shard) it was leased from.
+    pub keys: PoolKeys,
     pub id: WorkerId,
     pub until: tokio::time::Instant,
     /// The clock record the attempt's lease found ('' for none).
@@ -83,10 +98,16 @@ impl Leaser {
     pub fn new(store: Store, keys: PoolKeys, timing: &Timing) -> Leaser {
         let wait = WaitOptions::default();
         Leaser {
-            wakeups: wakeups(&keys, &store, timing.interval(), &wait),
+            wakeups: wakeups(
+                std::slice::from_ref(&keys),
+                &store,
+                timing.interval(),
+                &wait,
+            ),
             wait,
             store,
             keys,
+            layout: None,
             clock: ClockPolicy::default(),
             offset: None,
             expire: timing.expire(),
@@ -119,9 +140,18 @@ impl Leaser {
     /// Waiting for a free id as `wait` says: its fallback poll, its
     /// wake-ups (the default: the pool's queue).
     pub fn waiting_as(mut self, wait: WaitOptions) -> Leaser {
-        self.wakeups = wakeups(&self.keys, &self.store, self.interval, &wait);
         self.wait = wait;
+        self.wakeups = self.pool_wakeups();
         self
+    }
+
+    /// The wake-ups of this pool: its own channel, or each shard's.
+    fn pool_wakeups(&self) -> Wakeups {
+        let channels = match &self.layout {
+            Some(layout) => layout.pools().into_iter().cloned().collect(),
+            None => vec![self.keys.clone()],
+        };
+        wakeups(&channels, &self.store, self.interval, &self.wait)
     }
 
     /// Tries once to lease an id.
@@ -135,41 +165,158 @@ impl Leaser {
         // a user the ACL denies INFO is refused with nothing leased.
         self.store.majority_wanted(&self.keys.ids).await?;
         self.release_leftovers().await;
-        self.check_range().await?;
+        let layout = match self.layout.is_some() {
+            true => self.read_layout().await?,
+            false => None,
+        };
+        let layout = match layout {
+            Some(layout) => layout,
+            None if self.layout.is_some() => {
+                return Err(Error::State(format!(
+                    "the layout {} of the sharded pool is gone; run `yaraus init --shards N` \
+                     as the pool was made",
+                    self.keys.layout
+                )));
+            }
+            None => {
+                let base = self.keys.clone();
+                self.check_range(None).await?;
+                let e = match self.try_pool(&base, &[]).await? {
+                    Ok(acquired) => return Ok(acquired),
+                    Err(e) => e,
+                };
+                match is_layout_mark(&e) {
+                    true => self.read_layout().await?,
+                    false => None,
+                }
+                .ok_or_else(|| pool_error(&self.store, &e))?
+            }
+        };
+        self.try_shards(layout).await
+    }
+
+    /// One attempt at a sharded pool: at each shard in turn, from a random
+    /// one, until one leases; the soonest expiry of all when every one is
+    /// full. A shard that is missing is passed over (an `init` building
+    /// it, a master restarted empty: `run` given a range re-creates it).
+    async fn try_shards(&mut self, layout: Layout) -> Result<Acquired> {
+        self.check_range(layout.range()).await?;
+        let shards: Vec<_> = layout
+            .shards
+            .iter()
+            .filter(|s| !s.ranges.is_empty())
+            .collect();
+        let start = random_index(shards.len());
+        let (mut soonest, mut missing) = (None, None);
+        for i in 0..shards.len() {
+            let shard = shards[(start + i) % shards.len()];
+            match self.try_pool(&shard.keys, &shard.ranges).await? {
+                Ok(Acquired::Exhausted {
+                    next_free,
+                    expires_at,
+                }) => {
+                    if soonest.is_none_or(|(soonest, _)| next_free < soonest) {
+                        soonest = Some((next_free, expires_at));
+                    }
+                }
+                Ok(acquired) => return Ok(acquired),
+                Err(e) => missing = Some(e),
+            }
+        }
+        match (soonest, missing) {
+            (Some((next_free, expires_at)), _) => Ok(Acquired::Exhausted {
+                next_free,
+                expires_at,
+            }),
+            (None, Some(e)) => Err(pool_error(&self.store, &e)),
+            (None, None) => Err(Error::State(format!(
+                "the pool {} holds no id: run `yaraus init`",
+                layout.name()
+            ))),
+        }
+    }
+
+    /// The pool in messages: its ids key, or its layout and shards.
+    pub(super) fn pool_name(&self) -> String {
+        self.layout
+            .as_ref()
+            .map_or_else(|| self.keys.ids.clone(), Layout::name)
+    }
+
+    /// The pool's layout, read again at each attempt (a resize changes
+    /// its runs), `None` when the pool is not sharded; the wake-ups listen
+    /// on each of its shards.
+    async fn read_layout(&mut self) -> Result<Option<Layout>> {
+        let layout = Layout::read(&mut self.store, &self.keys).await?;
+        if !layout.is_sharded() {
+            return Ok(None);
+        }
+        let same = self.layout.as_ref().is_some_and(|known| {
+            let ids = |l: &Layout| {
+                l.shards
+                    .iter()
+                    .map(|s| s.keys.ids.clone())
+                    .collect::<Vec<_>>()
+            };
+            ids(known) == ids(&layout)
+        });
+        self.layout = Some(layout.clone());
+        if !same {
+            self.wakeups = self.pool_wakeups();
+        }
+        Ok(Some(layout))
+    }
+
+    /// Tries once to lease an id from the pool (the shard) `keys`, which
+    /// holds the runs `runs` (none for a pool that is not sharded).
+    /// `Ok(Err(e))`: the script refused it as a pool (missing, or a string
+    /// where its ids should be), with nothing written.
+    async fn try_pool(
+        &mut self,
+        keys: &PoolKeys,
+        runs: &[std::ops::RangeInclusive<u64>],
+    ) -> Result<std::result::Result<Acquired, redis::RedisError>> {
         // Taken before a re-creation too: the deadline only comes earlier.
         let watch = WallWatch::new();
         let sent = BootInstant::now();
         let sent_wall = wall_ms();
         let deadline = sent + validity(self.expire);
-        let known = self.offset.unwrap_or(Offset::UNKNOWN);
+        let known = match &self.offset {
+            Some((pool, offset)) if *pool == keys.ids => *offset,
+            _ => Offset::UNKNOWN,
+        };
         let horizon = watch.wall_at(deadline);
         // Refused by a user's ACL without the queue: the same attempt
         // without its place (claim/wake.rs).
-        let wake = self.keys.wake.clone();
-        let (invocation, unqueued) = wake.with_queue(self.wakeups.queues(), |queue| {
-            self.acquire_script(horizon, known, queue)
+        let (invocation, unqueued) = keys.wake.with_queue(self.wakeups.queues(), |queue| {
+            self.acquire_script(keys, horizon, known, queue)
         });
-        let (ok, client, member, expiry_ms, now_ms, record) =
-            self.acquire(invocation, || unqueued.take()).await?;
+        let reply = self
+            .acquire(keys, runs, invocation, || unqueued.take())
+            .await?;
+        let (ok, client, member, expiry_ms, now_ms, record) = match reply {
+            Ok(reply) => reply,
+            Err(e) => return Ok(Err(e)),
+        };
         let offset = Offset::measure(sent_wall, sent.elapsed(), now_ms);
-        self.offset = Some(offset);
+        self.offset = Some((keys.ids.clone(), offset));
         self.client_id = client;
         if ok == 0 {
             let next_free = Duration::from_millis(expiry_ms.saturating_sub(now_ms).max(0) as u64);
-            return Ok(Acquired::Exhausted {
+            return Ok(Ok(Acquired::Exhausted {
                 next_free,
                 expires_at: expiry_ms,
-            });
+            }));
         }
         let id = WorkerId::decode(&member).ok_or_else(|| {
             Error::State(format!(
                 "the pool {} holds '{member}', which is not an encoded id (A1, B10, …)",
-                self.keys.ids
+                keys.ids
             ))
         })?;
-        let mut lease = Lease {
+        let lease = Lease {
             store: self.store.clone(),
-            keys: self.keys.clone(),
+            keys: keys.clone(),
             client_id: self.client_id.clone(),
             id,
             expire: self.expire,
@@ -183,13 +330,21 @@ impl Leaser {
             ran: None,
             shortfalls: 0,
         };
+        self.confirmed(lease).await.map(Ok)
+    }
+
+    /// A lease just taken, once the replicas confirmed it; released again
+    /// (and kept as a leftover) when they did not.
+    async fn confirmed(&mut self, mut lease: Lease) -> Result<Acquired> {
+        let id = lease.id;
         lease.refuse_beyond_max_offset().await?;
         let why = match lease.confirm("leased").await {
             Ok(Ok(())) => {
                 // Now that the master is known (the lease is on it): the
                 // leftovers that the release before the attempt may have
                 // sent to a master that is one no more.
-                self.leftovers.retain(|kept| kept.id != id);
+                self.leftovers
+                    .retain(|kept| kept.id != id || kept.keys.ids != lease.keys.ids);
                 self.release_leftovers().await;
                 return Ok(Acquired::Leased(Box::new(lease)));
             }
@@ -203,7 +358,7 @@ impl Leaser {
         };
         lease.never_ran();
         let _ = lease.release().await;
-        self.keep_leftover(id, lease.found_record());
+        self.keep_leftover(&lease.keys, id, lease.found_record());
         Ok(Acquired::NotReplicated {
             why: format!("leased id {id} but {why}; released it"),
         })
@@ -214,12 +369,13 @@ impl Leaser {
     /// of waiters), our place in it, if we queue.
     fn acquire_script(
         &self,
+        keys: &PoolKeys,
         horizon: i64,
         known: Offset,
         queue: Option<&str>,
     ) -> redis::ScriptInvocation<'static> {
         script::Acquire {
-            keys: &self.keys,
+            keys,
             client: &self.client_id,
             host: &host_name(),
             ttl_ms: self.expire.as_millis() as u64,
@@ -244,10 +400,14 @@ pub(super) fn pause(interval: Duration, wait: &WaitOptions) -> (Duration, Durati
     wait.pause(crate::timing::lease::poll_pause(interval))
 }
 
-/// The wake-ups of a run waiting for an id: a released id admits one run,
+/// The wake-ups of a run waiting for an id from the pools `pools` (the
+/// pool, or each shard of a sharded one): a released id admits one run,
 /// so waiters queue, and their places outlive a waiter's last attempt
 /// ([`crate::timing::wake::waiter_keep`]).
-fn wakeups(keys: &PoolKeys, store: &Store, interval: Duration, wait: &WaitOptions) -> Wakeups {
+fn wakeups(pools: &[PoolKeys], store: &Store, interval: Duration, wait: &WaitOptions) -> Wakeups {
     let keep = waiter_keep(pause(interval, wait).1, store.timeouts().settle());
-    Wakeups::new(keys.wake.clone(), wait.wakeups).waking_one(keep)
+    let more = pools[1..].iter().map(|p| p.wake.clone()).collect();
+    Wakeups::new(pools[0].wake.clone(), wait.wakeups)
+        .waking_one(keep)
+        .also_on(more)
 }

@@ -37,10 +37,16 @@
 //! from the last chunk handed over. That bound counts time in ticks: a tick
 //! that comes late, after a stop of the process, counts as one, so that the
 //! replies that came during the stop are read before the server is blamed.
+//!
+//! A sharded pool (layout.rs) is listed run by run of its layout, in id
+//! order, each run from its shard and judged by its shard's server's
+//! `TIME` (in a Cluster, shards are on different masters, whose clocks
+//! differ); `--using` finds each shard's leased ids as above.
 
 use super::clock_guard::ClockRecord;
 use super::init::measure;
 use super::keys::PoolKeys;
+use super::layout::Layout;
 use super::report::HolderClock;
 use super::script::{Leased, pool_error};
 use super::worker_id::WorkerId;
@@ -135,6 +141,10 @@ pub async fn list(
     which: Listing,
     mut emit: impl FnMut(ListEntry) -> std::io::Result<()>,
 ) -> Result<()> {
+    let layout = Layout::read(store, keys).await?;
+    if layout.is_sharded() {
+        return list_shards(store, &layout, which, &mut emit).await;
+    }
     let (now, clocks) = check_pool(store, keys).await?;
     let bounds: (Option<u64>, Option<u64>) = store
         .query(redis::cmd("HMGET").arg(&keys.stats).arg("min").arg("max"))
@@ -143,7 +153,7 @@ pub async fn list(
         Listing::Using => leased_ids(store, keys, now, bounds).await?,
         Listing::All => None,
     };
-    let mut chunks = match leased {
+    let chunks = match leased {
         Some(ids) => Chunks::request(store, keys, ids.into_iter(), clocks).await?,
         None => {
             let (min, max) = match bounds {
@@ -153,6 +163,64 @@ pub async fn list(
             Chunks::request(store, keys, min..=max, clocks).await?
         }
     };
+    emit_rows(store, chunks, now, which, &mut emit).await?;
+    Ok(())
+}
+
+/// [`list`] of a sharded pool: its runs in id order, each from its shard.
+async fn list_shards(
+    store: &mut Store,
+    layout: &Layout,
+    which: Listing,
+    emit: &mut impl FnMut(ListEntry) -> std::io::Result<()>,
+) -> Result<()> {
+    // Each shard's time, whether it has clock records, its leased ids.
+    let mut read = Vec::new();
+    for shard in &layout.shards {
+        if shard.ranges.is_empty() {
+            read.push((0.0, false, None));
+            continue;
+        }
+        let (now, clocks) = check_pool(store, &shard.keys).await?;
+        let leased = match which {
+            Listing::Using => leased_ids(store, &shard.keys, now, (None, None)).await?,
+            Listing::All => None,
+        };
+        read.push((now, clocks, leased));
+    }
+    let mut runs: Vec<(usize, std::ops::RangeInclusive<u64>)> = layout
+        .shards
+        .iter()
+        .enumerate()
+        .flat_map(|(k, s)| s.ranges.iter().map(move |r| (k, r.clone())))
+        .collect();
+    runs.sort_by_key(|(_, r)| *r.start());
+    for (k, run) in runs {
+        let (now, clocks, leased) = &read[k];
+        let keys = &layout.shards[k].keys;
+        let chunks = match leased {
+            Some(ids) => {
+                let ids: Vec<u64> = ids.iter().copied().filter(|id| run.contains(id)).collect();
+                Chunks::request(store, keys, ids.into_iter(), *clocks).await?
+            }
+            None => Chunks::request(store, keys, run, *clocks).await?,
+        };
+        if !emit_rows(store, chunks, *now, which, emit).await? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Hands the rows of `chunks` to `emit`, judged at the server time `now`;
+/// false when the reader closed the pipe (the listing ends there).
+async fn emit_rows(
+    store: &Store,
+    mut chunks: Chunks,
+    now: f64,
+    which: Listing,
+    emit: &mut impl FnMut(ListEntry) -> std::io::Result<()>,
+) -> Result<bool> {
     while let Some((ids, scores, owners, clocks)) = chunks.next(store.target()).await? {
         let rows = ids.into_iter().zip(scores).zip(owners).zip(clocks);
         for (((id, score), owner), clock) in rows {
@@ -163,13 +231,13 @@ pub async fn list(
             }
             if let Err(e) = emit(entry) {
                 if e.kind() == std::io::ErrorKind::BrokenPipe {
-                    return Ok(());
+                    return Ok(false);
                 }
                 return Err(Error::Redis(format!("cannot write the list: {e}")));
             }
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The ids leased at `now`, sorted, within the pool's recorded range

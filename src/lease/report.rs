@@ -9,9 +9,15 @@
 //! rather than in pages: a picture whose clock offsets were read later than
 //! its counts would not be one picture, and a pool's leased ids are its
 //! running workers, which one reply carries (about 40 bytes each).
+//!
+//! A sharded pool is read shard by shard, each at its own server's instant
+//! (in a Cluster, shards are on different masters, whose clocks differ):
+//! counters and counts add up, and the median lease is taken over every
+//! shard's leases (each shard sends them, as its clock records).
 
 use super::clock_guard::ClockRecord;
 use super::keys::PoolKeys;
+use super::layout::Layout;
 use super::script::{self, pool_error};
 use super::worker_id::WorkerId;
 use crate::error::Result;
@@ -44,6 +50,19 @@ pub struct Stats {
     pub clock_step_back: i64,
     /// Each leased id's holder's last measured clock offset.
     pub clock_offsets: Vec<HolderClock>,
+    /// A sharded pool's shards, each with its own figures (absent for a
+    /// pool that is not sharded).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardFigures>,
+}
+
+/// One shard's ids, for `stats` of a sharded pool.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ShardFigures {
+    /// The shard's ids key.
+    pub key: String,
+    pub unusing_ids: i64,
+    pub using_ids: i64,
 }
 
 /// A holder's clock, as its last lease or renewal measured it.
@@ -97,24 +116,99 @@ impl Stats {
     }
 }
 
-/// Reads the pool's statistics in one script.
+/// Reads the pool's statistics: in one script, or one per shard.
 pub async fn stats(store: &mut Store, keys: &PoolKeys) -> Result<Stats> {
-    let invocation = script::Stats { keys }.invocation();
-    type Reply = (
-        i64,
-        Vec<(String, String)>,
-        i64,
-        i64,
-        String,
-        String,
-        String,
-        Vec<(String, String)>,
-    );
-    let (_now, counters, free, using, min, mid, max, clocks): Reply =
-        match store.script(&invocation).await? {
-            Ok(r) => r,
-            Err(e) => return Err(pool_error(store, &e)),
-        };
+    let layout = Layout::read(store, keys).await?;
+    if !layout.is_sharded() {
+        return Ok(pool_stats(store, keys, false).await?.0);
+    }
+    let mut parts = Vec::new();
+    for shard in layout.shards.iter().filter(|s| !s.ranges.is_empty()) {
+        parts.push(pool_stats(store, &shard.keys, true).await?);
+    }
+    if parts.is_empty() {
+        return Err(crate::error::Error::State(format!(
+            "the pool {} holds no id: run `yaraus init`",
+            layout.name()
+        )));
+    }
+    let mut merged = merge(parts);
+    (merged.min, merged.max) = layout.range().unzip();
+    Ok(merged)
+}
+
+/// The figures of a sharded pool from its shards' (with each shard's
+/// using ids' ttls).
+fn merge(parts: Vec<(Stats, Vec<f64>)>) -> Stats {
+    let mut ttls: Vec<f64> = parts.iter().flat_map(|(_, t)| t.iter().copied()).collect();
+    ttls.sort_by(f64::total_cmp);
+    let mid = match ttls.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => ttls[n / 2],
+        n => ((ttls[n / 2 - 1] + ttls[n / 2]) / 2.0 * 1000.0).round() / 1000.0,
+    };
+    let (mut all, _) = parts[0].clone();
+    all.using_ttl_mid = mid;
+    all.using_ttl_min = ttls.first().copied().unwrap_or(0.0);
+    all.using_ttl_max = ttls.last().copied().unwrap_or(0.0);
+    all.shards = Vec::new();
+    for (i, (part, _)) in parts.into_iter().enumerate() {
+        all.shards.extend(part.shards);
+        if i == 0 {
+            continue;
+        }
+        for (sum, add) in [
+            (&mut all.client_id_count, part.client_id_count),
+            (&mut all.client_get_id_count, part.client_get_id_count),
+            (&mut all.client_get_id_success, part.client_get_id_success),
+            (&mut all.get_id_no_available_id, part.get_id_no_available_id),
+            (&mut all.extend_ttl_count, part.extend_ttl_count),
+            (&mut all.extend_ttl_success, part.extend_ttl_success),
+            (
+                &mut all.extend_ttl_ownership_error,
+                part.extend_ttl_ownership_error,
+            ),
+            (
+                &mut all.extend_ttl_expire_warning,
+                part.extend_ttl_expire_warning,
+            ),
+            (&mut all.unusing_ids, part.unusing_ids),
+            (&mut all.using_ids, part.using_ids),
+            (&mut all.wait_shortfall, part.wait_shortfall),
+            (&mut all.clock_step_back, part.clock_step_back),
+        ] {
+            *sum += add;
+        }
+        all.clock_offsets.extend(part.clock_offsets);
+    }
+    all.clock_offsets.sort_by_key(|c| c.id);
+    all
+}
+
+/// Reads one pool's (one shard's) statistics in one script; with `ttls`,
+/// each using id's ttl too, and the shard's own figures in `shards`.
+async fn pool_stats(store: &mut Store, keys: &PoolKeys, ttls: bool) -> Result<(Stats, Vec<f64>)> {
+    let script = script::Stats { keys };
+    let invocation = match ttls {
+        true => script.with_ttls(),
+        false => script.invocation(),
+    };
+    let reply = match store.script::<redis::Value>(&invocation).await? {
+        Ok(r) => store.answer(r)?,
+        Err(e) => return Err(pool_error(store, &e)),
+    };
+    let counters: Vec<(String, String)> = reply.get(1)?;
+    let (free, using): (i64, i64) = (reply.get(2)?, reply.get(3)?);
+    let (min, mid, max): (String, String, String) = (reply.get(4)?, reply.get(5)?, reply.get(6)?);
+    let clocks: Vec<(String, String)> = reply.get(7)?;
+    let ttls: Vec<f64> = match ttls {
+        true => reply
+            .get::<Vec<String>>(8)?
+            .iter()
+            .map(|t| secs(t))
+            .collect(),
+        false => Vec::new(),
+    };
     let get = |name: &str| -> i64 {
         counters
             .iter()
@@ -128,8 +222,15 @@ pub async fn stats(store: &mut Store, keys: &PoolKeys) -> Result<Stats> {
             .find(|(k, _)| k == name)
             .and_then(|(_, v)| v.parse().ok())
     };
-    let secs = |s: &str| s.parse::<f64>().unwrap_or(0.0);
-    Ok(Stats {
+    let shards = match reply.len() > 8 {
+        true => vec![ShardFigures {
+            key: keys.ids.clone(),
+            unusing_ids: free,
+            using_ids: using,
+        }],
+        false => Vec::new(),
+    };
+    let stats = Stats {
         client_id_count: get("client_id_count"),
         client_get_id_count: get("get_id_count"),
         client_get_id_success: get("get_id_success"),
@@ -154,5 +255,11 @@ pub async fn stats(store: &mut Store, keys: &PoolKeys) -> Result<Stats> {
                 Some(HolderClock::of(id, &ClockRecord::parse(record)?))
             })
             .collect(),
-    })
+        shards,
+    };
+    Ok((stats, ttls))
+}
+
+fn secs(s: &str) -> f64 {
+    s.parse::<f64>().unwrap_or(0.0)
 }

@@ -38,6 +38,8 @@ static LEASED: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("leased.lua")));
 static STATS: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(include_str!("stats.lua")));
+static LAYOUT: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("layout.lua")));
 
 type Invocation = redis::ScriptInvocation<'static>;
 
@@ -230,6 +232,38 @@ impl Stats<'_> {
             &STATS,
             &[&keys.ids, &keys.stats, &keys.clients, &keys.clock],
         )
+    }
+
+    /// The same, with every using id's ttl (a shard's, for the median of
+    /// a sharded pool).
+    pub fn with_ttls(&self) -> Invocation {
+        let mut invocation = self.invocation();
+        invocation.arg("ttls");
+        invocation
+    }
+}
+
+/// layout.lua: record a sharded pool's layout over the one read.
+pub struct Layout<'a> {
+    /// The namespace's keys (their `layout`, and the pool's keys it
+    /// marks).
+    pub keys: &'a PoolKeys,
+    pub record: &'a str,
+    /// The record as the caller read it ('' for none).
+    pub read: &'a str,
+    /// What a new layout leaves in `ns:ids` and `ns:stats`.
+    pub marker: &'a str,
+}
+
+impl Layout<'_> {
+    pub fn invocation(&self) -> Invocation {
+        let keys = self.keys;
+        let mut invocation = invoke(
+            &LAYOUT,
+            &[&keys.layout, &keys.ids, &keys.stats, &keys.clients],
+        );
+        invocation.arg(self.record).arg(self.read).arg(self.marker);
+        invocation
     }
 }
 

@@ -1,10 +1,13 @@
 -- A consistent picture of a pool at one server instant. Read-only.
 -- KEYS[1] ns:ids, KEYS[2] ns:stats, KEYS[3] ns:clients (only checked: a pool
 -- whose owners hash is of the wrong type is not a pool), KEYS[4] ns:clock
+-- ARGV[1] (optional) 'ttls': also every using id's ttl, for the median over
+--         the shards of a sharded pool (src/lease/layout.rs)
 -- Returns {now_ms, {stats hash flat}, free, using, ttl_min, ttl_mid, ttl_max,
 --          {id, clock record, ...}} with the ttls as strings (seconds), for
 -- the using ids only, and the clock records (src/lease/clock_guard.rs) of the
--- using ids that have one.
+-- using ids that have one; with 'ttls', then {ttl, ...} of every using id,
+-- shortest first.
 local ids, stats, clients, clock = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local t = redis.call('TYPE', ids)['ok']
 if t == 'none' then
@@ -57,4 +60,15 @@ if clt == 'hash' and using > 0 then
     end
   end
 end
-return {now_ms, counters, free, using, string.format('%.3f', min), string.format('%.3f', mid), string.format('%.3f', max), clocks}
+local reply = {now_ms, counters, free, using, string.format('%.3f', min), string.format('%.3f', mid), string.format('%.3f', max), clocks}
+if ARGV[1] == 'ttls' then
+  local ttls = {}
+  if using > 0 then
+    local leased = redis.call('ZRANGE', ids, free, total - 1, 'WITHSCORES')
+    for i = 2, #leased, 2 do
+      ttls[#ttls + 1] = string.format('%.3f', tonumber(leased[i]) - now)
+    end
+  end
+  reply[#reply + 1] = ttls
+end
+return reply

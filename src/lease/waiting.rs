@@ -19,7 +19,7 @@ impl Claimant for Leaser {
     type Claim = Lease;
 
     fn wanted(&self) -> String {
-        format!("a free id in {}", self.keys.ids)
+        format!("a free id in {}", self.pool_name())
     }
 
     async fn attempt(&mut self) -> Result<Attempt<Lease>> {
@@ -42,7 +42,7 @@ impl Claimant for Leaser {
             }) => Ok(Attempt::Refused(Refusal::busy(format!(
                 "no id is free: every id of the pool {} is held until its lease expires, unless \
                  its holder renews it (the earliest expires in {}, at {} on the server's clock)",
-                self.keys.ids,
+                self.pool_name(),
                 crate::base::duration::shown(Duration::from_secs(next_free.as_secs())),
                 clock_guard::show_wall(expires_at)
             )))),

@@ -37,6 +37,7 @@ pub fn flag(setting: Setting) -> &'static str {
         Setting::MaxClockOffset => "--max-clock-offset",
         Setting::StopOnClockStep => "--stop-on-clock-step",
         Setting::Force => "--force",
+        Setting::Shards => "--shards",
     }
 }
 

@@ -363,6 +363,17 @@ pub struct InitArgs {
     /// Without it, such a shrink is refused and nothing is changed (exit 125).
     #[arg(long)]
     pub force: bool,
+    /// Split the pool into N shards, each in its own Redis Cluster slot (default 1: not split).
+    ///
+    /// Split the pool into N shards of contiguous ids, each a pool of its own under its own hash
+    /// tag, so that a Redis Cluster spreads the pool, and its renewals, over its masters (give at
+    /// least as many shards as masters; a multiple of their number spreads them evenly). `run`
+    /// leases from one shard and renews there only. 1, the default for a new pool, is the layout
+    /// the Go yaraus and every yaraus share; a pool of 2 or more is refused by them. A pool keeps
+    /// its number of shards: leave --shards out to grow or shrink it (a different number is
+    /// refused, exit 125).
+    #[arg(long, value_name = "N")]
+    pub shards: Option<usize>,
 
     #[command(flatten)]
     pub wait: WaitArgs,

@@ -5,10 +5,13 @@ use crate::stdout::{unless_closed, write_stdout, write_stdout_unless_closed};
 use std::io::Write;
 use yaraus::context::PoolContext;
 use yaraus::error::{Error, Result};
-use yaraus::lease::{self, HolderClock, InitOutcome, ListEntry, Listing, Stats};
+use yaraus::lease::{self, HolderClock, InitOutcome, ListEntry, Listing, PoolInit, Stats};
 
 pub async fn init(ctx: &PoolContext, args: InitArgs) -> Result<i32> {
     lease::validate_range(args.min, args.max)?;
+    if let Some(n) = args.shards {
+        lease::validate_shards(n, args.min, args.max)?;
+    }
     // Reaching the server is waited for up to --wait, the work (millions of
     // ids, perhaps) is let finish. Done again after a fault: a pool half
     // built is under a temporary key that expires, and growing it again
@@ -19,22 +22,21 @@ pub async fn init(ctx: &PoolContext, args: InitArgs) -> Result<i32> {
             &server(ctx),
             async |_| ctx.connect().await,
             async |mut store| {
-                lease::init(&mut store, &ctx.keys, (args.min, args.max), args.force).await
+                let range = (args.min, args.max);
+                lease::init_pool(&mut store, &ctx.keys, range, args.shards, args.force).await
             },
         )
         .await?;
+    let PoolInit { outcome, name } = outcome;
     // The report is the command's result, not a log line: on stdout, so
     // that `--quiet` (which silences log lines) keeps it and a script can
     // read it.
     let report = match outcome {
         InitOutcome::Created { min, max } => {
-            format!("initialized: ids {min}..{max} in {}\n", ctx.keys.ids)
+            format!("initialized: ids {min}..{max} in {name}\n")
         }
         InitOutcome::Already { min, max } => {
-            format!(
-                "already initialized: ids {min}..{max} in {}\n",
-                ctx.keys.ids
-            )
+            format!("already initialized: ids {min}..{max} in {name}\n")
         }
         InitOutcome::Resized {
             from,
@@ -42,8 +44,8 @@ pub async fn init(ctx: &PoolContext, args: InitArgs) -> Result<i32> {
             added,
             removed,
         } => format!(
-            "resized {} from {}..{} to {}..{}: {added} ids added, {removed} removed\n",
-            ctx.keys.ids, from.0, from.1, to.0, to.1
+            "resized {name} from {}..{} to {}..{}: {added} ids added, {removed} removed\n",
+            from.0, from.1, to.0, to.1
         ),
     };
     write_stdout(report.as_bytes())?;
@@ -138,6 +140,7 @@ fn prometheus(stats: &Stats, pool: &str) -> String {
             |h| h.error_ms,
         ),
     ];
+    shard_figures(&mut out, stats, &label);
     for (metric, help, pick) in per_holder {
         out.push_str(&format!("# HELP {metric} {help}\n# TYPE {metric} gauge\n"));
         for holder in &stats.clock_offsets {
@@ -151,6 +154,36 @@ fn prometheus(stats: &Stats, pool: &str) -> String {
         }
     }
     out
+}
+
+/// A sharded pool's ids per shard, labelled with the shard's ids key.
+fn shard_figures(out: &mut String, stats: &Stats, label: &str) {
+    if stats.shards.is_empty() {
+        return;
+    }
+    type Pick = fn(&lease::ShardFigures) -> i64;
+    let figures: [(&str, &str, Pick); 2] = [
+        (
+            "yaraus_shard_unusing_ids",
+            "Ids free now, in one shard.",
+            |s| s.unusing_ids,
+        ),
+        (
+            "yaraus_shard_using_ids",
+            "Ids leased now, in one shard.",
+            |s| s.using_ids,
+        ),
+    ];
+    for (metric, help, pick) in figures {
+        out.push_str(&format!("# HELP {metric} {help}\n# TYPE {metric} gauge\n"));
+        for shard in &stats.shards {
+            let key = yaraus::metrics::escape_label_value(&shard.key);
+            out.push_str(&format!(
+                "{metric}{{pool=\"{label}\",shard=\"{key}\"}} {}\n",
+                pick(shard)
+            ));
+        }
+    }
 }
 
 pub async fn list(ctx: &PoolContext, args: ListArgs) -> Result<i32> {

@@ -1,0 +1,278 @@
+//! `init` of a pool that may be sharded ([`init_pool`]): a pool without a
+//! layout record is created, grown and shrunk by [`super::init`] as it
+//! always was; a sharded one shard by shard, with its record.
+//!
+//! * **Creating** N shards: the record is written first (layout.lua, which
+//!   refuses it while the namespace holds a pool that is not sharded, and
+//!   marks `ns:ids` and `ns:stats` for the clients that read no layout),
+//!   then each shard is built and published as a pool is. A `run` in
+//!   between finds some shards missing, and leases from the others.
+//! * **Resizing**: the new runs of each shard are worked out
+//!   ([`resized`]: an id never changes shard); every shard that loses ids
+//!   decides as a pool does (resize.lua: refused, nothing written, while a
+//!   lost id is leased, unless forced); then the record is changed, over the
+//!   one read (another `init` in between makes this one fail, changing
+//!   nothing), and ids are added and removed in chunks.
+//! * **Finishing**: a shard that does not hold exactly its runs (an `init`
+//!   interrupted) is made to, by adding them again (`ZADD NX`) and removing
+//!   what lies outside them.
+//!
+//! The number of shards of a pool is fixed when it is made: changing it
+//! would move ids between shards, and a leased id's holder renews it where
+//! it leased it.
+
+use super::init::{
+    InitOutcome, add, check_types, create_missing, decide, holders, init, ranges, remove,
+    validate_range,
+};
+use super::keys::PoolKeys;
+use super::layout::{Layout, MAX_SHARDS, Shard, minus, resized, split};
+use super::worker_id::WorkerId;
+use crate::base::setting::Setting;
+use crate::error::{Error, Result};
+use crate::store::Store;
+use std::ops::RangeInclusive;
+
+/// What `init` did, and to which pool.
+#[derive(Debug, PartialEq, Eq)]
+pub struct PoolInit {
+    pub outcome: InitOutcome,
+    /// The pool in messages: `ns:ids`, or `ns:layout (N shards)`.
+    pub name: String,
+}
+
+/// Makes the pool of `base`'s namespace hold exactly `min..=max`, in
+/// `shards` shards (`None`: as many as it has, 1 for a new pool).
+pub async fn init_pool(
+    store: &mut Store,
+    base: &PoolKeys,
+    (min, max): (u64, u64),
+    shards: Option<usize>,
+    force: bool,
+) -> Result<PoolInit> {
+    validate_range(min, max)?;
+    if let Some(n) = shards {
+        validate_shards(n, min, max)?;
+    }
+    let layout = Layout::read(store, base).await?;
+    let layout = match (layout.is_sharded(), shards) {
+        (false, None | Some(1)) => {
+            return Ok(PoolInit {
+                outcome: init(store, base, (min, max), force).await?,
+                name: base.ids.clone(),
+            });
+        }
+        (false, Some(n)) => {
+            let made = new_shards(base, min, max, n);
+            match layout.record(store, &made).await? {
+                None => return create(store, &layout, made, (min, max)).await,
+                Some(other) => other,
+            }
+        }
+        (true, _) => layout,
+    };
+    if let Some(n) = shards.filter(|&n| n != layout.shards.len()) {
+        return Err(Error::State(format!(
+            "the pool {} has {} shards, not {n}: the number of shards of a pool cannot be \
+             changed (a leased id would move away from where its holder renews it); leave \
+             out {} to resize it",
+            layout.base.layout,
+            layout.shards.len(),
+            Setting::Shards
+        )));
+    }
+    resize(store, &layout, (min, max), force).await
+}
+
+/// Refuses, before anything is sent, a number of shards that is zero, too
+/// large, or more than the ids.
+pub fn validate_shards(n: usize, min: u64, max: u64) -> Result<()> {
+    let ids = max.saturating_sub(min).saturating_add(1);
+    if n == 0 || n > MAX_SHARDS {
+        return Err(Error::Usage(format!(
+            "{} {n}: a pool has 1 to {MAX_SHARDS} shards",
+            Setting::Shards
+        )));
+    }
+    if n as u64 > ids {
+        return Err(Error::Usage(format!(
+            "{} {n} for {ids} ids ({} {min} {} {max}): every shard needs an id",
+            Setting::Shards,
+            Setting::Min,
+            Setting::Max
+        )));
+    }
+    Ok(())
+}
+
+/// The `n` shards of a new pool `min..=max`.
+fn new_shards(base: &PoolKeys, min: u64, max: u64, n: usize) -> Vec<Shard> {
+    split(min, max, n)
+        .into_iter()
+        .enumerate()
+        .map(|(k, run)| Shard {
+            keys: base.shard(&base.shard_prefix(k, n)),
+            ranges: run.into_iter().collect(),
+        })
+        .collect()
+}
+
+/// Builds the shards of a layout just recorded.
+async fn create(
+    store: &mut Store,
+    layout: &Layout,
+    shards: Vec<Shard>,
+    (min, max): (u64, u64),
+) -> Result<PoolInit> {
+    for shard in &shards {
+        for run in &shard.ranges {
+            create_missing(store, &shard.keys, *run.start(), *run.end()).await?;
+        }
+    }
+    Ok(PoolInit {
+        outcome: InitOutcome::Created { min, max },
+        name: format!("{} ({} shards)", layout.base.layout, shards.len()),
+    })
+}
+
+/// Grows, shrinks or finishes the sharded pool `layout` to `min..=max`.
+async fn resize(
+    store: &mut Store,
+    layout: &Layout,
+    (min, max): (u64, u64),
+    force: bool,
+) -> Result<PoolInit> {
+    let from = layout.range().unwrap_or((min, max));
+    let runs = resized(&layout.shards, (min, max));
+    let changed = layout
+        .shards
+        .iter()
+        .zip(&runs)
+        .any(|(shard, new)| &shard.ranges != new);
+    if changed {
+        for (shard, new) in layout.shards.iter().zip(&runs) {
+            let removing = minus(&shard.ranges, new);
+            if !removing.is_empty() {
+                let taken = decide(store, &shard.keys, (min, max), force, &removing).await?;
+                said_removing(&shard.keys, &removing, &taken);
+            }
+        }
+        let mut shards = layout.shards.clone();
+        for (shard, new) in shards.iter_mut().zip(&runs) {
+            shard.ranges = new.clone();
+        }
+        if layout.record(store, &shards).await?.is_some() {
+            return Err(Error::State(format!(
+                "the layout {} changed while this init ran (another init?); nothing was \
+                 removed: run init again",
+                layout.base.layout
+            )));
+        }
+    }
+    let (mut added, mut removed) = (0, 0);
+    for (shard, new) in layout.shards.iter().zip(&runs) {
+        let old = changed.then_some(shard.ranges.as_slice());
+        let (a, r) = finish(store, &shard.keys, new, old).await?;
+        added += a;
+        removed += r;
+    }
+    let name = layout.name();
+    let outcome = if !changed && added == 0 && removed == 0 {
+        InitOutcome::Already { min, max }
+    } else {
+        InitOutcome::Resized {
+            from,
+            to: (min, max),
+            added,
+            removed,
+        }
+    };
+    Ok(PoolInit { outcome, name })
+}
+
+/// Logs what a shard loses, as a pool's resize does.
+fn said_removing(keys: &PoolKeys, removing: &[RangeInclusive<u64>], taken: &[(String, String)]) {
+    log::info!("removing ids {} from {}", ranges(removing), keys.ids);
+    if !taken.is_empty() {
+        log::warn!(
+            "taking {} from their holders ({}): each loses its id at its next renewal, and \
+             its command is stopped",
+            holders(taken),
+            Setting::Force
+        );
+    }
+}
+
+/// Makes one shard hold exactly `runs`: from `old` (the runs it held, when
+/// the record just changed) by adding and removing the difference;
+/// otherwise, when it does not hold as many ids as its runs, by adding
+/// them all again and removing any other. Returns (added, removed).
+async fn finish(
+    store: &mut Store,
+    keys: &PoolKeys,
+    runs: &[RangeInclusive<u64>],
+    old: Option<&[RangeInclusive<u64>]>,
+) -> Result<(u64, u64)> {
+    check_types(store, keys).await?;
+    let (adding, removing) = match old {
+        Some(old) => (minus(runs, old), minus(old, runs)),
+        None => {
+            let want: u64 = runs.iter().map(|r| r.end() - r.start() + 1).sum();
+            let held: u64 = store.query(redis::cmd("ZCARD").arg(&keys.ids)).await?;
+            if held == want {
+                return Ok((0, 0));
+            }
+            (runs.to_vec(), outside(store, keys, runs).await?)
+        }
+    };
+    let mut added = 0;
+    for run in adding {
+        added += add(store, &keys.ids, run).await?;
+    }
+    let mut removed = 0;
+    for run in removing {
+        removed += remove(store, keys, run).await?;
+    }
+    Ok((added, removed))
+}
+
+/// The ids a shard holds outside its runs, as runs, found by scanning it.
+async fn outside(
+    store: &mut Store,
+    keys: &PoolKeys,
+    runs: &[RangeInclusive<u64>],
+) -> Result<Vec<RangeInclusive<u64>>> {
+    let mut cursor: u64 = 0;
+    let mut stray = Vec::new();
+    loop {
+        let (next, page): (u64, Vec<(String, f64)>) = store
+            .query(
+                redis::cmd("ZSCAN")
+                    .arg(&keys.ids)
+                    .arg(cursor)
+                    .arg("COUNT")
+                    .arg(1000),
+            )
+            .await?;
+        stray.extend(
+            page.iter()
+                .filter_map(|(member, _)| WorkerId::decode(member))
+                .map(|id| id.0)
+                .filter(|id| !runs.iter().any(|r| r.contains(id))),
+        );
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    stray.sort_unstable();
+    stray.dedup();
+    let mut out: Vec<RangeInclusive<u64>> = Vec::new();
+    for id in stray {
+        match out.last_mut() {
+            Some(last) if *last.end() + 1 == id => *last = *last.start()..=id,
+            _ => out.push(id..=id),
+        }
+    }
+    Ok(out)
+}
