@@ -82,6 +82,7 @@ const POOL_SCRIPTS: &[&str] = &[
     include_str!("claim/wake.lua"),
 ];
 const INIT_SCRIPTS: &[&str] = &[
+    include_str!("lease/layout.lua"),
     include_str!("lease/finalize_init.lua"),
     include_str!("lease/resize.lua"),
     include_str!("lease/shrink.lua"),
@@ -192,18 +193,21 @@ impl Part {
     /// The commands the Rust code sends itself (besides [`EVERYWHERE`]).
     fn direct(self) -> &'static [&'static str] {
         match self {
+            // GET: the layout of a sharded pool (lease/layout.rs), which
+            // `init`, `stats` and `list` read first, and `run` when the
+            // pool turns out to be sharded.
             Part::Init => &[
-                "type", "time", "hset", "hmget", "zadd", "zcard", "zscan", "pexpire",
+                "type", "time", "get", "hset", "hmget", "zadd", "zcard", "zscan", "pexpire",
             ],
             // wait_shortfall; a waiter's wake-up subscription
             // (src/claim/wake.rs).
-            Part::Run => &["hincrby", "subscribe"],
-            Part::Stats => &["hmget"],
+            Part::Run => &["get", "hincrby", "subscribe"],
+            Part::Stats => &["get", "hmget"],
             // `--using`: how much of the pool is leased (list.rs).
             // ZSCAN: the walk measures a pool that records no range (the
             // Go tool's).
             Part::List => &[
-                "type", "time", "zmscore", "hmget", "zcard", "zcount", "zscan",
+                "type", "time", "get", "zmscore", "hmget", "zcard", "zcount", "zscan",
             ],
             // A waiter's wake-up subscription (src/claim/wake.rs).
             Part::Lock => &["subscribe"],
@@ -215,7 +219,7 @@ impl Part {
             // Every counter and hilo sequence of the namespace, the nodes'
             // clocks, whether the pool exists (health/survey.rs).
             // (and each index's figures, each wake-up queue's length).
-            Part::Health => &["scan", "time", "exists", "hmget", "zcard"],
+            Part::Health => &["scan", "time", "exists", "get", "hmget", "zcard"],
             Part::Index => &[
                 "type", "get", "hget", "hmget", "hgetall", "scard", "smembers",
             ],
@@ -245,14 +249,25 @@ impl Part {
             }
             (Part::Hilo, _) => vec![(format!("{ns}:wake:{ns}:hilo:"), true)],
             // The pool's channel, as PoolKeys names it, and its waiters'
-            // own channels (`CHANNEL:MEMBER`).
+            // own channels (`CHANNEL:MEMBER`); those of a sharded pool's
+            // shards (`NS:wake:SHARD:ids`, and theirs).
             (Part::Run, _) => {
-                let channel = if cluster {
-                    format!("{ns}:wake:{{{ns}}}:ids")
+                let (channel, shards) = if cluster {
+                    (
+                        format!("{ns}:wake:{{{ns}}}:ids"),
+                        format!("{ns}:wake:{{{ns}:shard:"),
+                    )
                 } else {
-                    format!("{ns}:wake:{ns}:ids")
+                    (
+                        format!("{ns}:wake:{ns}:ids"),
+                        format!("{ns}:wake:{ns}:shard:"),
+                    )
                 };
-                vec![(format!("{channel}:"), true), (channel, false)]
+                vec![
+                    (format!("{channel}:"), true),
+                    (channel, false),
+                    (shards, true),
+                ]
             }
             _ => Vec::new(),
         }
@@ -270,11 +285,20 @@ impl Part {
         } else {
             ns.to_string()
         };
+        // The pool's four keys, or a sharded pool's marks in two of them,
+        // its layout record and its shards' keys (lease/layout.rs).
+        let shards = if cluster {
+            format!("{{{ns}:shard:")
+        } else {
+            format!("{ns}:shard:")
+        };
         let pool_keys = || {
-            ["ids", "clients", "stats", "clock"]
+            let mut keys: Vec<(String, bool)> = ["ids", "clients", "stats", "clock", "layout"]
                 .iter()
                 .map(|k| (format!("{pool}:{k}"), false))
-                .collect::<Vec<_>>()
+                .collect();
+            keys.push((shards.clone(), true));
+            keys
         };
         Ok(match self {
             Part::Init => {
@@ -283,9 +307,11 @@ impl Part {
                 keys
             }
             Part::Run => {
-                // The queue of runs waiting for an id (claim/wake.rs).
+                // The queue of runs waiting for an id (claim/wake.rs), and
+                // each shard's.
                 let mut keys = pool_keys();
                 keys.push((format!("{ns}:queue:{pool}:ids"), false));
+                keys.push((format!("{ns}:queue:{shards}"), true));
                 keys
             }
             Part::Stats | Part::List => pool_keys(),

@@ -31,11 +31,28 @@ fn the_pool_rules_are_exact() {
     let rules = Rules::new(&[Part::Run], "pool", None, &Deployment::default()).unwrap();
     assert_eq!(
         rules.to_rules(),
-        "reset on ~pool:clients ~pool:clock ~pool:ids ~pool:queue:pool:ids ~pool:stats \
-         &pool:wake:pool:ids &pool:wake:pool:ids:* -@all +evalsha +hdel +hget +hincrby +hset \
-         +info|replication +pexpire +ping +pttl +publish +script|load +spublish +subscribe +time \
-         +type +wait +zadd +zrange +zrem +zscore"
+        "reset on ~pool:clients ~pool:clock ~pool:ids ~pool:layout ~pool:queue:pool:ids \
+         ~pool:queue:pool:shard:* ~pool:shard:* ~pool:stats &pool:wake:pool:ids \
+         &pool:wake:pool:ids:* &pool:wake:pool:shard:* -@all +evalsha +get +hdel +hget +hincrby \
+         +hset +info|replication +pexpire +ping +pttl +publish +script|load +spublish +subscribe \
+         +time +type +wait +zadd +zrange +zrem +zscore"
     );
+    // A sharded pool's shards, each under its own hash tag in a Cluster.
+    let d = Deployment {
+        cluster: true,
+        ..Default::default()
+    };
+    let rules = Rules::new(&[Part::Run], "pool", None, &d)
+        .unwrap()
+        .to_rules();
+    for wanted in [
+        "~{pool}:layout ",
+        "~{pool:shard:* ",
+        "~pool:queue:{pool:shard:* ",
+        "&pool:wake:{pool:shard:* ",
+    ] {
+        assert!(rules.contains(wanted), "{wanted} missing: {rules}");
+    }
     let d = Deployment {
         min_replicas: 1,
         ..Default::default()

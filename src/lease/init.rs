@@ -346,18 +346,28 @@ pub(super) async fn decide(
     if recorded == 1 {
         return Ok(leased);
     }
-    Err(Error::State(format!(
-        "refusing to change the pool {} to {min}..{max}: it would remove ids {}, and {} of \
+    Err(refusal(&keys.ids, (min, max), removing, &leased))
+}
+
+/// The refusal of a shrink of `pool` to `min..=max` that would remove the
+/// ids `removing`, some of which are `leased` (with their holders).
+pub(super) fn refusal(
+    pool: &str,
+    (min, max): (u64, u64),
+    removing: &[RangeInclusive<u64>],
+    leased: &[(String, String)],
+) -> Error {
+    Error::State(format!(
+        "refusing to change the pool {pool} to {min}..{max}: it would remove ids {}, and {} of \
          them {} leased: {}; nothing was changed. Retry once they are released, or pass {} to \
          take them from their holders (each loses its id at its next renewal, and its command \
          is stopped)",
-        keys.ids,
         ranges(removing),
         leased.len(),
         if leased.len() == 1 { "is" } else { "are" },
-        holders(&leased),
+        holders(leased),
         Setting::Force
-    )))
+    ))
 }
 
 /// `6..10, 20` for messages.

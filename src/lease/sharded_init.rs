@@ -8,11 +8,13 @@
 //!   then each shard is built and published as a pool is. A `run` in
 //!   between finds some shards missing, and leases from the others.
 //! * **Resizing**: the new runs of each shard are worked out
-//!   ([`resized`]: an id never changes shard); every shard that loses ids
-//!   decides as a pool does (resize.lua: refused, nothing written, while a
-//!   lost id is leased, unless forced); then the record is changed, over the
-//!   one read (another `init` in between makes this one fail, changing
-//!   nothing), and ids are added and removed in chunks.
+//!   ([`resized`]: an id never changes shard); a shrink is refused, having
+//!   written nothing, while an id to be removed from any shard is leased
+//!   (unless forced); every shard that loses ids then decides as a pool
+//!   does (resize.lua, which refuses an id leased since); then the record
+//!   is changed, over the one read (another `init` in between makes this
+//!   one fail, having removed nothing), and ids are added and removed in
+//!   chunks.
 //! * **Finishing**: a shard that does not hold exactly its runs (an `init`
 //!   interrupted) is made to, by adding them again (`ZADD NX`) and removing
 //!   what lies outside them.
@@ -22,7 +24,7 @@
 //! it leased it.
 
 use super::init::{
-    InitOutcome, add, check_types, create_missing, decide, holders, init, ranges, remove,
+    InitOutcome, add, check_types, create_missing, decide, holders, init, ranges, refusal, remove,
     validate_range,
 };
 use super::keys::PoolKeys;
@@ -150,6 +152,9 @@ async fn resize(
         .zip(&runs)
         .any(|(shard, new)| &shard.ranges != new);
     if changed {
+        if !force {
+            refuse_leased(store, layout, &runs, (min, max)).await?;
+        }
         for (shard, new) in layout.shards.iter().zip(&runs) {
             let removing = minus(&shard.ranges, new);
             if !removing.is_empty() {
@@ -188,6 +193,54 @@ async fn resize(
         }
     };
     Ok(PoolInit { outcome, name })
+}
+
+/// Refuses, having written nothing, a resize that would remove leased ids
+/// from any shard (each shard read at its server's `TIME`).
+async fn refuse_leased(
+    store: &mut Store,
+    layout: &Layout,
+    runs: &[Vec<RangeInclusive<u64>>],
+    (min, max): (u64, u64),
+) -> Result<()> {
+    let mut removing = Vec::new();
+    let mut leased = Vec::new();
+    for (shard, new) in layout.shards.iter().zip(runs) {
+        let lost = minus(&shard.ranges, new);
+        if lost.is_empty() {
+            continue;
+        }
+        let (secs, micros): (u64, u64) = store.query(&redis::cmd("TIME")).await?;
+        let members: Vec<String> = store
+            .query(
+                redis::cmd("ZRANGE")
+                    .arg(&shard.keys.ids)
+                    .arg(format!("({secs}.{micros:06}"))
+                    .arg("+inf")
+                    .arg("BYSCORE"),
+            )
+            .await?;
+        let ids: Vec<u64> = members
+            .iter()
+            .filter_map(|m| WorkerId::decode(m))
+            .map(|id| id.0)
+            .filter(|id| lost.iter().any(|r| r.contains(id)))
+            .collect();
+        if !ids.is_empty() {
+            let members: Vec<String> = ids.iter().map(|&n| WorkerId(n).encode()).collect();
+            let owners: Vec<Option<String>> = store
+                .query(redis::cmd("HMGET").arg(&shard.keys.clients).arg(&members))
+                .await?;
+            let owners = owners.into_iter().map(Option::unwrap_or_default);
+            leased.extend(ids.iter().map(u64::to_string).zip(owners));
+        }
+        removing.extend(lost);
+    }
+    if leased.is_empty() {
+        return Ok(());
+    }
+    removing.sort_by_key(|r| *r.start());
+    Err(refusal(&layout.name(), (min, max), &removing, &leased))
 }
 
 /// Logs what a shard loses, as a pool's resize does.

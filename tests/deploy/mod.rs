@@ -1,6 +1,7 @@
 //! Every subcommand on the deployments users already run, against real
 //! processes: a Sentinel-managed group whose master is SIGKILLed
-//! (`sentinel.rs`), a Redis Cluster of three masters (`cluster.rs`), and a
+//! (`sentinel.rs`), a Redis Cluster of three masters (`cluster.rs`; a pool
+//! split over its masters by `init --shards`, `shards.rs`), and a
 //! TLS-only server with throwaway certificates made by `openssl` in the test
 //! (`tls.rs`).
 
@@ -9,6 +10,7 @@ use crate::common;
 mod cluster;
 mod promoted;
 mod sentinel;
+mod shards;
 mod tls;
 
 use common::{Output, run_yaraus};

@@ -22,6 +22,9 @@
 //!   a Go-layout pool with gaps, and a reader that closes the pipe.
 //! * `using.rs`: `list --using` and `stats` by a range query on the score,
 //!   against the walk of the whole pool.
+//! * `shards.rs`: a pool split by `init --shards N`: its keys, a full shard
+//!   passed over, `stats` and `list` over the shards, resizing, wake-ups,
+//!   older clients refused, bad shard counts.
 //! * `stalls.rs`: `list` through a stop of its own process, a reader that
 //!   pauses, and a server that stops answering.
 
@@ -30,6 +33,7 @@ use crate::common;
 mod init;
 mod list;
 mod prometheus;
+mod shards;
 mod stalls;
 mod stats;
 mod using;

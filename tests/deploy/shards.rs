@@ -1,0 +1,191 @@
+//! A pool split by `init --shards 6` on a Redis Cluster of three masters:
+//! two shards on each master, 30 runs holding 30 distinct ids and renewing
+//! on every master, `stats` and `list --using` reporting all 30, each
+//! released at the end; and a user made from `acl-rules` using such a pool.
+
+use super::*;
+use common::cluster::Cluster;
+use common::process::Run;
+use common::scratch::Scratch;
+use common::{EVENT, RedisServer, wait_until};
+use nix::sys::signal::Signal;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How many `EVALSHA` a master ran (INFO commandstats).
+fn evalsha_calls(node: &RedisServer) -> u64 {
+    node.info("commandstats")
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Which master (by index) serves `key`.
+fn master_of(cluster: &Cluster, key: &str) -> usize {
+    let node = cluster.node_of(key);
+    cluster
+        .nodes
+        .iter()
+        .position(|n| std::ptr::eq(n, node))
+        .expect("a node of the cluster")
+}
+
+/// The shards' ids keys of the pool of namespace `ns`, from its layout.
+fn shard_keys(cluster: &Cluster, ns: &str) -> Vec<String> {
+    let layout_key = format!("{{{ns}}}:layout");
+    let record: String = cluster.node_of(&layout_key).query(&["GET", &layout_key]);
+    let layout: serde_json::Value = serde_json::from_str(&record).expect("a JSON layout");
+    layout["shards"]
+        .as_array()
+        .expect("shards")
+        .iter()
+        .map(|s| format!("{}:ids", s["prefix"].as_str().expect("a prefix")))
+        .collect()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {out:#?}"))
+}
+
+#[test]
+fn thirty_runs_on_six_shards_hold_thirty_ids_and_renew_on_every_master() {
+    let cluster = Cluster::start(3);
+    let url = cluster.url("t");
+    let out = ok(&[
+        "init", "--redis", &url, "--min", "1", "--max", "60", "--shards", "6",
+    ]);
+    assert_eq!(
+        out.stdout.trim(),
+        "initialized: ids 1..60 in {t}:layout (6 shards)"
+    );
+    let shards = shard_keys(&cluster, "t");
+    let mut per_master = [0; 3];
+    for key in &shards {
+        per_master[master_of(&cluster, key)] += 1;
+    }
+    assert_eq!(per_master, [2, 2, 2], "{shards:?}");
+
+    let scratch = Scratch::new();
+    let opts = [
+        "--interval",
+        "300ms",
+        "--expire",
+        "3s",
+        "--no-safeguards",
+        "--delay",
+        "0",
+    ];
+    let child = [
+        "sh",
+        "-c",
+        "echo $YARAUS_WORKER_ID > \"$D/id.$$\"; exec sleep 600",
+    ];
+    let mut runs: Vec<Run> = (0..30)
+        .map(|_| Run::start(&url, &scratch, &opts, &child))
+        .collect();
+    let ids = || -> BTreeSet<u64> {
+        let entries = std::fs::read_dir(scratch.dir()).expect("the scratch directory");
+        entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|name| name.starts_with("id."))
+            .filter_map(|name| scratch.read(&name)?.trim().parse().ok())
+            .collect()
+    };
+    wait_until("30 runs to start their commands", EVENT, || {
+        ids().len() == 30
+    });
+    let held = ids();
+
+    // Each master renews its own shards' leases: its EVALSHA count grows
+    // by at least one renewal of each lease it holds.
+    let leases: Vec<u64> = (0..3)
+        .map(|m| {
+            let node = &cluster.nodes[m];
+            let (secs, _): (u64, u64) = node.query(&["TIME"]);
+            shards
+                .iter()
+                .filter(|key| master_of(&cluster, key) == m)
+                .map(|key| node.query::<u64>(&["ZCOUNT", key, &format!("({secs}"), "+inf"]))
+                .sum()
+        })
+        .collect();
+    assert_eq!(leases.iter().sum::<u64>(), 30);
+    assert!(
+        leases.iter().all(|&n| n > 0),
+        "a master holds no lease: {leases:?}"
+    );
+    let before: Vec<u64> = cluster.nodes.iter().map(evalsha_calls).collect();
+    wait_until("a renewal of every lease on every master", EVENT, || {
+        (0..3).all(|m| evalsha_calls(&cluster.nodes[m]) >= before[m] + leases[m])
+    });
+
+    let stats = json(&ok(&["stats", "--redis", &url]));
+    assert_eq!(stats["using_ids"], 30, "{stats}");
+    assert_eq!(stats["unusing_ids"], 30, "{stats}");
+    let per_shard: BTreeMap<String, i64> = stats["shards"]
+        .as_array()
+        .expect("shards")
+        .iter()
+        .map(|s| {
+            (
+                s["key"].as_str().unwrap().to_string(),
+                s["using_ids"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(per_shard.len(), 6, "{stats}");
+    assert_eq!(per_shard.values().sum::<i64>(), 30);
+    let using = json(&ok(&["list", "--using", "--redis", &url]));
+    let listed: BTreeSet<u64> = using
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|row| row["id"].as_u64().expect("an id"))
+        .collect();
+    assert_eq!(listed, held);
+
+    for run in &runs {
+        run.signal(Signal::SIGTERM);
+    }
+    for run in &mut runs {
+        run.wait();
+    }
+    let stats = json(&ok(&["stats", "--redis", &url]));
+    assert_eq!(stats["using_ids"], 0, "every id released: {stats}");
+}
+
+#[test]
+fn a_user_from_acl_rules_uses_a_sharded_pool_on_the_cluster() {
+    let cluster = Cluster::start(3);
+    let url = cluster.url("app");
+    let rules = create_user(
+        &cluster.nodes.iter().collect::<Vec<_>>(),
+        &[
+            "--redis",
+            &url,
+            "--redis-user",
+            "app",
+            "acl-rules",
+            "init",
+            "run",
+            "stats",
+            "list",
+        ],
+    );
+    assert!(rules.contains("~{app:shard:*"), "{rules}");
+    ok_as_user(&["--redis", &url, "init", "--max", "4", "--shards", "3"]);
+    let out = ok_as_user(&[
+        "--redis",
+        &url,
+        "run",
+        "--",
+        "sh",
+        "-c",
+        "echo $YARAUS_WORKER_ID",
+    ]);
+    let id: u64 = out.stdout.trim().parse().expect("an id");
+    assert!((1..=4).contains(&id), "{out:#?}");
+    let stats = json(&ok_as_user(&["--redis", &url, "stats"]));
+    assert_eq!(stats["client_get_id_success"], 1, "{stats}");
+    ok_as_user(&["--redis", &url, "list", "--using"]);
+}

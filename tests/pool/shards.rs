@@ -1,0 +1,311 @@
+//! A pool split into shards (`init --shards N`) on one server: its keys and
+//! layout record, a full shard passed over, `stats` and `list --using` over
+//! the shards, growing and shrinking it, a waiter woken by a release on any
+//! shard, the clients that read no layout refused with nothing changed, and
+//! bad input. The same on a Redis Cluster: tests/deploy/shards.rs.
+
+use super::*;
+use common::process::{Run, run_cmd, timings};
+use common::scratch::Scratch;
+use yaraus::lease::PoolKeys;
+use yaraus::lease::clock_guard::Offset;
+use yaraus::lease::script::{Acquire, Stats as StatsScript};
+
+/// Quick runs: a lease of 1 s renewed every 100 ms, started at once.
+const FAST: &[&str] = &timings("1s", "300ms");
+
+/// The shards of namespace `t` on one server.
+fn shard_ids(k: usize) -> String {
+    format!("t:shard:{k}:ids")
+}
+
+/// Leases `id` of shard `k` by hand for ten minutes.
+fn lease_in_shard(s: &RedisServer, k: usize, id: u64) {
+    let until = format!("{}", server_now(s) + 600.0);
+    let _: i64 = s.query(&["ZADD", &shard_ids(k), "XX", &until, &enc(id)]);
+    let _: i64 = s.query(&["HSET", &format!("t:shard:{k}:clients"), &enc(id), "by-hand"]);
+}
+
+/// `yaraus run` once with `--wait 0`: the id its command saw.
+fn one_run(url: &str) -> u64 {
+    let out = yaraus_ok(&quick_run(
+        url,
+        &["--wait", "0", "--", "sh", "-c", "echo $YARAUS_WORKER_ID"],
+    ));
+    out.stdout.trim().parse().expect("an id on stdout")
+}
+
+#[test]
+fn a_sharded_pool_splits_its_ids_and_a_full_shard_is_passed_over() {
+    let s = RedisServer::start();
+    let url = s.url_ns("t");
+    let out = yaraus_ok(&[
+        "--redis", &url, "init", "--min", "1", "--max", "8", "--shards", "4",
+    ]);
+    assert_eq!(
+        init_report(&out),
+        "initialized: ids 1..8 in t:layout (4 shards)"
+    );
+    for k in 0..4 {
+        let want: BTreeMap<String, String> = [2 * k as u64 + 1, 2 * k as u64 + 2]
+            .iter()
+            .map(|&n| (enc(n), "0".to_string()))
+            .collect();
+        assert_eq!(zset(&s, &shard_ids(k)), want, "shard {k}");
+    }
+    let mark: String = s.query(&["GET", "t:ids"]);
+    assert!(
+        mark.contains("split into 4 shards") && mark.contains("t:layout"),
+        "{mark}"
+    );
+    assert_eq!(s.query::<String>(&["GET", "t:stats"]), mark);
+    let before = s.snapshot();
+    let out = yaraus_ok(&["--redis", &url, "init", "--min", "1", "--max", "8"]);
+    assert_eq!(
+        init_report(&out),
+        "already initialized: ids 1..8 in t:layout (4 shards)"
+    );
+    assert_eq!(s.snapshot(), before, "a second init changed Redis");
+
+    // Three shards full: each run starts at a random shard, and moves on
+    // until the fourth. (A run that did not would fail 3 times in 4.)
+    for (k, id) in [(0, 1), (0, 2), (1, 3), (1, 4), (2, 5), (2, 6)] {
+        lease_in_shard(&s, k, id);
+    }
+    for _ in 0..4 {
+        let id = one_run(&url);
+        assert!(id == 7 || id == 8, "leased {id}, from a full shard");
+    }
+    let counted: Option<i64> = s.query(&["HGET", "t:shard:3:stats", "get_id_success"]);
+    assert_eq!(counted, Some(4));
+
+    // Every shard full: the soonest expiry of them all is waited for.
+    lease_in_shard(&s, 3, 7);
+    lease_in_shard(&s, 3, 8);
+    let out = yaraus(&quick_run(&url, &["--wait", "0", "--", "true"]));
+    assert_eq!(out.code, Some(75), "{out:#?}");
+    assert!(
+        out.stderr
+            .contains("every id of the pool t:layout (4 shards) is held"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn stats_and_list_go_over_every_shard() {
+    let s = RedisServer::start();
+    let url = s.url_ns("t");
+    yaraus_ok(&[
+        "--redis", &url, "init", "--min", "1", "--max", "9", "--shards", "3",
+    ]);
+    let leased = [(0, 2), (1, 4), (1, 6), (2, 9)];
+    for (k, id) in leased {
+        lease_in_shard(&s, k, id);
+    }
+    let stats = stats_json(&url);
+    assert_eq!(int(&stats, "using_ids"), 4);
+    assert_eq!(int(&stats, "unusing_ids"), 5);
+    assert_eq!((int(&stats, "min"), int(&stats, "max")), (1, 9));
+    let shards = stats["shards"].as_array().expect("shards");
+    let using: Vec<i64> = shards
+        .iter()
+        .map(|s| s["using_ids"].as_i64().unwrap())
+        .collect();
+    assert_eq!(using, [1, 2, 1]);
+    assert_within("using_ttl_mid", num(&stats, "using_ttl_mid"), 595.0, 600.0);
+
+    let out = yaraus_ok(&["--redis", &url, "list", "--using"]);
+    let rows = parse_json(&out.stdout);
+    let ids: Vec<u64> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [2, 4, 6, 9]);
+    let out = yaraus_ok(&["--redis", &url, "list"]);
+    let all = parse_json(&out.stdout);
+    let ids: Vec<u64> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, (1..=9).collect::<Vec<_>>());
+
+    // Grown, each shard gets a share of the new ids and keeps its own;
+    // shrunk, the leased ids outside the range refuse it.
+    let out = yaraus_ok(&["--redis", &url, "init", "--min", "1", "--max", "15"]);
+    assert_eq!(
+        init_report(&out),
+        "resized t:layout (3 shards) from 1..9 to 1..15: 6 ids added, 0 removed"
+    );
+    for (k, grown) in [(0, [10, 11]), (1, [12, 13]), (2, [14, 15])] {
+        let held = zset(&s, &shard_ids(k));
+        assert_eq!(held.len(), 5, "shard {k}: {held:?}");
+        assert!(
+            grown.iter().all(|&n| held.contains_key(&enc(n))),
+            "shard {k}: {held:?}"
+        );
+    }
+    let before = s.snapshot();
+    let out = yaraus(&["--redis", &url, "init", "--min", "1", "--max", "8"]);
+    assert_eq!(out.code, Some(125), "{out:#?}");
+    assert!(out.one_line().contains("9 (by by-hand)"), "{}", out.stderr);
+    assert_eq!(s.snapshot(), before, "a refused shrink changed Redis");
+    let out = yaraus_ok(&["-q", "--redis", &url, "init", "--min", "2", "--max", "9"]);
+    assert_eq!(
+        init_report(&out),
+        "resized t:layout (3 shards) from 1..15 to 2..9: 0 ids added, 7 removed"
+    );
+    assert_eq!(int(&stats_json(&url), "unusing_ids"), 4);
+}
+
+#[test]
+fn a_release_on_any_shard_wakes_a_run_waiting_for_a_full_sharded_pool() {
+    let s = RedisServer::start();
+    let url = s.url_ns("t");
+    yaraus_ok(&[
+        "--redis", &url, "init", "--min", "1", "--max", "2", "--shards", "2",
+    ]);
+    let scratch = Scratch::new();
+    let hold = |name: &str| {
+        let body = format!(
+            "echo $YARAUS_WORKER_ID > \"$D/{name}\"; while [ ! -e \"$D/go.$YARAUS_WORKER_ID\" ]; do sleep 0.05; done"
+        );
+        let run = Run::start(&url, &scratch, FAST, &["sh", "-c", &body]);
+        wait_until("the holder's command to start", common::EVENT, || {
+            scratch.exists(name)
+        });
+        run
+    };
+    let (mut a, mut b) = (hold("a"), hold("b"));
+    let waiter = run_cmd(
+        &url,
+        &scratch,
+        &[FAST, &["--poll", "30s"]].concat(),
+        &["sh", "-c", "echo $YARAUS_WORKER_ID > \"$D/w\""],
+    );
+    let mut waiter = Run::spawn(waiter, &scratch);
+    for k in 0..2 {
+        let channel = format!("t:wake:t:shard:{k}:ids");
+        wait_until("the waiter to listen on every shard", common::EVENT, || {
+            let (_, n): (String, i64) = s.query(&["PUBSUB", "NUMSUB", &channel]);
+            n >= 1
+        });
+    }
+    // The second shard's id goes back: the waiter gets it long before its
+    // poll of 30 s.
+    std::fs::write(scratch.path("go.2"), "").unwrap();
+    let (released, kept) = match scratch.wait_line("a").as_str() {
+        "2" => (&mut a, &mut b),
+        _ => (&mut b, &mut a),
+    };
+    assert_eq!(released.wait(), 0, "{}", released.log());
+    assert_eq!(waiter.wait(), 0, "{}", waiter.log());
+    assert_eq!(scratch.wait_line("w"), "2");
+    std::fs::write(scratch.path("go.1"), "").unwrap();
+    assert_eq!(kept.wait(), 0, "{}", kept.log());
+}
+
+#[test]
+fn clients_that_read_no_layout_are_refused_and_change_nothing() {
+    let s = RedisServer::start();
+    let url = s.url_ns("t");
+    yaraus_ok(&[
+        "--redis", &url, "init", "--min", "1", "--max", "4", "--shards", "2",
+    ]);
+    let before = s.snapshot();
+    // What an older yaraus runs: the pool's scripts and init, on the
+    // namespace's own keys.
+    let base = PoolKeys::new("t");
+    let mut conn = s.conn();
+    let acquire = Acquire {
+        keys: &base,
+        client: "",
+        host: "older",
+        ttl_ms: 60_000,
+        horizon: 0,
+        offset: Offset::UNKNOWN,
+        queued: None,
+    };
+    let e = acquire
+        .invocation()
+        .invoke::<redis::Value>(&mut conn)
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("t:ids is a string, not the sorted set of a pool"),
+        "{e}"
+    );
+    let e = StatsScript { keys: &base }
+        .invocation()
+        .invoke::<redis::Value>(&mut conn)
+        .unwrap_err();
+    assert!(e.to_string().contains("t:ids is a string"), "{e}");
+    // What the Go tool does first to lease or count: it meets a string.
+    for cmd in [
+        vec!["HINCRBY", "t:stats", "client_id_count", "1"],
+        vec!["ZRANGEBYSCORE", "t:ids", "-inf", "+inf"],
+    ] {
+        let e = s.try_query::<redis::Value>(&cmd).unwrap_err();
+        assert_eq!(e.code(), Some("WRONGTYPE"), "{cmd:?}: {e}");
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let target = yaraus::store::Target::parse(&url).unwrap();
+    let timeouts = yaraus::timing::Timeouts::default();
+    let e = rt
+        .block_on(async {
+            let mut store = yaraus::store::Store::connect(&target, timeouts).await?;
+            yaraus::lease::init(&mut store, &base, (1, 4), false).await
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("t:ids is a string"), "{e}");
+    assert_eq!(
+        s.snapshot(),
+        before,
+        "an older client changed the sharded pool"
+    );
+}
+
+#[test]
+fn bad_shard_counts_get_one_line_and_change_nothing() {
+    let s = RedisServer::start();
+    let url = s.url_ns("t");
+    let refused = |args: &[&str], code: i32, says: &str| {
+        let before = s.snapshot();
+        let out = yaraus(&[&["--redis", &url, "init"][..], args].concat());
+        assert_eq!(out.code, Some(code), "{args:?}: {out:#?}");
+        assert!(out.one_line().contains(says), "{args:?}: {}", out.stderr);
+        assert_eq!(s.snapshot(), before, "{args:?} changed Redis");
+    };
+    refused(
+        &["--shards", "0"],
+        2,
+        "--shards 0: a pool has 1 to 1024 shards",
+    );
+    refused(&["--shards", "1025"], 2, "1 to 1024 shards");
+    refused(&["--max", "5", "--shards", "6"], 2, "--shards 6 for 5 ids");
+    yaraus_ok(&["--redis", &url, "init", "--max", "5"]);
+    refused(
+        &["--max", "5", "--shards", "2"],
+        125,
+        "t:ids exists: the namespace holds a pool that is not sharded",
+    );
+    let other = s.url_ns("u");
+    yaraus_ok(&["--redis", &other, "init", "--max", "5", "--shards", "2"]);
+    let before = s.snapshot();
+    let out = yaraus(&["--redis", &other, "init", "--max", "5", "--shards", "3"]);
+    assert_eq!(out.code, Some(125), "{out:#?}");
+    assert!(
+        out.one_line()
+            .contains("the pool u:layout has 2 shards, not 3"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(s.snapshot(), before);
+}
