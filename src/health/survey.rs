@@ -33,7 +33,8 @@ impl ShardMark {
     }
 }
 
-/// The worker-id pool of a single server.
+/// The worker-id pool of a single server (or Cluster), over every shard of
+/// a sharded one.
 #[derive(Clone, Debug, Serialize)]
 pub struct PoolReport {
     pub key: String,
@@ -244,6 +245,11 @@ async fn pool(ctx: &Context) -> Result<PoolReport> {
         Ok(stats) => (Some(stats), None),
         Err(e @ Error::State(_)) => (None, Some(e.to_string())),
         Err(e) => return Err(e),
+    };
+    // A sharded pool (read over every shard) is named by its layout.
+    let key = match stats.as_ref().map_or(0, |s| s.shards.len()) {
+        0 => key,
+        n => format!("{} ({n} shards)", pool.keys.layout),
     };
     Ok(PoolReport {
         key,

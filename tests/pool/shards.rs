@@ -1,6 +1,7 @@
 //! A pool split into shards (`init --shards N`) on one server: its keys and
-//! layout record, a full shard passed over, `stats` and `list --using` over
-//! the shards, growing and shrinking it, a waiter woken by a release on any
+//! layout record, a full shard passed over, `stats` (JSON, Prometheus),
+//! `health` and
+//! `list --using` over the shards, growing and shrinking it, a waiter woken by a release on any
 //! shard, the clients that read no layout refused with nothing changed, and
 //! bad input. The same on a Redis Cluster: tests/deploy/shards.rs.
 
@@ -114,6 +115,26 @@ fn stats_and_list_go_over_every_shard() {
         .collect();
     assert_eq!(using, [1, 2, 1]);
     assert_within("using_ttl_mid", num(&stats, "using_ttl_mid"), 595.0, 600.0);
+    let prom = yaraus_ok(&["--redis", &url, "stats", "--format", "prometheus"]);
+    crate::pool::common::metrics::assert_promtool_passes(&prom.stdout, false);
+    for line in [
+        "yaraus_using_ids{pool=\"t:ids\"} 4",
+        "yaraus_shard_using_ids{pool=\"t:ids\",shard=\"t:shard:1:ids\"} 2",
+        "yaraus_shard_unusing_ids{pool=\"t:ids\",shard=\"t:shard:2:ids\"} 2",
+    ] {
+        assert!(
+            prom.stdout.lines().any(|l| l == line),
+            "{line} not in {}",
+            prom.stdout
+        );
+    }
+    let health = yaraus_ok(&["--redis", &url, "health"]);
+    assert!(
+        health
+            .stdout
+            .contains("pool t:layout (3 shards): ids 1..9, 4 leased, 5 free"),
+        "{health:#?}"
+    );
 
     let out = yaraus_ok(&["--redis", &url, "list", "--using"]);
     let rows = parse_json(&out.stdout);
