@@ -23,6 +23,7 @@
 //!
 //! [`Store::confirm`]: crate::store::Store::confirm
 
+mod chunks;
 pub mod clock_guard;
 mod held;
 mod init;

@@ -2,6 +2,7 @@
 //! place its attempts carry.
 
 use super::*;
+use crate::store::Heard;
 
 fn heard(channel: &str, payload: &str) -> Heard {
     Heard {
