@@ -66,6 +66,7 @@ pub async fn init_pool(
         }
         (false, Some(n)) => {
             let made = new_shards(base, min, max, n);
+            refuse_orphans(store, &layout, &made).await?;
             match layout.record(store, &made).await? {
                 None => return create(store, &layout, made, (min, max)).await,
                 Some(other) => other,
@@ -117,6 +118,23 @@ fn new_shards(base: &PoolKeys, min: u64, max: u64, n: usize) -> Vec<Shard> {
             ranges: run.into_iter().collect(),
         })
         .collect()
+}
+
+/// Refuses a new layout while one of its shards exists already: the shard
+/// of a sharded pool whose record was lost (a master restarted empty), whose
+/// holders renew there and whose ids a new split would hand out again.
+async fn refuse_orphans(store: &mut Store, layout: &Layout, shards: &[Shard]) -> Result<()> {
+    for shard in shards {
+        if check_types(store, &shard.keys).await? != "none" {
+            return Err(Error::State(format!(
+                "{} exists, but no layout {} records it: a sharded pool whose layout was lost \
+                 (its master restarted empty?), whose holders may still renew there; delete \
+                 the old shards' keys (which stops their holders) before making the pool again",
+                shard.keys.ids, layout.base.layout
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Builds the shards of a layout just recorded.

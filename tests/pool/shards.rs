@@ -329,4 +329,16 @@ fn bad_shard_counts_get_one_line_and_change_nothing() {
         out.stderr
     );
     assert_eq!(s.snapshot(), before);
+    // A shard left over from a pool whose layout record was lost.
+    s.cmd(&["DEL", "u:layout", "u:ids", "u:stats"]);
+    let before = s.snapshot();
+    let out = yaraus(&["--redis", &other, "init", "--max", "5", "--shards", "2"]);
+    assert_eq!(out.code, Some(125), "{out:#?}");
+    assert!(
+        out.one_line()
+            .contains("u:shard:0:ids exists, but no layout u:layout records it"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(s.snapshot(), before);
 }
