@@ -16,6 +16,10 @@
 //! longest goes first; the encoding (`A1`…`A9`, `B10`…) makes equal scores
 //! sort by number, so the smallest id wins ties.
 //!
+//! A pool may be split into shards (`init --shards N`), each a pool of
+//! these four keys under a prefix of its own, listed by a layout record
+//! (`ns:layout`) that clients read: layout.rs.
+//!
 //! Acquire, renew and release are each one Lua script, timed by the server's
 //! clock. A lease or renewal then waits for the replicas
 //! ([`Store::confirm`], which learns their number once per connection,

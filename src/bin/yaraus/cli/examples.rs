@@ -21,7 +21,8 @@ yaraus init --min 1 --max 1023
 
 pub(super) const INIT: &str = "  \
 yaraus init --min 1 --max 1023
-  yaraus --redis redis://redis.internal:6379/0 --namespace pool1 init --max 4095   # grow it";
+  yaraus --redis redis://redis.internal:6379/0 --namespace pool1 init --max 4095   # grow it
+  yaraus --redis redis+cluster://n1:7000,n2:7000,n3:7000 init --shards 6   # 2 on each master";
 
 pub(super) const RUN: &str = "  \
 yaraus run -- ./katsubushi -worker-id=<>

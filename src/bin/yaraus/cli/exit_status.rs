@@ -42,12 +42,14 @@ misconfigured (password, ACL, master name, key type, URL) fails at once.";
 pub(super) const POOL_EXIT_STATUS: &str = "\
 Exit status:
   0       done (init: the pool created, grown, shrunk, or already so)
-  2       usage error: bad flag, malformed URL, nonsense duration, empty range
+  2       usage error: bad flag, malformed URL, nonsense duration, empty range, a --shards
+          of 0, over 1024 or over the number of ids
   69      Redis unreachable or timed out for as long as --wait allowed (default 5 x --timeout);
           refused authentication or a command (ACL), no such db, not a Redis server, TLS
           refused, unknown Sentinel master
   125     another failure: the pool not initialised (stats, list), a key of the wrong type,
-          init: a shrink that would remove a leased id
+          init: a shrink that would remove a leased id, another number of shards than the
+          pool's
 
 Waiting: what passes (a refused connection, a restart, a failover, LOADING, MASTERDOWN) is
 retried, with growing pauses, until --wait; --timeout bounds each request. What is

@@ -231,7 +231,9 @@ const INIT_ABOUT: &str = "Create the pool of worker ids MIN..=MAX. Running it ag
 says \"already initialized\". A different range grows the pool (new ids are free at once) or \
 shrinks it: the ids removed are said on stderr, and a shrink is refused, changing nothing, \
 while any id to be removed is leased, unless --force takes them from their holders. Large \
-pools are written in chunks, and a new pool becomes visible only when complete.";
+pools are written in chunks, and a new pool becomes visible only when complete. --shards N splits \
+a new pool into N shards, each in its own Redis Cluster slot (a pool of 2 or more shards is for \
+this yaraus only: the Go yaraus and older yaraus are refused by it).";
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
