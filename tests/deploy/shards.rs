@@ -1,7 +1,8 @@
 //! A pool split by `init --shards 6` on a Redis Cluster of three masters:
 //! two shards on each master, 30 runs holding 30 distinct ids and renewing
 //! on every master, `stats` and `list --using` reporting all 30, each
-//! released at the end; and a user made from `acl-rules` using such a pool.
+//! released at the end; a waiter woken by a release on any shard; and a
+//! user made from `acl-rules` using such a pool.
 
 use super::*;
 use common::cluster::Cluster;
@@ -188,4 +189,54 @@ fn a_user_from_acl_rules_uses_a_sharded_pool_on_the_cluster() {
     let stats = json(&ok_as_user(&["--redis", &url, "stats"]));
     assert_eq!(stats["client_get_id_success"], 1, "{stats}");
     ok_as_user(&["--redis", &url, "list", "--using"]);
+}
+
+#[test]
+fn a_release_on_any_shard_wakes_a_waiter_on_the_cluster() {
+    let cluster = Cluster::start(3);
+    let url = cluster.url("t");
+    ok(&[
+        "init", "--redis", &url, "--min", "1", "--max", "2", "--shards", "2",
+    ]);
+    let scratch = Scratch::new();
+    let fast = common::process::timings("1s", "300ms");
+    let hold = |name: &str| {
+        let body = format!(
+            "echo $YARAUS_WORKER_ID > \"$D/{name}\"; \
+             while [ ! -e \"$D/go.$YARAUS_WORKER_ID\" ]; do sleep 0.05; done"
+        );
+        let run = Run::start(&url, &scratch, &fast, &["sh", "-c", &body]);
+        wait_until("the holder's command to start", EVENT, || {
+            scratch.exists(name)
+        });
+        run
+    };
+    let mut holders = [hold("a"), hold("b")];
+    let opts = [&fast[..], &["--poll", "30s"]].concat();
+    let cmd = common::process::run_cmd(
+        &url,
+        &scratch,
+        &opts,
+        &["sh", "-c", "echo $YARAUS_WORKER_ID > \"$D/w\""],
+    );
+    let mut waiter = Run::spawn(cmd, &scratch);
+    // Each shard's channel is sharded pub/sub on its own master.
+    for key in shard_keys(&cluster, "t") {
+        let channel = format!("t:wake:{key}");
+        let node = cluster.node_of(&channel);
+        wait_until("the waiter to listen on every shard", EVENT, || {
+            let (_, n): (String, i64) = node.query(&["PUBSUB", "SHARDNUMSUB", &channel]);
+            n >= 1
+        });
+    }
+    // The second shard's id goes back: the waiter gets it long before its
+    // poll of 30 s.
+    std::fs::write(scratch.path("go.2"), "").unwrap();
+    let released = usize::from(scratch.wait_line("a") != "2");
+    assert_eq!(holders[released].wait(), 0, "{}", holders[released].log());
+    assert_eq!(waiter.wait(), 0, "{}", waiter.log());
+    assert_eq!(scratch.wait_line("w"), "2");
+    std::fs::write(scratch.path("go.1"), "").unwrap();
+    let kept = 1 - released;
+    assert_eq!(holders[kept].wait(), 0, "{}", holders[kept].log());
 }
