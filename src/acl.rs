@@ -252,17 +252,9 @@ impl Part {
             // own channels (`CHANNEL:MEMBER`); those of a sharded pool's
             // shards (`NS:wake:SHARD:ids`, and theirs).
             (Part::Run, _) => {
-                let (channel, shards) = if cluster {
-                    (
-                        format!("{ns}:wake:{{{ns}}}:ids"),
-                        format!("{ns}:wake:{{{ns}:shard:"),
-                    )
-                } else {
-                    (
-                        format!("{ns}:wake:{ns}:ids"),
-                        format!("{ns}:wake:{ns}:shard:"),
-                    )
-                };
+                let (pool, shards) = pool_prefixes(ns, cluster);
+                let channel = format!("{ns}:wake:{pool}:ids");
+                let shards = format!("{ns}:wake:{shards}");
                 vec![
                     (format!("{channel}:"), true),
                     (channel, false),
@@ -280,19 +272,10 @@ impl Part {
         lock_prefix: Option<&str>,
         cluster: bool,
     ) -> Result<Vec<(String, bool)>> {
-        let pool = if cluster {
-            format!("{{{ns}}}")
-        } else {
-            ns.to_string()
-        };
-        // The pool's four keys, or a sharded pool's marks in two of them,
-        // its layout record and its shards' keys (lease/layout.rs).
-        let shards = if cluster {
-            format!("{{{ns}:shard:")
-        } else {
-            format!("{ns}:shard:")
-        };
+        let (pool, shards) = pool_prefixes(ns, cluster);
         let pool_keys = || {
+            // The pool's four keys, or a sharded pool's marks in two of
+            // them, its layout record and its shards' keys (lease/layout.rs).
             let mut keys: Vec<(String, bool)> = ["ids", "clients", "stats", "clock", "layout"]
                 .iter()
                 .map(|k| (format!("{pool}:{k}"), false))
@@ -355,6 +338,16 @@ impl Part {
                 (format!("{ns}:queue:{ns}:hilo:"), true),
             ],
         })
+    }
+}
+
+/// The prefix of the pool's keys (`ns`, `{ns}` on a Cluster), and the
+/// one all its shards' keys start with (`ns:shard:`, `{ns:shard:`), as
+/// `PoolKeys` names them.
+fn pool_prefixes(ns: &str, cluster: bool) -> (String, String) {
+    match cluster {
+        true => (format!("{{{ns}}}"), format!("{{{ns}:shard:")),
+        false => (ns.to_string(), format!("{ns}:shard:")),
     }
 }
 

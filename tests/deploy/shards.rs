@@ -48,6 +48,81 @@ fn json(out: &Output) -> serde_json::Value {
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {out:#?}"))
 }
 
+/// `n` runs on `url`, each of whose commands writes its id to `$D/id.PID`
+/// and sleeps; returned once every command started, with the ids.
+fn holding_runs(url: &str, scratch: &Scratch, n: usize) -> (Vec<Run>, BTreeSet<u64>) {
+    let opts = [
+        "--interval",
+        "300ms",
+        "--expire",
+        "3s",
+        "--no-safeguards",
+        "--delay",
+        "0",
+    ];
+    let child = [
+        "sh",
+        "-c",
+        "echo $YARAUS_WORKER_ID > \"$D/id.$$\"; exec sleep 600",
+    ];
+    let runs: Vec<Run> = (0..n)
+        .map(|_| Run::start(url, scratch, &opts, &child))
+        .collect();
+    let ids = || -> BTreeSet<u64> {
+        let entries = std::fs::read_dir(scratch.dir()).expect("the scratch directory");
+        entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|name| name.starts_with("id."))
+            .filter_map(|name| scratch.read(&name)?.trim().parse().ok())
+            .collect()
+    };
+    wait_until("every run to start its command", EVENT, || ids().len() == n);
+    (runs, ids())
+}
+
+/// How many ids each master's shards have leased now.
+fn leases_per_master(cluster: &Cluster, shards: &[String]) -> Vec<u64> {
+    (0..cluster.nodes.len())
+        .map(|m| {
+            let node = &cluster.nodes[m];
+            let (secs, _): (u64, u64) = node.query(&["TIME"]);
+            shards
+                .iter()
+                .filter(|key| master_of(cluster, key) == m)
+                .map(|key| node.query::<u64>(&["ZCOUNT", key, &format!("({secs}"), "+inf"]))
+                .sum()
+        })
+        .collect()
+}
+
+/// `stats` says `held.len()` ids leased over 6 shards, and `list --using`
+/// lists exactly `held`.
+fn assert_reported(url: &str, held: &BTreeSet<u64>) {
+    let stats = json(&ok(&["stats", "--redis", url]));
+    assert_eq!(stats["using_ids"], held.len(), "{stats}");
+    let per_shard: BTreeMap<String, i64> = stats["shards"]
+        .as_array()
+        .expect("shards")
+        .iter()
+        .map(|s| {
+            (
+                s["key"].as_str().unwrap().to_string(),
+                s["using_ids"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(per_shard.len(), 6, "{stats}");
+    assert_eq!(per_shard.values().sum::<i64>(), held.len() as i64);
+    let using = json(&ok(&["list", "--using", "--redis", url]));
+    let listed: BTreeSet<u64> = using
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|row| row["id"].as_u64().expect("an id"))
+        .collect();
+    assert_eq!(&listed, held);
+}
+
 #[test]
 fn thirty_runs_on_six_shards_hold_thirty_ids_and_renew_on_every_master() {
     let cluster = Cluster::start(3);
@@ -67,49 +142,11 @@ fn thirty_runs_on_six_shards_hold_thirty_ids_and_renew_on_every_master() {
     assert_eq!(per_master, [2, 2, 2], "{shards:?}");
 
     let scratch = Scratch::new();
-    let opts = [
-        "--interval",
-        "300ms",
-        "--expire",
-        "3s",
-        "--no-safeguards",
-        "--delay",
-        "0",
-    ];
-    let child = [
-        "sh",
-        "-c",
-        "echo $YARAUS_WORKER_ID > \"$D/id.$$\"; exec sleep 600",
-    ];
-    let mut runs: Vec<Run> = (0..30)
-        .map(|_| Run::start(&url, &scratch, &opts, &child))
-        .collect();
-    let ids = || -> BTreeSet<u64> {
-        let entries = std::fs::read_dir(scratch.dir()).expect("the scratch directory");
-        entries
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|name| name.starts_with("id."))
-            .filter_map(|name| scratch.read(&name)?.trim().parse().ok())
-            .collect()
-    };
-    wait_until("30 runs to start their commands", EVENT, || {
-        ids().len() == 30
-    });
-    let held = ids();
-
+    let (mut runs, held) = holding_runs(&url, &scratch, 30);
+    assert_eq!(held.len(), 30);
     // Each master renews its own shards' leases: its EVALSHA count grows
     // by at least one renewal of each lease it holds.
-    let leases: Vec<u64> = (0..3)
-        .map(|m| {
-            let node = &cluster.nodes[m];
-            let (secs, _): (u64, u64) = node.query(&["TIME"]);
-            shards
-                .iter()
-                .filter(|key| master_of(&cluster, key) == m)
-                .map(|key| node.query::<u64>(&["ZCOUNT", key, &format!("({secs}"), "+inf"]))
-                .sum()
-        })
-        .collect();
+    let leases = leases_per_master(&cluster, &shards);
     assert_eq!(leases.iter().sum::<u64>(), 30);
     assert!(
         leases.iter().all(|&n| n > 0),
@@ -119,31 +156,7 @@ fn thirty_runs_on_six_shards_hold_thirty_ids_and_renew_on_every_master() {
     wait_until("a renewal of every lease on every master", EVENT, || {
         (0..3).all(|m| evalsha_calls(&cluster.nodes[m]) >= before[m] + leases[m])
     });
-
-    let stats = json(&ok(&["stats", "--redis", &url]));
-    assert_eq!(stats["using_ids"], 30, "{stats}");
-    assert_eq!(stats["unusing_ids"], 30, "{stats}");
-    let per_shard: BTreeMap<String, i64> = stats["shards"]
-        .as_array()
-        .expect("shards")
-        .iter()
-        .map(|s| {
-            (
-                s["key"].as_str().unwrap().to_string(),
-                s["using_ids"].as_i64().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(per_shard.len(), 6, "{stats}");
-    assert_eq!(per_shard.values().sum::<i64>(), 30);
-    let using = json(&ok(&["list", "--using", "--redis", &url]));
-    let listed: BTreeSet<u64> = using
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|row| row["id"].as_u64().expect("an id"))
-        .collect();
-    assert_eq!(listed, held);
+    assert_reported(&url, &held);
 
     for run in &runs {
         run.signal(Signal::SIGTERM);

@@ -1,9 +1,10 @@
 //! A pool split into shards (`init --shards N`) on one server: its keys and
-//! layout record, a full shard passed over, `stats` (JSON, Prometheus),
-//! `health` and
-//! `list --using` over the shards, growing and shrinking it, a waiter woken by a release on any
-//! shard, the clients that read no layout refused with nothing changed, and
-//! bad input. The same on a Redis Cluster: tests/deploy/shards.rs.
+//! layout record, a full shard passed over, a lost shard passed over or
+//! made again from its runs, the clock records kept in their shard,
+//! `stats` (JSON, Prometheus), `health` and `list --using` over the
+//! shards, growing and shrinking it, a waiter woken by a release on any
+//! shard, the clients that read no layout refused with nothing changed,
+//! and bad input. The same on a Redis Cluster: tests/deploy/shards.rs.
 
 use super::*;
 use common::process::{Run, run_cmd, timings};
@@ -79,6 +80,14 @@ fn a_sharded_pool_splits_its_ids_and_a_full_shard_is_passed_over() {
     }
     let counted: Option<i64> = s.query(&["HGET", "t:shard:3:stats", "get_id_success"]);
     assert_eq!(counted, Some(4));
+    // The clock guard's records live with their shard.
+    let records: Vec<String> = s.query(&["HKEYS", "t:shard:3:clock"]);
+    assert!(!records.is_empty(), "no clock record in the shard");
+    assert!(
+        records.iter().all(|m| m == &enc(7) || m == &enc(8)),
+        "{records:?}"
+    );
+    assert_eq!(s.query::<i64>(&["EXISTS", "t:clock"]), 0);
 
     // Every shard full: the soonest expiry of them all is waited for.
     lease_in_shard(&s, 3, 7);
@@ -94,16 +103,73 @@ fn a_sharded_pool_splits_its_ids_and_a_full_shard_is_passed_over() {
 }
 
 #[test]
-fn stats_and_list_go_over_every_shard() {
+fn a_lost_shard_is_passed_over_or_made_again_from_its_runs() {
     let s = RedisServer::start();
     let url = s.url_ns("t");
     yaraus_ok(&[
-        "--redis", &url, "init", "--min", "1", "--max", "9", "--shards", "3",
+        "--redis", &url, "init", "--min", "1", "--max", "4", "--shards", "2",
+    ]);
+    // Grown: shard 1 holds 3..4 and 7..8.
+    yaraus_ok(&["--redis", &url, "init", "--min", "1", "--max", "8"]);
+    lease_in_shard(&s, 0, 1);
+    lease_in_shard(&s, 0, 2);
+    lease_in_shard(&s, 0, 5);
+    lease_in_shard(&s, 0, 6);
+    // Shard 1's master restarted empty.
+    s.cmd(&[
+        "DEL",
+        "t:shard:1:ids",
+        "t:shard:1:clients",
+        "t:shard:1:stats",
+    ]);
+    let out = yaraus(&quick_run(&url, &["--wait", "0", "--", "true"]));
+    assert_eq!(
+        out.code,
+        Some(75),
+        "the full shard, the lost one passed over: {out:#?}"
+    );
+    assert_eq!(s.query::<i64>(&["EXISTS", "t:shard:1:ids"]), 0);
+    // Given the pool's range, run makes the shard again with its own runs.
+    let id: u64 = yaraus_ok(&quick_run(
+        &url,
+        &[
+            "--min",
+            "1",
+            "--max",
+            "8",
+            "--wait",
+            "0",
+            "--",
+            "sh",
+            "-c",
+            "echo $YARAUS_WORKER_ID",
+        ],
+    ))
+    .stdout
+    .trim()
+    .parse()
+    .expect("an id");
+    assert!([3, 4, 7, 8].contains(&id), "leased {id}");
+    let members: BTreeSet<String> = zset(&s, &shard_ids(1)).into_keys().collect();
+    assert_eq!(members, set_of(&[&enc(3), &enc(4), &enc(7), &enc(8)]));
+}
+
+/// A pool of 1..9 in 3 shards with ids 2, 4, 6 and 9 leased by hand.
+fn sharded_with_leases(s: &RedisServer, url: &str) {
+    yaraus_ok(&[
+        "--redis", url, "init", "--min", "1", "--max", "9", "--shards", "3",
     ]);
     let leased = [(0, 2), (1, 4), (1, 6), (2, 9)];
     for (k, id) in leased {
-        lease_in_shard(&s, k, id);
+        lease_in_shard(s, k, id);
     }
+}
+
+#[test]
+fn stats_and_list_go_over_every_shard() {
+    let s = RedisServer::start();
+    let url = s.url_ns("t");
+    sharded_with_leases(&s, &url);
     let stats = stats_json(&url);
     assert_eq!(int(&stats, "using_ids"), 4);
     assert_eq!(int(&stats, "unusing_ids"), 5);
@@ -154,7 +220,13 @@ fn stats_and_list_go_over_every_shard() {
         .map(|r| r["id"].as_u64().unwrap())
         .collect();
     assert_eq!(ids, (1..=9).collect::<Vec<_>>());
+}
 
+#[test]
+fn a_sharded_pool_grows_and_shrinks_without_moving_an_id() {
+    let s = RedisServer::start();
+    let url = s.url_ns("t");
+    sharded_with_leases(&s, &url);
     // Grown, each shard gets a share of the new ids and keeps its own;
     // shrunk, the leased ids outside the range refuse it.
     let out = yaraus_ok(&["--redis", &url, "init", "--min", "1", "--max", "15"]);
