@@ -149,3 +149,46 @@ fn the_rules_of_list_alone_let_it_list_the_leased_ids() {
     let rows: serde_json::Value = serde_json::from_str(&all.stdout).expect("list JSON");
     assert_eq!(rows.as_array().map(Vec::len), Some(4), "{rows}");
 }
+
+/// A user made from the rules of a yaraus without sharded pools (no layout
+/// record, no shards, no `GET`) keeps running the pool subcommands on a
+/// pool that is not sharded: the layout it may not read is taken as none.
+#[test]
+fn a_user_from_rules_without_shards_keeps_using_a_pool_that_is_not_sharded() {
+    let (servers, urls, _) = servers_with_user(
+        1,
+        false,
+        "pool",
+        &["acl-rules", "init", "run", "stats", "list"],
+    );
+    let s = &servers[0];
+    s.cmd(&[
+        "ACL",
+        "SETUSER",
+        "app",
+        "-get",
+        "resetkeys",
+        "~pool:ids",
+        "~pool:clients",
+        "~pool:stats",
+        "~pool:clock",
+        "~pool:queue:pool:ids",
+        "~pool:ids:building:*",
+    ]);
+    ok(&global(&urls, "pool", &["init", "--max", "3"]), &AS_USER);
+    let run = [
+        &["run"][..],
+        &FAST,
+        &["--", "sh", "-c", "echo $YARAUS_WORKER_ID"],
+    ]
+    .concat();
+    let out = ok(&global(&urls, "pool", &run), &AS_USER);
+    assert_eq!(out.stdout.trim(), "1");
+    let stats = ok(&global(&urls, "pool", &["stats"]), &AS_USER);
+    assert!(
+        stats.stdout.contains("\"client_get_id_success\": 1"),
+        "{}",
+        stats.stdout
+    );
+    ok(&global(&urls, "pool", &["list", "--using"]), &AS_USER);
+}
