@@ -15,7 +15,7 @@ use super::clock_guard::{ClockPolicy, ClockRecord, Offset, WallWatch, wall_ms};
 use super::held::Lease;
 use super::keys::PoolKeys;
 use super::layout::{Layout, is_layout_mark};
-use super::script::{self, pool_error};
+use super::script::{self, is_uninit, pool_error};
 use super::worker_id::WorkerId;
 use crate::base::BootInstant;
 use crate::base::random::random_index;
@@ -220,7 +220,8 @@ impl Leaser {
                     }
                 }
                 Ok(acquired) => return Ok(acquired),
-                Err(e) => missing = Some(e),
+                Err(e) if is_uninit(&e) => missing = Some(e),
+                Err(e) => return Err(pool_error(&self.store, &e)),
             }
         }
         match (soonest, missing) {

@@ -17,12 +17,11 @@
 use super::init::{InitOutcome, add, create_missing, recorded_range};
 use super::keys::PoolKeys;
 use super::leaser::{Leaser, Leftover};
-use super::script;
+use super::script::{self, is_uninit};
 use super::worker_id::WorkerId;
 use crate::base::setting::Setting;
 use crate::error::Result;
 use crate::store::reply::Answer;
-use crate::store::script_error;
 
 /// What acquire.lua answered: its code, the client id, the id, the
 /// expiry and the server's time (ms), and the id's clock record.
@@ -216,9 +215,4 @@ impl Leaser {
 /// mark), which the attempt then finds out for itself.
 fn is_wrong_type(e: &crate::error::Error) -> bool {
     matches!(e, crate::error::Error::State(text) if text.contains("WRONGTYPE"))
-}
-
-/// Whether the acquire script found no pool.
-fn is_uninit(e: &redis::RedisError) -> bool {
-    matches!(script_error(e), Some(("YARAUS_UNINIT", _)))
 }

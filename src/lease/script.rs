@@ -267,6 +267,11 @@ impl Layout<'_> {
     }
 }
 
+/// Whether a pool script found no pool.
+pub fn is_uninit(e: &redis::RedisError) -> bool {
+    matches!(script_error(e), Some(("YARAUS_UNINIT", _)))
+}
+
 /// Turns an error from one of the pool scripts into what the user sees.
 pub fn pool_error(store: &Store, e: &redis::RedisError) -> Error {
     match script_error(e) {
