@@ -29,6 +29,7 @@
 
 #![allow(dead_code, unused_imports)] // until the families land
 
+mod birth;
 mod counters;
 mod hilo;
 mod index;
