@@ -18,16 +18,54 @@ pub struct Guided {
     pub model: Model,
     /// Events taken first, one at a time, from the initial state.
     pub lead: Vec<Event>,
+    pub pace: Pace,
+}
+
+/// How many times each kind of event is offered.
+#[derive(Clone, Copy, Debug)]
+pub struct Pace {
+    /// A request reaching its node, by kind (read, proposal, preparation,
+    /// settle, rollback: `Msg::kind`).
+    pub execute: [usize; 5],
+    /// A decision counting a reply from every node.
+    pub decide: usize,
+    /// One counting fewer (each of them).
+    pub decide_fewer: usize,
+    pub attempt: usize,
+    pub tick: usize,
+    pub lose: usize,
+}
+
+impl Pace {
+    /// Requests reach their nodes soon.
+    pub const PROMPT: Pace = Pace {
+        execute: [4; 5],
+        decide: 4,
+        decide_fewer: 1,
+        attempt: 2,
+        tick: 2,
+        lose: 1,
+    };
+    /// Settles and rollbacks linger while time passes: they land late,
+    /// or not at all.
+    pub const LATE: Pace = Pace {
+        execute: [4, 4, 4, 1, 1],
+        tick: 3,
+        ..Pace::PROMPT
+    };
 }
 
 impl Guided {
     /// How many times `e` is offered.
-    fn weight(e: Event) -> usize {
+    fn weight(&self, e: Event) -> usize {
+        let pace = self.pace;
         match e {
-            Event::Decide(_, codes) if codes.contains(&R_NONE) => 1,
-            Event::Execute(_) | Event::Decide(..) => 4,
-            Event::Attempt(_) | Event::Tick => 2,
-            Event::Lose(_) => 1,
+            Event::Decide(_, codes) if codes.contains(&R_NONE) => pace.decide_fewer,
+            Event::Decide(..) => pace.decide,
+            Event::Execute(x) => pace.execute[usize::from(x.kind)],
+            Event::Attempt(_) => pace.attempt,
+            Event::Tick => pace.tick,
+            Event::Lose(_) => pace.lose,
         }
     }
 
@@ -65,7 +103,7 @@ impl System for Guided {
         self.model.candidates(s, &mut each);
         out.clear();
         for e in each {
-            out.extend(std::iter::repeat_n(e, Self::weight(e)));
+            out.extend(std::iter::repeat_n(e, self.weight(e)));
         }
     }
     fn apply(&self, s: &State, e: Event, log: Option<&mut String>) -> Option<State> {

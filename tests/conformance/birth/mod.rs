@@ -57,7 +57,7 @@ mod names;
 
 use super::{Nodes, Plan, Replay, walk};
 use calls::{Allowed, Call, Reply, Script, plan};
-use guided::Guided;
+use guided::{Guided, Pace};
 use names::{Key, key_of, parse};
 use std::collections::HashMap;
 use yaraus::seq::script::{Propose, Read, Transition};
@@ -304,27 +304,32 @@ fn shipped(start: Start) -> Model {
 
 #[test]
 fn conformance_birth_from_nothing() {
-    let model = Guided {
-        model: shipped(FRESH),
-        lead: Vec::new(),
-    };
-    let plan = Plan {
-        depth: 6,
-        walks: 30,
-        steps: 60,
-    };
-    check(model, "from nothing", plan);
+    for (pace, depth) in [(Pace::PROMPT, 5), (Pace::LATE, 0)] {
+        let model = Guided {
+            model: shipped(FRESH),
+            lead: Vec::new(),
+            pace,
+        };
+        let plan = Plan {
+            depth,
+            walks: 80,
+            steps: 60,
+        };
+        check(model, "from nothing", plan);
+    }
 }
 
 #[test]
 fn conformance_birth_of_a_stopped_creation() {
+    // Three ticks short of ripe: the walks see it unripe, then ripe.
     let model = Guided {
         model: shipped(STUCK),
         lead: vec![Event::Tick; 4],
+        pace: Pace::PROMPT,
     };
     let plan = Plan {
-        depth: 8,
-        walks: 30,
+        depth: 7,
+        walks: 80,
         steps: 60,
     };
     check(model, "a creation stopped half-way", plan);
