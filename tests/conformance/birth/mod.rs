@@ -26,7 +26,8 @@
 //!   is what catches a script that writes where it should not: the walk
 //!   itself only takes the requests that write.
 //! * A node losing its data is a `FLUSHALL` of its server; a tick, an
-//!   attempt and a proposal's decision run no script of their own.
+//!   attempt and the other decisions run no script of their own (the
+//!   requests they make the model forget are sent, as above).
 //!
 //! After each step the three keys, read back with `GET`, must be the
 //! model's: missing, a counter, the exact mark, or prepared for the same
@@ -48,8 +49,18 @@
 //! the same reason the age of a prepared state is not compared, only that
 //! it carries the server's clock.
 //!
-//! The model's starts (`FRESH`, `STUCK`) are written to the servers as
-//! they are, the prepared ones with the server's clock.
+//! # The walks, and what is left out
+//!
+//! From nothing (`FRESH`), and from a creation stopped half-way (`STUCK`,
+//! aged to three ticks short of ripe first), with room for three and two
+//! attempts; the walks are paced (`guided.rs`) so that they reach
+//! settles, late settles and rollbacks. The starts are written to the
+//! servers as they are, prepared nodes with the server's clock.
+//!
+//! Not tied: which replies a round may count (the model's history of
+//! each node) is the model's own bookkeeping, checked only through the
+//! verdicts it leads to; the creator's own clock (`create.rs` settles
+//! only within a round lifetime of its read) is Rust, not a script.
 
 mod calls;
 mod guided;
