@@ -53,8 +53,9 @@
 //!
 //! From nothing (`FRESH`), and from a creation stopped half-way (`STUCK`,
 //! aged to three ticks short of ripe first), with room for three and two
-//! attempts; the walks are paced (`guided.rs`) so that they reach
-//! settles, late settles and rollbacks. The starts are written to the
+//! attempts: chosen runs first (`stories.rs`: each whole story, every
+//! time), then the walks, paced (`guided.rs`) so that they reach settles,
+//! late settles and rollbacks. The starts are written to the
 //! servers as they are, prepared nodes with the server's clock.
 //!
 //! Not tied: which replies a round may count (the model's history of
@@ -65,7 +66,9 @@
 mod calls;
 mod guided;
 mod names;
+mod stories;
 
+use super::walk::replay_runs;
 use super::{Nodes, Plan, Replay, walk};
 use calls::{Allowed, Call, Reply, Script, plan};
 use guided::{Guided, Pace};
@@ -295,9 +298,11 @@ impl Replay for Birth {
     }
 }
 
-fn check(model: Guided, what: &'static str, plan: Plan) {
+/// The walks of `plan`, after the chosen runs `stories` makes.
+fn check(model: Guided, what: &'static str, plan: Plan, stories: &[fn(&Model) -> Vec<Event>]) {
     let mut birth = Birth::new(model, what);
-    let steps = walk(&mut birth, plan);
+    let runs: Vec<Vec<Event>> = stories.iter().map(|f| f(&birth.model.model)).collect();
+    let steps = replay_runs(&mut birth, &runs) + walk(&mut birth, plan);
     let mut tally: Vec<_> = birth.tally.into_iter().collect();
     tally.sort();
     eprintln!("conformance birth ({what}): {steps} steps compared; calls: {tally:?}");
@@ -315,7 +320,8 @@ fn shipped(start: Start) -> Model {
 
 #[test]
 fn conformance_birth_from_nothing() {
-    for (pace, depth) in [(Pace::PROMPT, 5), (Pace::LATE, 0)] {
+    let stories: [fn(&Model) -> Vec<Event>; 2] = [stories::together, stories::loss_during_creation];
+    for (pace, depth, stories) in [(Pace::PROMPT, 5, &stories[..]), (Pace::LATE, 0, &[])] {
         let model = Guided {
             model: shipped(FRESH),
             lead: Vec::new(),
@@ -326,7 +332,7 @@ fn conformance_birth_from_nothing() {
             walks: 80,
             steps: 60,
         };
-        check(model, "from nothing", plan);
+        check(model, "from nothing", plan, stories);
     }
 }
 
@@ -343,5 +349,10 @@ fn conformance_birth_of_a_stopped_creation() {
         walks: 80,
         steps: 60,
     };
-    check(model, "a creation stopped half-way", plan);
+    check(
+        model,
+        "a creation stopped half-way",
+        plan,
+        &[stories::rolled_back],
+    );
 }
