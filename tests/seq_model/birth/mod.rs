@@ -59,7 +59,7 @@
 //! (`timed/` has it): here such a node stays without the counter, and the
 //! sequence goes on with the majority.
 
-mod state;
+pub mod state;
 mod step;
 #[cfg(test)]
 mod tests;
