@@ -60,7 +60,10 @@
 //! * Once no init is in flight, the pool holds its recorded range: every
 //!   id of it ([`Violation::LostId`]: two inits racing must not cut an id
 //!   out of the range the later one recorded) and none beyond
-//!   ([`Violation::StrayId`]).
+//!   ([`Violation::StrayId`]). Only a shrinking init is cut in two here: a
+//!   growing one is a single step, so the model never sees its additions
+//!   land after a later init's decision, which in the real code can leave
+//!   ids beyond the range (never fewer) until the next `init` removes them.
 //!
 //! The shipped scripts pass ([`Flaw`] `None`); a renewal that extends any
 //! owner's id, a release that frees any owner's id, a release that writes
