@@ -15,8 +15,10 @@
 -- lease it.
 -- Its clock record (ns:clock) stays: it guards the id if the pool grows back.
 local ids, clients, stats = KEYS[1], KEYS[2], KEYS[3]
+-- Compared as the digits resize.lua stored (a double would round ids past
+-- 2^53 together).
 local range = redis.call('HMGET', stats, 'min', 'max')
-if tonumber(range[1]) ~= tonumber(ARGV[1]) or tonumber(range[2]) ~= tonumber(ARGV[2]) then
+if range[1] ~= ARGV[1] or range[2] ~= ARGV[2] then
   return -1
 end
 local removed = 0
