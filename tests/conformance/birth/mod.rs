@@ -60,8 +60,10 @@
 //!
 //! Not tied: which replies a round may count (the model's history of
 //! each node) is the model's own bookkeeping, checked only through the
-//! verdicts it leads to; the creator's own clock (`create.rs` settles
-//! only within a round lifetime of its read) is Rust, not a script.
+//! verdicts it leads to; the reader's and the creator's own clocks
+//! (`create.rs` rolls back and settles only within a round lifetime of
+//! the read) are Rust, not a script: the model's round lifetime stands
+//! for them, and `tests/seq_creation/straggler.rs` checks the rollback's.
 
 mod calls;
 mod guided;
