@@ -15,7 +15,15 @@
 //!   removed is leased (unless forced), and otherwise records the range.
 //!   Ids are then added and removed in chunks; an interrupted `init` left
 //!   the pool with more or fewer ids than its recorded range, which the
-//!   next `init` sees and finishes.
+//!   next `init` sees and finishes;
+//! * a resize adds its whole range, not only what the old range lacked
+//!   (`ZADD NX`: the ids present, and their leases, are left as they are):
+//!   an id missing from inside the range, which no count or smallest and
+//!   largest id shows, comes back whenever `init` runs again;
+//! * each chunk is removed only while the range recorded is still its
+//!   init's decision (`shrink.lua`). Two inits racing each record their
+//!   range; the later decision stands, and the earlier init stops before
+//!   it takes an id the later one kept or put back.
 //!
 //! The pool's range is recorded in `ns:stats` as `min` and `max`; a pool made
 //! by the Go tool, which has none, is measured by scanning it.
@@ -166,13 +174,10 @@ async fn resize(
             Setting::Force
         );
     }
-    let mut added = 0;
-    for range in difference(min..=max, cur_min..=cur_max) {
-        added += add(store, &keys.ids, range).await?;
-    }
+    let added = add(store, &keys.ids, min..=max).await?;
     let mut removed = 0;
     for range in removing {
-        removed += remove(store, keys, range).await?;
+        removed += remove(store, keys, (min, max), range).await?;
     }
     Ok(InitOutcome::Resized {
         from: (cur_min, cur_max),
@@ -297,20 +302,47 @@ pub(super) async fn add(store: &mut Store, ids: &str, range: RangeInclusive<u64>
     Ok(added)
 }
 
+/// Removes `range` from the pool, chunk by chunk, each while the range
+/// recorded is still `decided`, this init's.
 pub(super) async fn remove(
     store: &mut Store,
     keys: &PoolKeys,
+    decided: (u64, u64),
     range: RangeInclusive<u64>,
 ) -> Result<u64> {
     let mut removed = 0;
     for (lo, hi) in chunks(range, SHRINK_CHUNK) {
-        let invocation = Shrink { keys, ids: lo..=hi }.invocation();
-        removed += match store.script::<u64>(&invocation).await? {
-            Ok(n) => n,
+        let invocation = Shrink {
+            keys,
+            decided,
+            ids: lo..=hi,
+        }
+        .invocation();
+        removed += match store.script::<i64>(&invocation).await? {
+            // -1: another init decided since.
+            Ok(n) => match u64::try_from(n) {
+                Ok(n) => n,
+                Err(_) => return Err(overtaken(store, keys, decided).await),
+            },
             Err(e) => return Err(pool_error(store, &e)),
         };
     }
     Ok(removed)
+}
+
+/// What an init whose removal found another init's decision says: the
+/// later decision stands, and this init stopped short of taking its ids.
+async fn overtaken(store: &mut Store, keys: &PoolKeys, (min, max): (u64, u64)) -> Error {
+    let now = match recorded_range(store, keys).await {
+        Ok(Some((lo, hi))) => format!("the range {lo}..{hi}"),
+        _ => "another range".to_string(),
+    };
+    Error::State(format!(
+        "another init gave the pool {} {now} while this one was removing the ids outside \
+         {min}..{max}; this one stopped, and the other's range stands: run init again if \
+         {min}..{max} is still wanted",
+        keys.ids
+    ))
 }
 
 /// Runs resize.lua: records `min..=max` as the pool's range, or refuses,

@@ -189,15 +189,20 @@ impl Resize<'_> {
     }
 }
 
-/// shrink.lua: remove the ids `ids` from the pool.
+/// shrink.lua: remove the ids `ids` from the pool, while the range it
+/// records is still `decided` (the range its init recorded with
+/// [`Resize`]); -1 when another init decided since.
 pub struct Shrink<'a> {
     pub keys: &'a PoolKeys,
+    pub decided: (u64, u64),
     pub ids: RangeInclusive<u64>,
 }
 
 impl Shrink<'_> {
     pub fn invocation(&self) -> Invocation {
-        let mut invocation = invoke(&SHRINK, &[&self.keys.ids, &self.keys.clients]);
+        let keys = self.keys;
+        let mut invocation = invoke(&SHRINK, &[&keys.ids, &keys.clients, &keys.stats]);
+        invocation.arg(self.decided.0).arg(self.decided.1);
         for n in self.ids.clone() {
             invocation.arg(WorkerId(n).encode());
         }

@@ -10,11 +10,12 @@
 //! * **Resizing**: the new runs of each shard are worked out
 //!   ([`resized`]: an id never changes shard); a shrink is refused, having
 //!   written nothing, while an id to be removed from any shard is leased
-//!   (unless forced); every shard that loses ids then decides as a pool
-//!   does (resize.lua, which refuses an id leased since); then the record
-//!   is changed, over the one read (another `init` in between makes this
-//!   one fail, having removed nothing), and ids are added and removed in
-//!   chunks.
+//!   (unless forced); every shard then records the decision as a pool
+//!   does (resize.lua, which refuses an id leased since), so that its
+//!   removals go on only while no other `init` decided since (shrink.lua);
+//!   then the record is changed, over the one read (another `init` in
+//!   between makes this one fail, having removed nothing), and ids are
+//!   added (every run again, `ZADD NX`) and removed in chunks.
 //! * **Finishing**: a shard that does not hold exactly its runs (an `init`
 //!   interrupted) is made to, by adding them again (`ZADD NX`) and removing
 //!   what lies outside them.
@@ -173,10 +174,12 @@ async fn resize(
         if !force {
             refuse_leased(store, layout, &runs, (min, max)).await?;
         }
+        // Every shard records this init's decision (resize.lua), so that
+        // its removals go on only while the decision stands (shrink.lua).
         for (shard, new) in layout.shards.iter().zip(&runs) {
             let removing = minus(&shard.ranges, new);
+            let taken = decide(store, &shard.keys, (min, max), force, &removing).await?;
             if !removing.is_empty() {
-                let taken = decide(store, &shard.keys, (min, max), force, &removing).await?;
                 said_removing(&shard.keys, &removing, &taken);
             }
         }
@@ -195,7 +198,7 @@ async fn resize(
     let (mut added, mut removed) = (0, 0);
     for (shard, new) in layout.shards.iter().zip(&runs) {
         let old = changed.then_some(shard.ranges.as_slice());
-        let (a, r) = finish(store, &shard.keys, new, old).await?;
+        let (a, r) = finish(store, &shard.keys, new, old, ((min, max), force)).await?;
         added += a;
         removed += r;
     }
@@ -274,35 +277,44 @@ fn said_removing(keys: &PoolKeys, removing: &[RangeInclusive<u64>], taken: &[(St
     }
 }
 
-/// Makes one shard hold exactly `runs`: from `old` (the runs it held, when
-/// the record just changed) by adding and removing the difference;
-/// otherwise, when it does not hold as many ids as its runs, by adding
-/// them all again and removing any other. Returns (added, removed).
+/// Makes one shard hold exactly `runs`, for the init that decided
+/// `decided` (forced or not): from `old` (the runs it held, when the record
+/// just changed) by removing what it lost; otherwise, when it does not hold
+/// as many ids as its runs, by removing any other it holds (decided first,
+/// as a shrink is: refused while one is leased). Either way its runs are
+/// added again (`ZADD NX`: an id missing from inside them comes back, the
+/// others keep their leases). Returns (added, removed).
 async fn finish(
     store: &mut Store,
     keys: &PoolKeys,
     runs: &[RangeInclusive<u64>],
     old: Option<&[RangeInclusive<u64>]>,
+    (decided, force): ((u64, u64), bool),
 ) -> Result<(u64, u64)> {
     check_types(store, keys).await?;
-    let (adding, removing) = match old {
-        Some(old) => (minus(runs, old), minus(old, runs)),
+    let removing = match old {
+        Some(old) => minus(old, runs),
         None => {
             let want: u64 = runs.iter().map(|r| r.end() - r.start() + 1).sum();
             let held: u64 = store.query(redis::cmd("ZCARD").arg(&keys.ids)).await?;
             if held == want {
                 return Ok((0, 0));
             }
-            (runs.to_vec(), outside(store, keys, runs).await?)
+            let stray = outside(store, keys, runs).await?;
+            if !stray.is_empty() {
+                let taken = decide(store, keys, decided, force, &stray).await?;
+                said_removing(keys, &stray, &taken);
+            }
+            stray
         }
     };
     let mut added = 0;
-    for run in adding {
-        added += add(store, &keys.ids, run).await?;
+    for run in runs {
+        added += add(store, &keys.ids, run.clone()).await?;
     }
     let mut removed = 0;
     for run in removing {
-        removed += remove(store, keys, run).await?;
+        removed += remove(store, keys, decided, run).await?;
     }
     Ok((added, removed))
 }

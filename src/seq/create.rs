@@ -39,6 +39,16 @@
 //! (the dead end the model `tests/seq_model/birth/` finds with weaker
 //! rules), and a creation from marks follows.
 //!
+//! The read and the ripe answers count only within [`ROUND_LIFETIME`] of
+//! the read's start, as a creator's replies do. A mark the read saw must
+//! mean that no settle of the creation landed there: a preparation that
+//! replaced it came after the read began and within a lifetime of its
+//! creator's read, a whole quarantine before any node of the creation is
+//! ripe, so ripe answers within a lifetime of the read's start leave no
+//! room for one. A read that straggled longer (a long `--timeout`) could
+//! count a mark that a late preparation replaced and settled to 0 since,
+//! and roll the others back beside that holder.
+//!
 //! Creators that read the same states choose the same creation id (the id
 //! of the view) and a compare-and-set that finds its target already there
 //! succeeds, so simultaneous first callers finish one creation together
@@ -89,12 +99,15 @@ pub async fn create(
 /// Rolls back the `prepared` nodes (index, exact `creating:<ms>:<id>`) of a
 /// creation that stopped half-way ([`super::view::stopped`]), once every one
 /// of them says its [`CREATION_QUARANTINE`] is over: each to a fresh mark
-/// naming the creation. `Ok(true)`: every one rolled back; `Ok(false)`: not
-/// yet (the longest wait left, if a node said so), or a node changed.
+/// naming the creation, if the marking read begun at `read_at` and those
+/// answers fit within [`ROUND_LIFETIME`]. `Ok(true)`: every one rolled
+/// back; `Ok(false)`: not yet (the longest wait left, if a node said so),
+/// not in time, or a node changed: read again.
 pub async fn roll_back(
     quorum: &mut Quorum,
     key: &str,
     prepared: &[(usize, String)],
+    read_at: BootInstant,
 ) -> Result<(bool, Option<Duration>)> {
     let n = quorum.len();
     let step = |to: &dyn Fn(&str) -> String| -> Vec<Option<(String, String)>> {
@@ -109,6 +122,11 @@ pub async fn roll_back(
     let (all, left) = ask(quorum, key, &ripe).await;
     if !all {
         return Ok((false, left));
+    }
+    // A mark counted from an older read may have been prepared and settled
+    // since (module docs).
+    if read_at.elapsed() > ROUND_LIFETIME {
+        return Ok((false, None));
     }
     let token = random_hex::<16>("a sequence mark")?;
     let undo = step(&|state| {

@@ -51,4 +51,4 @@ pub use floor::{FloorOutcome, NodeFloor, set_floor};
 pub use name::{MAX_NAME, SeqKeys, check_name};
 pub use sequence::{MajoritySequence, Vote};
 pub use sweep_metrics::SweepMetrics;
-pub use view::NodeState;
+pub use view::{NodeState, creation, stopped};

@@ -262,7 +262,7 @@ impl MajoritySequence {
                 Ok(None)
             }
             Verdict::RollBack(prepared) => {
-                let (done, left) = create::roll_back(quorum, &self.key, &prepared).await?;
+                let (done, left) = create::roll_back(quorum, &self.key, &prepared, read_at).await?;
                 if done {
                     log::warn!(
                         "{}: a creation that stopped half-way was rolled back; the sequence is \

@@ -73,3 +73,12 @@ pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool)
         thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// A single-threaded tokio runtime, for the tests that drive the library
+/// (`block_on` one call at a time, as a one-shot command does).
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}

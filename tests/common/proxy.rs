@@ -9,6 +9,13 @@
 //! looks like, and the path where a client must rely on its own timeouts.
 //! [`Proxy::heal`] closes the blackholed connections and forwards again.
 //!
+//! [`Proxy::delay`] makes the server a straggler instead: every chunk it
+//! sends is held that long before it is forwarded (requests go through at
+//! once), so each request/reply exchange takes at least that long and
+//! still completes — a node whose answers come late but come. A chunk read
+//! while one is held waits its turn, so the delay is a lower bound, which
+//! is what a test of a lifetime needs. A zero delay forwards at once again.
+//!
 //! Plain std threads: one accepting, two per connection pumping bytes. The
 //! proxy knows nothing of RESP.
 
@@ -41,6 +48,8 @@ struct Shared {
 #[derive(Default)]
 struct State {
     cut: bool,
+    /// How long each chunk from the server is held ([`Proxy::delay`]).
+    delay: Duration,
     /// Forwarded connections: (client side, server side), by id.
     live: HashMap<u64, (TcpStream, TcpStream)>,
     /// Connections accepted while cut, never answered.
@@ -105,6 +114,12 @@ impl Proxy {
         }
     }
 
+    /// Holds every chunk the server sends from now on for `delay` before
+    /// forwarding it (the module docs); `Duration::ZERO` ends that.
+    pub fn delay(&self, delay: Duration) {
+        self.shared.lock().delay = delay;
+    }
+
     /// Whether the proxy is cut now.
     pub fn is_cut(&self) -> bool {
         self.shared.lock().cut
@@ -165,9 +180,9 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             };
             state.live.insert(id, (c, s));
         }
-        for (from, to) in [
-            (client.try_clone(), server.try_clone()),
-            (server.try_clone(), client.try_clone()),
+        for (from, to, from_server) in [
+            (client.try_clone(), server.try_clone(), false),
+            (server.try_clone(), client.try_clone(), true),
         ] {
             let (Ok(from), Ok(to)) = (from, to) else {
                 continue;
@@ -175,18 +190,23 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             let shared = shared.clone();
             let _ = thread::Builder::new()
                 .name("proxy-pump".into())
-                .spawn(move || pump(from, to, id, &shared));
+                .spawn(move || pump(from, to, id, from_server, &shared));
         }
     }
 }
 
-/// Copies bytes one way until either side closes; then closes both.
-fn pump(mut from: TcpStream, mut to: TcpStream, id: u64, shared: &Shared) {
+/// Copies bytes one way until either side closes; then closes both. What
+/// comes `from_server` is held for the proxy's delay first.
+fn pump(mut from: TcpStream, mut to: TcpStream, id: u64, from_server: bool, shared: &Shared) {
     let mut buf = [0u8; 16 * 1024];
     loop {
         match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => {
+                let delay = shared.lock().delay;
+                if from_server && !delay.is_zero() {
+                    thread::sleep(delay);
+                }
                 if to.write_all(&buf[..n]).is_err() {
                     break;
                 }

@@ -2,7 +2,7 @@
 //! two allocators never repeat, blocks are reserved ahead, the batch grows
 //! when blocks go fast, and a SIGKILLed shard is left for another.
 
-use crate::hilo::common::RedisServer;
+use crate::hilo::common::{RedisServer, runtime};
 use crate::hilo::*;
 use std::collections::HashSet;
 use std::time::Duration;
@@ -22,13 +22,6 @@ fn allocator(on: &[&RedisServer], batch: u64, start_at: usize) -> Allocator {
     // speed: a block of a few hundred ids lasts microseconds.
     options.block_life = Duration::from_secs(10);
     Allocator::new(reserver, options).unwrap()
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 #[test]

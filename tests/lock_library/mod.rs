@@ -4,8 +4,8 @@
 
 use crate::common;
 
-use common::RedisServer;
 use common::lock::masters;
+use common::{RedisServer, runtime};
 use std::time::Duration;
 use tokio::time::Instant;
 use yaraus::base::setting::Setting;
@@ -15,13 +15,6 @@ use yaraus::lock::{Attempt, Token};
 use yaraus::seq::MajoritySequence;
 use yaraus::store::{Quorum, Target};
 use yaraus::timing::Timeouts;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn quorum(servers: &[RedisServer], require_fsync: bool) -> Quorum {
     let targets: Vec<Target> = servers

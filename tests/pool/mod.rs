@@ -14,6 +14,8 @@
 //!
 //! * `init.rs`: creating, adopting, growing and shrinking a pool, 2^22 ids
 //!   included, and an init interrupted half-way.
+//! * `race.rs`: two inits racing, stepped through their scripts, and an id
+//!   missing from inside the recorded range put back.
 //! * `stats.rs`: the JSON figures against a known history and the server's
 //!   clock.
 //! * `prometheus.rs`: the Prometheus text format, read strictly, against
@@ -33,6 +35,7 @@ use crate::common;
 mod init;
 mod list;
 mod prometheus;
+mod race;
 mod shards;
 mod stalls;
 mod stats;

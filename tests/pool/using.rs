@@ -68,9 +68,9 @@ fn list_using_on_a_big_pool_lists_exactly_the_leased_ids() {
     // Three clients, one of them holding two ids; two expiries equal; the
     // expiry order is not the id order.
     let leases: BTreeMap<u64, (f64, String)> = [
-        (1, base + 100.5, "host-a-1.000-1"),
-        (524_288, base + 100.5, "host-b-2.000-2"),
-        (1_048_575, base + 50.25, "host-a-1.000-1"),
+        (1, base + 1000.5, "host-a-1.000-1"),
+        (524_288, base + 1000.5, "host-b-2.000-2"),
+        (1_048_575, base + 500.25, "host-a-1.000-1"),
         (99, base + 3000.0, "host-c-3.000-3"),
         // Expired and never reclaimed: its owner is still recorded.
         (7, base - 30.0, "host-d-4.000-4"),

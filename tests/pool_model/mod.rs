@@ -27,10 +27,13 @@
 //!   same as never ran, and only while the lease runs). A client may release
 //!   an id it lost, knowing it (its renewal was refused) or not.
 //! * `Init` (`yaraus init` to `1..=to`, with or without `--force`): the
-//!   range decided by `resize.lua`, ids added or removed (`shrink.lua`).
+//!   range decided by `resize.lua`, the whole of it added (`ZADD NX`: the
+//!   ids present left as they are), the ids beyond removed (`shrink.lua`).
 //!   `Decide` and `Shrink` are the same init cut in two, others acting
 //!   between its decision and its removal: an id leased meanwhile is
-//!   removed under its holder, who learns at its next renewal.
+//!   removed under its holder, who learns at its next renewal; and when
+//!   another init decided meanwhile, the removal is refused
+//!   ([`Reply::Overtaken`]): the later decision stands.
 //!
 //! # Time
 //!
@@ -54,10 +57,19 @@
 //!   ([`Violation::ForeignWrite`]).
 //! * A clock record is never lowered, but by its owner's release, and then
 //!   never below what that owner's lease found ([`Violation::RecordLowered`]).
+//! * Once no init is in flight, the pool holds its recorded range: every
+//!   id of it ([`Violation::LostId`]: two inits racing must not cut an id
+//!   out of the range the later one recorded) and none beyond
+//!   ([`Violation::StrayId`]). Only a shrinking init is cut in two here: a
+//!   growing one is a single step, so the model never sees its additions
+//!   land after a later init's decision, which in the real code can leave
+//!   ids beyond the range (never fewer) until the next `init` removes them.
 //!
 //! The shipped scripts pass ([`Flaw`] `None`); a renewal that extends any
-//! owner's id, a release that frees any owner's id, and a release that
-//! writes its wall clock below what its lease found each fail. The
+//! owner's id, a release that frees any owner's id, a release that writes
+//! its wall clock below what its lease found, and a removal that ignores a
+//! later init's decision (with init adding its whole range, or only past
+//! the largest id it measures) each fail. The
 //! conformance test (`tests/conformance/pool/`) replays these steps on a
 //! real `redis-server` through the library's own script builders.
 
@@ -172,7 +184,8 @@ pub struct State {
     pub counters: Counters,
     /// The range recorded in the stats hash is `1..=range`.
     pub range: u8,
-    /// An init that decided to shrink and has not removed `lo..=hi` yet.
+    /// An init that decided to shrink to `1..=lo - 1` and has not removed
+    /// `lo..=hi` yet.
     pub pending: Option<(u8, u8)>,
     /// Steps left in the budget.
     pub left: u8,
@@ -205,9 +218,24 @@ pub enum Event {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Violation {
-    SharedId { id: u8 },
-    ForeignWrite { id: u8, client: u8 },
-    RecordLowered { id: u8 },
+    SharedId {
+        id: u8,
+    },
+    ForeignWrite {
+        id: u8,
+        client: u8,
+    },
+    RecordLowered {
+        id: u8,
+    },
+    /// An id of the recorded range absent, no init in flight.
+    LostId {
+        id: u8,
+    },
+    /// An id beyond the recorded range present, no init in flight.
+    StrayId {
+        id: u8,
+    },
 }
 
 /// A client as a script's reply names it.
@@ -265,6 +293,9 @@ pub enum Reply {
     },
     /// `shrink.lua`: how many of the ids were in the pool.
     Shrunk(u8),
+    /// `shrink.lua` refused, removing nothing: the range recorded is no
+    /// longer its init's decision.
+    Overtaken,
     /// None of these: what a script gone wrong answers (an error, a lease
     /// of another length), as the conformance test reads it back.
     #[allow(dead_code)]
@@ -281,6 +312,22 @@ pub enum Flaw {
     /// An ended release writes its wall clock, even below what its lease
     /// found.
     EndedBelowFound,
+    /// A removal takes its ids whatever range is recorded by then.
+    RemovalIgnoresRange,
+    /// That, and an init adds only the ids past the largest one present
+    /// (or past its recorded range, when the count matches it): the pool
+    /// measured by its ends alone.
+    RemovalIgnoresRangeAddsPastTheTop,
+}
+
+impl Flaw {
+    /// The removal does not compare the recorded range with its decision.
+    fn unchecked_removal(flaw: Option<Flaw>) -> bool {
+        matches!(
+            flaw,
+            Some(Flaw::RemovalIgnoresRange | Flaw::RemovalIgnoresRangeAddsPastTheTop)
+        )
+    }
 }
 
 #[derive(Clone, Copy, Debug)]

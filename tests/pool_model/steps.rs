@@ -138,7 +138,7 @@ impl Model {
             Event::Acquire { c, lasts, horizon } => self.acquire(&mut n, c, lasts, horizon)?,
             Event::Renew { c, lasts, horizon } => self.renew(&mut n, c, lasts, horizon)?,
             Event::Release { c, how } => self.release(&mut n, c, how)?,
-            Event::Init { to, force } => Reply::Init(init(&mut n, to, force)),
+            Event::Init { to, force } => Reply::Init(self.init(&mut n, to, force)),
             Event::Decide { to, force } => {
                 if n.pending.is_some() || to >= n.top() {
                     return None;
@@ -152,7 +152,11 @@ impl Model {
             }
             Event::Shrink => {
                 let (lo, hi) = n.pending.take()?;
-                Reply::Shrunk(n.remove(lo, hi))
+                if n.range != lo - 1 && !Flaw::unchecked_removal(self.flaw) {
+                    Reply::Overtaken
+                } else {
+                    Reply::Shrunk(n.remove(lo, hi))
+                }
             }
         };
         n.renumber();
@@ -328,34 +332,52 @@ pub(super) fn shared(s: &State, id: u8) -> Option<Violation> {
     (in_force > 1).then_some(Violation::SharedId { id })
 }
 
-/// `yaraus init` to `1..=to` (`src/lease/init.rs`): nothing when the pool
-/// is that already; else from the recorded range, or the one measured when
-/// an init was cut short, decide, add the missing ids (score 0), remove
-/// those beyond.
-fn init(n: &mut State, to: u8, force: bool) -> InitReply {
-    let held = n.ids.iter().filter(|slot| slot.present).count() as u8;
-    if n.range == to && held == to {
-        return InitReply::Already { to };
+/// The pool not its recorded range, though no init is in flight.
+pub(super) fn out_of_range(s: &State) -> Option<Violation> {
+    if s.pending.is_some() {
+        return None;
     }
-    let from = if held == n.range { n.range } else { n.top() };
-    let (recorded, _) = n.decide(to, force);
-    if !recorded {
-        return InitReply::Refused;
-    }
-    let mut added = 0;
-    for id in from + 1..=to {
-        let slot = n.slot_mut(id);
-        if !slot.present {
-            slot.present = true;
-            slot.score = Score::Never;
-            added += 1;
+    (1..=IDS as u8).find_map(|id| match (s.slot(id).present, id <= s.range) {
+        (false, true) => Some(Violation::LostId { id }),
+        (true, false) => Some(Violation::StrayId { id }),
+        _ => None,
+    })
+}
+
+impl Model {
+    /// `yaraus init` to `1..=to` (`src/lease/init.rs`): nothing when the
+    /// pool is that already; else from the recorded range, or the one
+    /// measured when the count says an init was cut short, decide, add the
+    /// whole range (score 0 for the ids it lacked), remove those beyond.
+    fn init(&self, n: &mut State, to: u8, force: bool) -> InitReply {
+        let held = n.ids.iter().filter(|slot| slot.present).count() as u8;
+        if n.range == to && held == to {
+            return InitReply::Already { to };
         }
-    }
-    let removed = if from > to { n.remove(to + 1, from) } else { 0 };
-    InitReply::Resized {
-        from: (1, from),
-        to,
-        added,
-        removed,
+        let from = if held == n.range { n.range } else { n.top() };
+        let (recorded, _) = n.decide(to, force);
+        if !recorded {
+            return InitReply::Refused;
+        }
+        let first = match self.flaw {
+            Some(Flaw::RemovalIgnoresRangeAddsPastTheTop) => from + 1,
+            _ => 1,
+        };
+        let mut added = 0;
+        for id in first..=to {
+            let slot = n.slot_mut(id);
+            if !slot.present {
+                slot.present = true;
+                slot.score = Score::Never;
+                added += 1;
+            }
+        }
+        let removed = if from > to { n.remove(to + 1, from) } else { 0 };
+        InitReply::Resized {
+            from: (1, from),
+            to,
+            added,
+            removed,
+        }
     }
 }

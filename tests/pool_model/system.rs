@@ -1,7 +1,7 @@
 //! The model as the explorer sees it: its initial state, the events of a
 //! state, their narration, and the properties.
 
-use super::steps::shared;
+use super::steps::{out_of_range, shared};
 use super::*;
 use explorer::say;
 use std::fmt::Write as _;
@@ -101,6 +101,7 @@ impl System for Model {
     fn violation(&self, s: &State) -> Option<Violation> {
         s.broken
             .or_else(|| (1..=IDS as u8).find_map(|id| shared(s, id)))
+            .or_else(|| out_of_range(s))
     }
 
     fn counted(&self, s: &State) -> u32 {

@@ -1,7 +1,7 @@
 //! The cases: the shipped scripts break nothing within the bounds, the runs
 //! that matter are reached, and each flaw is caught with a shortest run.
 
-use super::{Bounds, Flaw, Model, Reply, Violation, Who};
+use super::{Bounds, Flaw, InitReply, Model, Reply, Violation, Who};
 use crate::explorer::{self, System, check, guided};
 
 /// Two clients on a pool of two ids that grows to three and shrinks to
@@ -145,4 +145,69 @@ fn an_unused_release_puts_the_record_back() {
         s.slot(1).record.map(|r| (r.horizon, r.writer)),
         Some((2, 0))
     );
+}
+
+/// One init decides 1..=2 to 1..=1; another grows the pool to 1..=3; then
+/// the first sends its removal of id 2.
+const RACE: [&str; 3] = [
+    "an init to 1..=1 decides: Decided { recorded: true, leased: [] }",
+    "init 1..=3: Resized { from: (1, 2), to: 3, added: 1, removed: 0 }",
+    "that init removes its ids",
+];
+
+#[test]
+fn a_removal_after_a_later_init_decided_is_refused_and_no_id_is_lost() {
+    let m = shipped(TWO);
+    assert_eq!(last_reply(&m, &RACE), Reply::Overtaken);
+    let (_, s) = guided(&m, &RACE);
+    assert_eq!(s.range, 3);
+    assert!((1..=3).all(|id| s.slot(id).present), "{s:?}");
+}
+
+#[test]
+fn a_removal_that_ignores_a_later_decision_is_caught() {
+    assert_eq!(
+        caught(Flaw::RemovalIgnoresRange),
+        Violation::LostId { id: 2 }
+    );
+    // Yet an init run again puts id 2 back: it adds its whole range.
+    let m = Model {
+        bounds: TWO,
+        flaw: Some(Flaw::RemovalIgnoresRange),
+    };
+    let again = [&RACE[..], &["init 1..=3"]].concat();
+    assert_eq!(
+        last_reply(&m, &again),
+        Reply::Init(InitReply::Resized {
+            from: (1, 3),
+            to: 3,
+            added: 1,
+            removed: 0
+        })
+    );
+}
+
+/// The rule `init` had: the removal unchecked, and the pool measured by
+/// its largest id alone, so that an id cut out of its middle is never
+/// added again.
+#[test]
+fn an_init_measured_by_its_ends_loses_an_id_for_good_to_a_racing_removal() {
+    let flaw = Flaw::RemovalIgnoresRangeAddsPastTheTop;
+    assert_eq!(caught(flaw), Violation::LostId { id: 2 });
+    let m = Model {
+        bounds: TWO,
+        flaw: Some(flaw),
+    };
+    let again = [&RACE[..], &["init 1..=3"]].concat();
+    assert_eq!(
+        last_reply(&m, &again),
+        Reply::Init(InitReply::Resized {
+            from: (1, 3),
+            to: 3,
+            added: 0,
+            removed: 0
+        })
+    );
+    let (_, s) = guided(&m, &again);
+    assert!(!s.slot(2).present, "{s:?}");
 }

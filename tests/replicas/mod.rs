@@ -12,17 +12,10 @@ use crate::common;
 
 use common::cluster::Cluster;
 use common::sentinel::{Sentinel, sentinel_url, wait_failover};
-use common::{EVENT, RedisServer, ServerOptions, wait_until};
+use common::{EVENT, RedisServer, ServerOptions, runtime, wait_until};
 use yaraus::error::Error;
 use yaraus::store::{ReplicaState, Replication, Role, Store, Target};
 use yaraus::timing::Timeouts;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn read(rt: &tokio::runtime::Runtime, url: &str, key: &str) -> yaraus::error::Result<Replication> {
     rt.block_on(async {

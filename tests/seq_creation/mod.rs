@@ -3,7 +3,10 @@
 //! nothing in flight), against real redis-servers: `seq next` rolls it
 //! back and creates the sequence by itself once the prepared states are
 //! older than the creation quarantine on their nodes' clocks, and not
-//! before.
+//! before; and not from a read older than a round's lifetime
+//! (`straggler.rs`).
+
+mod straggler;
 
 use crate::common;
 

@@ -118,7 +118,7 @@
 //! counter read, a refusal) was returned by the node at some earlier moment
 //! of that round, when it held that key.
 
-mod birth;
+pub mod birth;
 pub mod counters;
 #[cfg(test)]
 mod deeper;

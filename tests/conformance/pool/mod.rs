@@ -13,7 +13,8 @@
 //! the record its lease found and its wall clock; `unused` with that record
 //! as the acquire returned it; nothing; a leftover's `live_only` with
 //! `unused`), `Init` the whole of `yaraus::lease::init`, `Decide` alone
-//! `Resize`, and `Shrink` the removal that init would then make. A model
+//! `Resize`, and `Shrink` the removal that init would then make (`Shrink`
+//! with the range it decided, refused once another init decided since). A model
 //! horizon `h` is the Unix instant `BASE_MS + h × UNIT_MS`, and client `c`
 //! sends the offset `c + 1` ms (error 0), so that each record says who
 //! wrote it.
@@ -167,14 +168,17 @@ impl Replay for Pool {
             Event::Decide { to, force } => self.decide(nodes, to, force),
             Event::Shrink => {
                 let (lo, hi) = before.pending.expect("a shrink decided");
-                let ids = u64::from(lo)..=u64::from(hi);
                 let invocation = Shrink {
                     keys: &self.keys,
-                    ids,
+                    decided: (1, u64::from(lo) - 1),
+                    ids: u64::from(lo)..=u64::from(hi),
                 }
                 .invocation();
-                match invocation.invoke::<u8>(nodes.conn(0)) {
-                    Ok(n) => Reply::Shrunk(n),
+                match invocation.invoke::<i64>(nodes.conn(0)) {
+                    Ok(-1) => Reply::Overtaken,
+                    Ok(n) => {
+                        u8::try_from(n).map_or_else(|_| Reply::Other(n.to_string()), Reply::Shrunk)
+                    }
                     Err(e) => Reply::Other(e.to_string()),
                 }
             }

@@ -20,13 +20,14 @@
 //!    ended within T of the read's start, on its own clock;
 //! 3. a settle lands only on a prepared state younger than T on its node's
 //!    clock;
-//! 4. a read that got every node's answer, no holder, every node a mark or
-//!    prepared, a majority prepared for one creation, and every prepared
-//!    node *ripe* (older than the creation quarantine Qc on its clock, as it
-//!    said) rolls every prepared node back to a fresh mark, by
-//!    compare-and-set of its exact state (the node checks its age again);
-//!    from marks only, a creation proceeds as before. Nobody adopts a
-//!    creation prepared everywhere any more: it is rolled back too.
+//! 4. a read that got every node's answer within its lifetime T (as every
+//!    round), no holder, every node a mark or prepared, a majority prepared
+//!    for one creation, and every prepared node *ripe* (older than the
+//!    creation quarantine Qc on its clock, as it said) rolls every prepared
+//!    node back to a fresh mark, by compare-and-set of its exact state (the
+//!    node checks its age again); from marks only, a creation proceeds as
+//!    before. Nobody adopts a creation prepared everywhere any more: it is
+//!    rolled back too.
 //!
 //! Every prepared state of X was written after every creator of X began its
 //! read (each read that node as the mark that X replaced, and a mark is
@@ -34,11 +35,16 @@
 //! drift) of such a start, and no node of X is ripe before Qc after it:
 //! with Qc > 2T(1 + ρ)/(1 − ρ), every settle of X has landed before any
 //! node of X is ripe, so a node seen ripe is never settled and a rollback
-//! never meets a settle. A majority prepared for X means at most a
-//! minority of nodes was ever settled by X, so nothing was handed out from
-//! it; a lone prepared node beside marks may be what is left of a
-//! creation whose holders a majority loss wiped (`after_hand_out`), which
-//! no rule may recreate at 0.
+//! never meets a settle. Nor was a node the read counted as a mark settled
+//! since: a preparation replacing that mark came after the read's start and
+//! within T of its creator's start, at least Qc before any node of X is
+//! ripe, whereas the ripe answers came within T of the read's start, and
+//! Qc > 2T (`Rules::UNBOUNDED_READ` drops the read's bound, and a late
+//! preparation's settle lands beside the rollback). A majority prepared for
+//! X means at most a minority of nodes was ever settled by X, so nothing was
+//! handed out from it; a lone prepared node beside marks may be what is
+//! left of a creation whose holders a majority loss wiped
+//! (`after_hand_out`), which no rule may recreate at 0.
 //!
 //! # Time, as in `timed/`
 //!
@@ -59,7 +65,7 @@
 //! (`timed/` has it): here such a node stays without the counter, and the
 //! sequence goes on with the majority.
 
-mod state;
+pub mod state;
 mod step;
 #[cfg(test)]
 mod tests;
@@ -125,6 +131,10 @@ pub struct Rules {
     pub settle_bound: bool,
     /// A creator settles only if its read and preparation ended within T.
     pub creator_bound: bool,
+    /// A read counts replies, and decides, only within T of its start.
+    /// Without it a read lives on past T, and may then decide only a
+    /// rollback (the variant that isolates that bound).
+    pub read_bound: bool,
     /// Qc in milliseconds.
     pub rollback_ms: u64,
 }
@@ -142,6 +152,7 @@ impl Rules {
         rollback: Some(RULE),
         settle_bound: true,
         creator_bound: true,
+        read_bound: true,
         rollback_ms: 15_000,
     };
     /// The draft: prepared states older than T rolled back from any view
@@ -155,6 +166,7 @@ impl Rules {
         }),
         settle_bound: false,
         creator_bound: false,
+        read_bound: true,
         rollback_ms: 5_000,
     };
     /// As shipped, one prepared node enough for a rollback.
@@ -192,6 +204,13 @@ impl Rules {
     pub const NO_CREATOR_BOUND: Rules = Rules {
         name: "creator unbounded",
         creator_bound: false,
+        ..Rules::SHIPPED
+    };
+    /// As shipped, but a rollback may be decided from a read past its
+    /// lifetime: its ripe answers counted long after the marks it saw.
+    pub const UNBOUNDED_READ: Rules = Rules {
+        name: "rollback without the read's lifetime bound",
+        read_bound: false,
         ..Rules::SHIPPED
     };
 }

@@ -152,6 +152,12 @@ impl State {
                 continue;
             }
             if self.p[p].age >= round_ticks() {
+                if self.p[p].phase == READING && !m.rules.read_bound {
+                    // Past its lifetime and still counting: one age for all
+                    // of that, so that the state space stays finite.
+                    self.p[p].age = round_ticks() + 1;
+                    continue;
+                }
                 self.end_round(p);
                 expired |= 1 << p;
             } else {

@@ -203,7 +203,14 @@ impl State {
         }
         let age = self.p[p].age;
         self.end_round(p);
-        match verdict(&m.rules, keys, ripe) {
+        let verdict = verdict(&m.rules, keys, ripe);
+        if age > round_ticks() && !matches!(verdict, Verdict::Rollback(_)) {
+            return say!(
+                describe,
+                "past its lifetime: decides nothing but a rollback"
+            );
+        }
+        match verdict {
             Verdict::Floor(f) => {
                 self.p[p].floor = f;
                 self.p[p].value = f + 1;

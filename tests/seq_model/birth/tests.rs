@@ -2,7 +2,8 @@
 //! by itself and neither hands out a value twice nor lets a rollback meet
 //! a settle (`settled_and_rolled_back`: a settle after a rollback of its
 //! creation, or a rollback beside a holder, which leaves a lone holder no
-//! rule may create beside); each weaker rule reaches that dead end; after
+//! rule may create beside); each weaker rule reaches that dead end, a
+//! rollback decided from a read past its lifetime included; after
 //! a majority loss, only the majority condition keeps a rollback from
 //! recreating a sequence that handed out values.
 
@@ -82,6 +83,30 @@ fn each_weaker_rule_lets_a_rollback_meet_a_settle() {
         let o = explore(rules.name, rules, start, 0);
         assert!(o.reached.is_some(), "{}: no dead end found", rules.name);
     }
+}
+
+#[test]
+fn a_rollback_from_a_read_past_its_lifetime_meets_a_settle() {
+    // One read each is enough: the reader counts a mark, its read lives on
+    // while the creator's late preparation of that node lands and is
+    // settled, and the ripe answers of the others come after.
+    let rules = Rules::UNBOUNDED_READ;
+    let m = Model {
+        goal: Some(mixed),
+        losses: 0,
+        attempts: [1, 1],
+        ..Model::new(rules, FRESH)
+    };
+    let o = check(rules.name, &m);
+    assert_safe(rules.name, &m, &o);
+    let run = o.reached.expect("a rollback beside a settled node");
+    let lines = narrate(&m, &run);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(&format!("decides (age {})", round_ticks() + 1))),
+        "not decided past the read's lifetime: {lines:#?}"
+    );
 }
 
 #[test]
