@@ -24,12 +24,15 @@
 //!   against the walk of the whole pool.
 //! * `stalls.rs`: `list` through a stop of its own process, a reader that
 //!   pauses, and a server that stops answering.
+//! * `renewal.rs`: the renewal script on a pool whose keys were deleted or
+//!   replaced by keys of another type.
 
 use crate::common;
 
 mod init;
 mod list;
 mod prometheus;
+mod renewal;
 mod stalls;
 mod stats;
 mod using;
