@@ -27,6 +27,7 @@ cargo bench --quiet --bench hilo
 cargo bench --quiet --bench handover
 cargo bench --quiet --bench reports
 cargo bench --quiet --bench renewals
+cargo bench --quiet --bench renew_cost
 cargo bench --quiet --bench health
 # Last: the SVG curves of docs/benchmarks.md from the CSV figures above.
 cargo bench --quiet --bench plots
