@@ -27,6 +27,10 @@
 //! `--back-to-back-only` skips the 40 processes: quick, to price lines of
 //! `--scripts` one by one.
 //!
+//! `--instructions`: each request's instructions, counted by callgrind on
+//! a redis-server of its own (`instructions.rs`), the one figure a loaded
+//! machine does not move: it prices a line to the thousand instructions.
+//!
 //! `--baseline PATH`: another yaraus binary's `run` measured beside this
 //! build's (an A/B: the release build of the commit before a change). The
 //! subjects take turns, `--rounds` times (default 3); the table gives each
@@ -39,6 +43,7 @@ mod common;
 // Its percentile of durations is not used: the figures here are medians of rounds.
 #[allow(dead_code)]
 mod figures;
+mod instructions;
 
 use common::RedisServer;
 use common::spawn::without_yaraus_env;
@@ -122,6 +127,35 @@ fn main() {
         }
     }
     report(&subjects, &samples, window, max, calls);
+    if args.iter().any(|a| a == "--instructions") {
+        count_instructions(&subjects, max, calls.min(5_000));
+    }
+}
+
+/// Each request's instructions on a redis-server under callgrind (user
+/// space: the server's own code and its libraries, not the kernel's).
+fn count_instructions(subjects: &[Subject], max: u64, calls: u64) {
+    let server = instructions::Callgrind::start();
+    init(&server.url(), max);
+    let mut conn = server.conn().expect("a connection");
+    let mut rows = Vec::new();
+    for subject in subjects {
+        if let Some(cmd) = request(&subject.load, &mut conn, max) {
+            let n = server.per_request(&cmd, calls);
+            eprintln!("{}: {n:.0} instructions a request", subject.name);
+            rows.push((subject.name.as_str(), n));
+        }
+    }
+    println!(
+        "\nInstructions the server ran per request (callgrind, user space), {calls} requests \
+         back to back after 100 unmeasured:\n"
+    );
+    println!("| requests | instructions per request | against renew.lua |");
+    println!("| --- | ---: | ---: |");
+    let shipped = rows.first().map_or(f64::NAN, |r| r.1);
+    for (name, n) in rows {
+        println!("| {name} | {n:.0} | {:+.0} |", n - shipped);
+    }
 }
 
 fn subjects(args: &[String]) -> Vec<Subject> {
@@ -163,17 +197,22 @@ fn script(name: &str, source: String) -> Subject {
     }
 }
 
-/// A fresh server with the pool 1..=max (`yaraus init`, this build).
+/// A fresh server with the pool 1..=max.
 fn pool(max: u64) -> RedisServer {
     let server = start_redis(false);
+    init(&server.url(), max);
+    server
+}
+
+/// `yaraus init --max MAX` (this build) on `url`.
+fn init(url: &str, max: u64) {
     let status = common::yaraus()
-        .args(["--quiet", "--redis", &server.url(), "init", "--max"])
+        .args(["--quiet", "--redis", url, "init", "--max"])
         .arg(max.to_string())
         .stdout(Stdio::null())
         .status()
         .expect("yaraus init");
     assert!(status.success(), "yaraus init failed");
-    server
 }
 
 fn measure(subject: &Subject, window: Duration, max: u64) -> Sample {
@@ -218,9 +257,10 @@ fn start(server: &RedisServer, load: &Load, max: u64) -> Vec<Child> {
         }
         Load::Script(source) => {
             let sha: String = server.query(&["SCRIPT", "LOAD", source]);
+            let mut conn = server.conn();
             (0..RUNS)
                 .map(|i| {
-                    let id = hold(server, max - i as u64, &format!("bench-{i}"));
+                    let id = hold(&mut conn, max - i as u64, &format!("bench-{i}"));
                     let mut args = vec!["EVALSHA".to_string(), sha.clone()];
                     args.extend(renewal_args(&format!("bench-{i}"), &id));
                     redis_cli(server, &args)
@@ -259,14 +299,43 @@ fn redis_cli(server: &RedisServer, request: &[String]) -> Child {
 }
 
 /// Leases id `n` to `client` by hand for an hour; its member name.
-fn hold(server: &RedisServer, n: u64, client: &str) -> String {
+fn hold(conn: &mut redis::Connection, n: u64, client: &str) -> String {
     let digits = n.to_string();
     let id = format!("{}{digits}", (b'A' + digits.len() as u8 - 1) as char);
-    let (secs, _): (u64, u64) = server.query(&["TIME"]);
-    let until = (secs + 3600).to_string();
-    let _: i64 = server.query(&["ZADD", "yaraus:ids", "XX", &until, &id]);
-    let _: i64 = server.query(&["HSET", "yaraus:clients", &id, client]);
+    let (secs, _): (u64, u64) = redis::cmd("TIME").query(conn).expect("TIME");
+    let _: i64 = redis::cmd("ZADD")
+        .arg("yaraus:ids")
+        .arg("XX")
+        .arg(secs + 3600)
+        .arg(&id)
+        .query(conn)
+        .expect("ZADD");
+    let _: i64 = redis::cmd("HSET")
+        .arg("yaraus:clients")
+        .arg(&id)
+        .arg(client)
+        .query(conn)
+        .expect("HSET");
     id
+}
+
+/// A subject's request as one connection sends it: PING, or its script
+/// (loaded) renewing id `max`, held for it by hand. `None` for the runs.
+fn request(load: &Load, conn: &mut redis::Connection, max: u64) -> Option<redis::Cmd> {
+    let source = match load {
+        Load::Runs(_) => return None,
+        Load::Ping => return Some(redis::cmd("PING")),
+        Load::Script(source) => source,
+    };
+    let id = hold(conn, max, "bench-0");
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(source)
+        .query(conn)
+        .expect("SCRIPT LOAD");
+    let mut cmd = redis::cmd("EVALSHA");
+    cmd.arg(sha).arg(renewal_args("bench-0", &id));
+    Some(cmd)
 }
 
 /// renew.lua's KEYS and ARGV for `client` holding `id`: a 30 s lease, a
@@ -326,22 +395,10 @@ fn wait_leased(server: &RedisServer) {
 /// server's CPU per call, in µs.
 fn back_to_back(subject: &Subject, max: u64, calls: u64) -> f64 {
     let server = pool(max);
-    let request: Vec<String> = match &subject.load {
-        Load::Runs(_) => return f64::NAN,
-        Load::Ping => vec!["PING".into()],
-        Load::Script(source) => {
-            let id = hold(&server, max, "bench-0");
-            let sha: String = server.query(&["SCRIPT", "LOAD", source]);
-            let mut args = vec!["EVALSHA".to_string(), sha];
-            args.extend(renewal_args("bench-0", &id));
-            args
-        }
-    };
     let mut conn = server.conn();
-    let mut cmd = redis::cmd(&request[0]);
-    for arg in &request[1..] {
-        cmd.arg(arg);
-    }
+    let Some(cmd) = request(&subject.load, &mut conn, max) else {
+        return f64::NAN;
+    };
     let cpu0 = cpu(&server);
     for _ in 0..calls {
         let _: redis::Value = cmd.query(&mut conn).expect("the request");

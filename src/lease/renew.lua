@@ -11,8 +11,8 @@
 --         (another client owns it, or the pool or the id is gone).
 --
 -- Every holder runs this once an interval, and each command a script calls
--- costs the server about as much as the script's own start: a renewal that
--- is ours runs eight (TIME, the owner, the score, the record, its write, the
+-- costs the server a quarter to a half of what starting the script does
+-- (docs/benchmarks.md prices each line): a renewal that is ours runs eight (TIME, the owner, the score, the record, its write, the
 -- score's write, two counters) and nothing else. The keys' types are not
 -- checked up front: each key is first read through redis.pcall, which answers
 -- a key of the wrong type with an error table instead of aborting the script,
@@ -25,10 +25,13 @@ local client, id = ARGV[1], ARGV[2]
 local time = redis.call('TIME')
 local now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
+-- The increment is the string '1': a Lua number given to redis.pcall is
+-- first printed with '%.14g' (printf's floating-point path), a quarter of
+-- what the whole HINCRBY call costs.
 local counting = true
 local function count(field)
   if counting then
-    counting = type(redis.pcall('HINCRBY', stats, field, 1)) == 'number'
+    counting = type(redis.pcall('HINCRBY', stats, field, '1')) == 'number'
   end
 end
 
