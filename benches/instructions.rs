@@ -77,6 +77,7 @@ impl Callgrind {
         let status = Command::new("callgrind_control")
             .args([what, &self.child.id().to_string()])
             .stdout(Stdio::null())
+            .stderr(Stdio::null())
             .status()
             .expect("callgrind_control (valgrind)");
         assert!(status.success(), "callgrind_control {what} failed");

@@ -161,30 +161,27 @@ fn count_instructions(subjects: &[Subject], max: u64, calls: u64) {
 fn subjects(args: &[String]) -> Vec<Subject> {
     let this = env!("CARGO_BIN_EXE_yaraus").to_string();
     let mut out = vec![Subject {
-        name: "renewal, 40 `yaraus run` (this build)".into(),
+        name: "renewals of 40 `yaraus run` (this build)".into(),
         load: Load::Runs(this),
     }];
     if let Some(path) = option::<String>(args, "--baseline") {
         out.push(Subject {
-            name: format!("renewal, 40 `yaraus run` ({path})"),
+            name: format!("renewals of 40 `yaraus run` ({path})"),
             load: Load::Runs(path),
         });
     }
-    out.push(script("renew.lua, 40 redis-cli", RENEW.to_string()));
+    out.push(script("renew.lua", RENEW.to_string()));
     for path in option::<String>(args, "--scripts")
         .iter()
         .flat_map(|list| list.split(','))
     {
         let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        out.push(script(&format!("{path}, 40 redis-cli"), source));
+        out.push(script(path, source));
     }
-    out.push(script(
-        "TIME + ZADD XX + HINCRBY + HSET, 40 redis-cli",
-        LEAST.into(),
-    ));
-    out.push(script("`return 1`, 40 redis-cli", TRIVIAL.into()));
+    out.push(script("TIME + ZADD XX + HINCRBY + HSET", LEAST.into()));
+    out.push(script("`return 1`", TRIVIAL.into()));
     out.push(Subject {
-        name: "PING, 40 redis-cli".into(),
+        name: "PING".into(),
         load: Load::Ping,
     });
     out
@@ -474,9 +471,13 @@ fn report(subjects: &[Subject], samples: &[Vec<Sample>], window: Duration, max: 
         } else {
             format!("{warm:.1} µs ({wlo:.1}–{whi:.1})")
         };
+        let driven = match subject.load {
+            Load::Runs(_) => "",
+            _ => ", 40 redis-cli",
+        };
         println!(
-            "| {} | {cpu:.1} µs ({lo:.1}–{hi:.1}) | {usec:.1} µs ({ulo:.1}–{uhi:.1}) | {inner:.1} \
-             | {warm} |",
+            "| {}{driven} | {cpu:.1} µs ({lo:.1}–{hi:.1}) | {usec:.1} µs ({ulo:.1}–{uhi:.1}) \
+             | {inner:.1} | {warm} |",
             subject.name
         );
     }
