@@ -462,23 +462,31 @@ fn report(subjects: &[Subject], samples: &[Vec<Sample>], window: Duration, max: 
         if s.is_empty() {
             continue;
         }
-        let (cpu, lo, hi) = median(s.iter().map(|x| x.cpu_us).collect());
-        let (usec, ulo, uhi) = median(s.iter().map(|x| x.usec).collect());
+        // Without windows (`--back-to-back-only`), their columns say so.
+        let windowed = s.iter().any(|x| x.calls > 0);
+        let shown = |f: fn(&Sample) -> f64, measured: bool| {
+            let (mid, lo, hi) = median(s.iter().map(f).collect());
+            if !measured || mid.is_nan() {
+                return "—".to_string();
+            }
+            format!("{mid:.1} µs ({lo:.1}–{hi:.1})")
+        };
         let (inner, _, _) = median(s.iter().map(|x| x.inner).collect());
-        let (warm, wlo, whi) = median(s.iter().map(|x| x.warm_us).collect());
-        let warm = if warm.is_nan() {
-            "—".to_string()
+        let inner = if windowed {
+            format!("{inner:.1}")
         } else {
-            format!("{warm:.1} µs ({wlo:.1}–{whi:.1})")
+            "—".to_string()
         };
         let driven = match subject.load {
             Load::Runs(_) => "",
             _ => ", 40 redis-cli",
         };
         println!(
-            "| {}{driven} | {cpu:.1} µs ({lo:.1}–{hi:.1}) | {usec:.1} µs ({ulo:.1}–{uhi:.1}) \
-             | {inner:.1} | {warm} |",
-            subject.name
+            "| {}{driven} | {} | {} | {inner} | {} |",
+            subject.name,
+            shown(|x| x.cpu_us, windowed),
+            shown(|x| x.usec, windowed),
+            shown(|x| x.warm_us, true),
         );
     }
     let waits: Vec<u64> = subjects
