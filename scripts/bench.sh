@@ -27,6 +27,12 @@ cargo bench --quiet --bench hilo
 cargo bench --quiet --bench handover
 cargo bench --quiet --bench reports
 cargo bench --quiet --bench renewals
+# With valgrind, also each request's instructions (the figure load does not move).
+if command -v valgrind >/dev/null; then
+    cargo bench --quiet --bench renew_cost -- --instructions
+else
+    cargo bench --quiet --bench renew_cost
+fi
 cargo bench --quiet --bench health
 # Last: the SVG curves of docs/benchmarks.md from the CSV figures above.
 cargo bench --quiet --bench plots

@@ -29,6 +29,8 @@
 //!   older clients refused, bad shard counts.
 //! * `stalls.rs`: `list` through a stop of its own process, a reader that
 //!   pauses, and a server that stops answering.
+//! * `renewal.rs`: the renewal script on a pool whose keys were deleted or
+//!   replaced by keys of another type.
 
 use crate::common;
 
@@ -37,6 +39,7 @@ mod list;
 mod prometheus;
 mod race;
 mod shards;
+mod renewal;
 mod stalls;
 mod stats;
 mod using;
