@@ -44,7 +44,7 @@ use std::collections::HashSet;
 use std::fmt::Debug;
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
-use store::{Seen, Store};
+use store::{Recent, Seen, Store};
 use tree::Tree;
 
 /// `format!` when the step is to be described, else nothing (the search
@@ -174,6 +174,7 @@ fn search<M: System, St: Store<M::State>>(m: &M, seen: &mut St) -> Outcome<M::Ev
     let mut parents: Vec<u32> = vec![u32::MAX];
     let mut choices: Vec<u16> = vec![0];
     let mut events = Vec::new();
+    let mut recent = Recent::new();
     let mut most = m.counted(&init);
     let mut cursor = 0;
     while cursor < seen.len() {
@@ -192,6 +193,9 @@ fn search<M: System, St: Store<M::State>>(m: &M, seen: &mut St) -> Outcome<M::Ev
             let Some(next) = m.apply(&s, e, None) else {
                 continue;
             };
+            if recent.met(&next) {
+                continue;
+            }
             let next = m.canon(next);
             if !seen.insert(&next) {
                 continue;
