@@ -15,14 +15,17 @@
 //! numbering is the queue (`store.rs`): an arena indexed by hash for any
 //! model, or, for the deepest explorations of a model that packs its states
 //! into words ([`Packed`], [`explore_compact`]), a tree of shared pairs of
-//! words, a few times smaller (`tree.rs`). Both are exact: the deeper
-//! explorations reach a hundred million states. A model may merge
-//! symmetric states ([`System::canon`]: mirror images); a run found among
-//! representatives is then replayed as a run of the concrete system
-//! ([`concrete`]), so that what is printed is a real run, step by step. Events are applied twice in the search's life:
-//! without words while searching (the `log` argument is `None`, and the
-//! models skip their `format!` calls then: a debug build is slow enough),
-//! and with words when narrating.
+//! words, seven times smaller (`tree.rs`). Both are exact: the deeper
+//! explorations reach a hundred million states. A successor equal to one
+//! met lately is skipped before anything else (`Recent`: most are).
+//!
+//! A model may merge symmetric states ([`System::canon`]: mirror images); a
+//! run found among representatives is then replayed as a run of the
+//! concrete system ([`concrete`]), so that what is printed is a real run,
+//! step by step. Events are applied twice in the search's life: without
+//! words while searching (the `log` argument is `None`, and the models skip
+//! their `format!` calls then: a debug build is slow enough), and with
+//! words when narrating.
 //!
 //! Besides violations, each model counts something per state
 //! ([`System::counted`]: values handed out, children alive), and the search

@@ -4,7 +4,7 @@
 //! search walks it with a cursor and keeps no second copy of a state.
 //!
 //! * [`Seen`]: the states themselves, in an arena indexed by hash: any
-//!   model, and the fastest per state; about 50 bytes beside the state
+//!   model, and the fastest per state; about 30 bytes beside the state
 //!   (which is over a hundred in the larger models).
 //! * [`Tree`](super::tree::Tree): the states cut into words and stored as
 //!   a tree of shared pairs, for the models that say how to pack a state
