@@ -126,7 +126,7 @@ pub struct Tree<'m, M> {
     /// a pair equal to the last one's at its place needs no look-up.
     last_in: Vec<[u32; MAX_WORDS]>,
     last_out: Vec<[u32; MAX_WORDS / 2]>,
-    /// Whether `last` holds a state.
+    /// Whether `last_in` and `last_out` hold a state yet.
     primed: bool,
 }
 
@@ -142,14 +142,6 @@ impl<'m, M: Packed> Tree<'m, M> {
             last_out: vec![[0; MAX_WORDS / 2]; width.trailing_zeros() as usize],
             primed: false,
         }
-    }
-
-    /// Bytes held by the tables (for the report of a deep search).
-    pub fn bytes(&self) -> usize {
-        self.levels
-            .iter()
-            .map(|l| l.pairs.capacity() * 8 + l.slots.len() * 4)
-            .sum()
     }
 }
 
