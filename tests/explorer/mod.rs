@@ -10,16 +10,22 @@
 //! A model only says what a step is; everything about visiting states lives
 //! here, once. The search is breadth first, so that a violation or a goal
 //! comes with a shortest run; it keeps, per state, its parent and the event
-//! from it, which is all a run needs. Each state is stored once (`Seen`: an
-//! arena that is also the queue, indexed by hash), a third of the memory of
-//! a map plus a queue: the deeper explorations reach tens of millions of
-//! states. A model may merge symmetric states ([`System::canon`]: mirror
-//! images); a run found among representatives is then replayed as a run of
-//! the concrete system ([`concrete`]), so that what is printed is a real
-//! run, step by step. Events are applied twice in the search's life:
-//! without words while searching (the `log` argument is `None`, and the
-//! models skip their `format!` calls then: a debug build is slow enough),
-//! and with words when narrating.
+//! from it (as its place among the parent's candidates), which is all a run
+//! needs. Each state is stored once, numbered in the order found, and the
+//! numbering is the queue (`store.rs`): an arena indexed by hash for any
+//! model, or, for the deepest explorations of a model that packs its states
+//! into words ([`Packed`], [`explore_compact`]), a tree of shared pairs of
+//! words, seven times smaller (`tree.rs`). Both are exact: the deeper
+//! explorations reach a hundred million states. A successor equal to one
+//! met lately is skipped before anything else (`Recent`: most are).
+//!
+//! A model may merge symmetric states ([`System::canon`]: mirror images); a
+//! run found among representatives is then replayed as a run of the
+//! concrete system ([`concrete`]), so that what is printed is a real run,
+//! step by step. Events are applied twice in the search's life: without
+//! words while searching (the `log` argument is `None`, and the models skip
+//! their `format!` calls then: a debug build is slow enough), and with
+//! words when narrating.
 //!
 //! Besides violations, each model counts something per state
 //! ([`System::counted`]: values handed out, children alive), and the search
@@ -32,11 +38,17 @@
 #![allow(dead_code)]
 
 pub mod deeper;
+mod store;
+mod tree;
 
-use std::collections::{HashMap, HashSet};
+pub use tree::Packed;
+
+use std::collections::HashSet;
 use std::fmt::Debug;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::time::Instant;
+use store::{Recent, Seen, Store};
+use tree::Tree;
 
 /// `format!` when the step is to be described, else nothing (the search
 /// never reads the words).
@@ -124,8 +136,6 @@ impl Hasher for Fx {
     }
 }
 
-type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
-
 /// What an exploration found.
 pub struct Outcome<E, V> {
     pub states: usize,
@@ -139,94 +149,69 @@ pub struct Outcome<E, V> {
     pub seconds: f64,
 }
 
-/// The states seen so far, each once, in the order found: the arena is
-/// also the breadth-first queue (a cursor walks it), and the map from a
-/// state's hash to its place keeps no second copy of the state. Two states
-/// with one hash are told apart by comparing them (`clash`), so the set is
-/// exact.
-struct Seen<S> {
-    arena: Vec<S>,
-    by_hash: FxMap<u64, u32>,
-    /// Further states whose hash an earlier state already has.
-    clash: FxMap<u64, Vec<u32>>,
-}
-
-impl<S: Copy + Eq + Hash> Seen<S> {
-    fn hash(s: &S) -> u64 {
-        let mut h = Fx::default();
-        s.hash(&mut h);
-        h.finish()
-    }
-
-    /// Adds `s` unless it is there; true when it was not.
-    fn insert(&mut self, s: S) -> bool {
-        let h = Self::hash(&s);
-        let at = self.arena.len() as u32;
-        match self.by_hash.get(&h) {
-            None => {
-                self.by_hash.insert(h, at);
-            }
-            Some(&i) => {
-                if self.arena[i as usize] == s {
-                    return false;
-                }
-                let more = self.clash.entry(h).or_default();
-                if more.iter().any(|&i| self.arena[i as usize] == s) {
-                    return false;
-                }
-                more.push(at);
-            }
-        }
-        self.arena.push(s);
-        true
-    }
-}
+/// States expanded between two lines of progress.
+const PROGRESS: usize = 10_000_000;
 
 /// Breadth-first search of every state reachable under `m`; stops at the
 /// first violation, or at the first state the goal holds in.
 pub fn explore<M: System>(m: &M) -> Outcome<M::Event, M::Violation> {
+    search(m, &mut Seen::default())
+}
+
+/// [`explore`], with the states kept as a tree of shared words
+/// ([`Tree`]): a few times less memory, for the deepest explorations.
+/// It visits the same states in the same order, so it finds the same.
+pub fn explore_compact<M: Packed>(m: &M) -> Outcome<M::Event, M::Violation> {
+    search(m, &mut Tree::new(m))
+}
+
+/// The breadth-first search, over any store: the store's numbering is the
+/// queue.
+fn search<M: System, St: Store<M::State>>(m: &M, seen: &mut St) -> Outcome<M::Event, M::Violation> {
     let started = Instant::now();
     let init = m.canon(m.initial());
-    let mut seen = Seen {
-        arena: Vec::new(),
-        by_hash: FxMap::default(),
-        clash: FxMap::default(),
-    };
-    seen.insert(init);
-    // Per state: its parent's index and the event from it.
-    let mut parents: Vec<(u32, Option<M::Event>)> = vec![(u32::MAX, None)];
+    seen.insert(&init);
+    // Per state: its parent's number, and the event from it as its place
+    // among the parent's candidates (6 bytes, where the event itself
+    // takes 8 and more).
+    let mut parents: Vec<u32> = vec![u32::MAX];
+    let mut choices: Vec<u16> = vec![0];
     let mut events = Vec::new();
+    let mut recent = Recent::new();
     let mut most = m.counted(&init);
     let mut cursor = 0;
-    while cursor < seen.arena.len() {
-        let (s, i) = (seen.arena[cursor], cursor as u32);
+    while cursor < seen.len() {
+        let (s, i) = (seen.get(cursor), cursor as u32);
+        if cursor % PROGRESS == 0 && cursor > 0 {
+            // A deep search runs for tens of minutes: say how far it got.
+            eprintln!(
+                "  ... {cursor} states expanded of {} found, {:.0} s",
+                seen.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
         cursor += 1;
         m.candidates(&s, &mut events);
-        for &e in &events {
+        for (k, &e) in events.iter().enumerate() {
             let Some(next) = m.apply(&s, e, None) else {
                 continue;
             };
-            let next = m.canon(next);
-            if !seen.insert(next) {
+            if recent.met(&next) {
                 continue;
             }
-            let j = parents.len() as u32;
-            parents.push((i, Some(e)));
+            let next = m.canon(next);
+            if !seen.insert(&next) {
+                continue;
+            }
+            parents.push(i);
+            choices.push(u16::try_from(k).expect("fewer than 2^16 candidates"));
             most = most.max(m.counted(&next));
             let violation = m.violation(&next);
             let reached = m.goal(&next);
             if violation.is_some() || reached {
-                let mut run = Vec::new();
-                let mut k = j;
-                while k != 0 {
-                    let (parent, e) = parents[k as usize];
-                    run.push(e.expect("only the initial state has no event"));
-                    k = parent;
-                }
-                run.reverse();
-                let run = concrete(m, &run);
+                let run = concrete(m, &run_to(m, &*seen, &parents, &choices));
                 return Outcome {
-                    states: seen.arena.len(),
+                    states: seen.len(),
                     violation: violation.map(|v| (v, run.clone())),
                     reached: reached.then_some(run),
                     most,
@@ -234,19 +219,41 @@ pub fn explore<M: System>(m: &M) -> Outcome<M::Event, M::Violation> {
                 };
             }
             assert!(
-                seen.arena.len() <= m.limit(),
+                seen.len() <= m.limit(),
                 "more than {} states: tighten the bounds",
                 m.limit()
             );
         }
     }
     Outcome {
-        states: seen.arena.len(),
+        states: seen.len(),
         violation: None,
         reached: None,
         most,
         seconds: started.elapsed().as_secs_f64(),
     }
+}
+
+/// The events from the initial state to the last state found, among
+/// representatives: each parent is read back from the store, and its
+/// candidates name the event.
+fn run_to<M: System, St: Store<M::State>>(
+    m: &M,
+    seen: &St,
+    parents: &[u32],
+    choices: &[u16],
+) -> Vec<M::Event> {
+    let mut run = Vec::new();
+    let mut events = Vec::new();
+    let mut k = parents.len() - 1;
+    while k != 0 {
+        let parent = parents[k] as usize;
+        m.candidates(&seen.get(parent), &mut events);
+        run.push(events[usize::from(choices[k])]);
+        k = parent;
+    }
+    run.reverse();
+    run
 }
 
 /// The run, found among representatives ([`System::canon`]), as events of
@@ -313,6 +320,13 @@ pub fn report<M: System>(name: &str, m: &M, o: &Outcome<M::Event, M::Violation>)
 /// Explores `m` and prints what it found.
 pub fn check<M: System>(name: &str, m: &M) -> Outcome<M::Event, M::Violation> {
     let o = explore(m);
+    report(name, m, &o);
+    o
+}
+
+/// [`check`] with the compact store.
+pub fn check_compact<M: Packed>(name: &str, m: &M) -> Outcome<M::Event, M::Violation> {
+    let o = explore_compact(m);
     report(name, m, &o);
     o
 }

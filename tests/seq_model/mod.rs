@@ -92,10 +92,10 @@
 //!   ticks of 2 s: a round lives 3 ticks, the quarantine is 4), hands out
 //!   no value twice within the bounds explored (`timed/tests.rs`;
 //!   `deeper_timed`: two processes that both propose and heal, with one
-//!   loss or with a second loss during or after the quarantine; a
-//!   proposer with two calls, or two attempts, beside a healer, two
-//!   losses). Each change of it
-//!   hands out 101 twice, by the same run shape: the lost node accepted
+//!   loss, with a second loss during or after the quarantine, or with two
+//!   attempts each (113 million states); a proposer with two calls, or two
+//!   attempts, beside a healer, two losses). Each change of it hands out
+//!   101 twice, by the same run shape: the lost node accepted
 //!   101 for a round that is still counting, is repaired to 100, accepts
 //!   101 again for another proposer, and both rounds count it:
 //!   - `ShortQuarantine` (Q = 4 s < T): the repair lands within the first

@@ -84,6 +84,8 @@
 //! and which every rule treats alike), or of the two processes when they
 //! start alike, are merged.
 
+mod mirror;
+mod packed;
 mod state;
 mod step;
 #[cfg(test)]

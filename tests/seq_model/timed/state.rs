@@ -1,7 +1,7 @@
 //! The bookkeeping of the `timed` state: requests in flight, the replies
 //! each live round may count (`Proc::hist`), rounds starting, ageing and
 //! ending, and the normalization that makes equal situations equal states
-//! (forgotten requests, sorting, mirror images).
+//! (forgotten requests, sorting; mirror images are in `mirror.rs`).
 
 use super::*;
 use crate::seq_model::in_flight::InFlight;
@@ -285,84 +285,6 @@ impl State {
         }
         let len = usize::from(self.len);
         self.msgs[..len].sort_unstable();
-    }
-
-    /// The state with node i renamed perm[i].
-    fn renamed(&self, perm: [u8; N]) -> State {
-        let mut t = *self;
-        let bits = |mask: u8| (0..N).fold(0, |acc, i| acc | (((mask >> i) & 1) << perm[i]));
-        for (&to, &k) in perm.iter().zip(&self.nodes) {
-            t.nodes[usize::from(to)] = k;
-        }
-        for (tp, sp) in t.p.iter_mut().zip(&self.p) {
-            for (&to, &h) in perm.iter().zip(&sp.hist) {
-                tp.hist[usize::from(to)] = h;
-            }
-            tp.accepted = bits(sp.accepted);
-            tp.pending = bits(sp.pending);
-            if sp.target != NONE {
-                tp.target = perm[usize::from(sp.target)];
-            }
-        }
-        for x in &mut t.msgs[..usize::from(t.len)] {
-            *x = Msg::new(x.kind(), perm[usize::from(x.node())], x.who(), x.val());
-        }
-        t.msgs[..usize::from(t.len)].sort_unstable();
-        t
-    }
-
-    /// The same state with the processes swapped.
-    fn swapped(&self) -> State {
-        let mut t = *self;
-        t.p.swap(0, 1);
-        for x in &mut t.msgs[..usize::from(t.len)] {
-            if x.kind() == PROPOSE && x.who() != NONE {
-                *x = Msg::new(x.kind(), x.node(), 1 - x.who(), x.val());
-            }
-        }
-        t.msgs[..usize::from(t.len)].sort_unstable();
-        t
-    }
-
-    /// The representative of the states that stand for each other: the
-    /// nodes renamed (they start alike, and every rule treats them alike),
-    /// and the processes swapped when they start alike. The search visits
-    /// one of each.
-    pub fn canon(self, m: &Model) -> State {
-        if !m.mirror {
-            return self;
-        }
-        let alike =
-            m.floors[0] == m.floors[1] && m.calls[0] == m.calls[1] && m.passes[0] == m.passes[1];
-        const PERMS: [[u8; N]; 6] = [
-            [0, 1, 2],
-            [0, 2, 1],
-            [1, 0, 2],
-            [1, 2, 0],
-            [2, 0, 1],
-            [2, 1, 0],
-        ];
-        // `nodes` is the first field of the order: only the renamings that
-        // give the least `nodes` can give the least state.
-        let named = |perm: [u8; N]| {
-            let mut k = [0; N];
-            for (&to, &v) in perm.iter().zip(&self.nodes) {
-                k[usize::from(to)] = v;
-            }
-            k
-        };
-        let least = PERMS.iter().map(|&perm| named(perm)).min().unwrap();
-        let mut best = None::<State>;
-        for base in [Some(self), alike.then(|| self.swapped())]
-            .into_iter()
-            .flatten()
-        {
-            for perm in PERMS.into_iter().filter(|&perm| named(perm) == least) {
-                let t = base.renamed(perm);
-                best = Some(best.map_or(t, |b| b.min(t)));
-            }
-        }
-        best.expect("some renaming gives the least nodes")
     }
 }
 

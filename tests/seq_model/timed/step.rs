@@ -242,10 +242,10 @@ impl State {
             .map(|n| format!("{} {}", node_name(n as u8), code_text(codes[n], pr.value)))
             .collect::<Vec<_>>()
             .join(", ");
-        let who = proposer_name(p as u8);
         let counts = say!(
             describe,
-            "{who} decides (age {}), counting [{counts}]",
+            "{} decides (age {}), counting [{counts}]",
+            proposer_name(p as u8),
             pr.age
         );
         self.end_round(p);

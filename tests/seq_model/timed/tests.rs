@@ -151,23 +151,45 @@ fn the_rule_as_built_repairs_a_lost_node_and_hands_out_after() {
     );
 }
 
-#[test]
-fn the_symmetric_states_stand_for_each_other() {
-    // Every state the search visits, symmetric states merged, is a state
-    // the search without the merging visits, and the other way round.
-    use crate::seq_model::explorer::all_states;
-    use std::collections::HashSet;
-    let m = Model {
+/// Processes that start alike (so that both mirrors apply), with a round
+/// of 1 tick and marks ripe at once: few states unmerged.
+fn mirrored() -> Model {
+    Model {
         passes: [1, 1],
         heal_when_lacking: true,
-        // A round of 1 tick, marks ripe at once: fewer states unmerged.
         timing: Timing {
             round_ms: 1_000,
             quarantine_ms: 1_000,
             ..TODAY
         },
         ..Model::new(Rules::ShortQuarantine)
-    };
+    }
+}
+
+#[test]
+fn the_least_image_is_the_least_of_all_images_built() {
+    // `canon` skips the images that cannot be least; over every state (not
+    // merged, so that every layout occurs), it picks what building each
+    // image and keeping the least picks.
+    use crate::seq_model::explorer::all_states;
+    let m = mirrored();
+    let plain = all_states(&Model {
+        mirror: false,
+        ..m.clone()
+    });
+    assert!(plain.len() > 1_000);
+    for s in plain {
+        assert_eq!(s.canon(&m), s.canon_by_copies(&m), "{s:?}");
+    }
+}
+
+#[test]
+fn the_symmetric_states_stand_for_each_other() {
+    // Every state the search visits, symmetric states merged, is a state
+    // the search without the merging visits, and the other way round.
+    use crate::seq_model::explorer::all_states;
+    use std::collections::HashSet;
+    let m = mirrored();
     let with = all_states(&m);
     let plain = all_states(&Model {
         mirror: false,
@@ -181,4 +203,32 @@ fn the_symmetric_states_stand_for_each_other() {
     );
     assert!(with.len() > 1_000 && plain.len() > with.len());
     assert!(with == merged);
+}
+
+#[test]
+fn the_packed_state_is_the_state() {
+    // Packing is one-to-one over every state reachable (symmetric states
+    // not merged, so that every layout of nodes and processes occurs), and
+    // the compact search visits what the plain one does, in the same order:
+    // the same count, and the same run to the same violation.
+    use crate::seq_model::explorer::{Packed, all_states, explore, explore_compact};
+    let m = Model {
+        mirror: false,
+        ..small(Rules::ShortQuarantine)
+    };
+    let mut words = vec![0; m.words()];
+    for s in all_states(&m) {
+        m.pack(&s, &mut words);
+        assert_eq!(m.unpack(&words), s);
+    }
+    let m = small(Rules::ShortQuarantine);
+    let (plain, compact) = (explore(&m), explore_compact(&m));
+    assert_eq!(plain.states, compact.states);
+    let run = |o: &crate::seq_model::explorer::Outcome<Event, Violation>| {
+        o.violation
+            .as_ref()
+            .map(|(v, run)| (*v, format!("{run:?}")))
+    };
+    assert!(run(&plain).is_some());
+    assert_eq!(run(&plain), run(&compact));
 }
