@@ -44,13 +44,15 @@ mod common;
 #[allow(dead_code)]
 mod figures;
 mod instructions;
+mod pool_load;
 
 use common::RedisServer;
 use common::spawn::without_yaraus_env;
 use figures::{option, start_redis};
+use pool_load::{server_cpu, wait_leased};
 use std::collections::BTreeMap;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const RUNS: usize = 40;
 const INTERVAL: &str = "100ms";
@@ -217,9 +219,9 @@ fn measure(subject: &Subject, window: Duration, max: u64) -> Sample {
     let mut load = start(&server, &subject.load, max);
     std::thread::sleep(SETTLE);
     let _: () = server.query(&["CONFIG", "RESETSTAT"]);
-    let cpu0 = cpu(&server);
+    let cpu0 = server_cpu(&server);
     std::thread::sleep(window);
-    let cpu1 = cpu(&server);
+    let cpu1 = server_cpu(&server);
     let stats = commandstats(&server);
     stop(&mut load, &subject.load);
     let outer = match subject.load {
@@ -249,7 +251,7 @@ fn start(server: &RedisServer, load: &Load, max: u64) -> Vec<Child> {
     match load {
         Load::Runs(bin) => {
             let children = (0..RUNS).map(|_| run(bin, &server.url())).collect();
-            wait_leased(server);
+            wait_leased(server, RUNS, START);
             children
         }
         Load::Script(source) => {
@@ -371,23 +373,6 @@ fn stop(children: &mut [Child], load: &Load) {
     }
 }
 
-/// Until 40 ids have a lease in the future.
-fn wait_leased(server: &RedisServer) {
-    let deadline = Instant::now() + START;
-    loop {
-        let (secs, _): (String, String) = server.query(&["TIME"]);
-        let leased: usize = server.query(&["ZCOUNT", "yaraus:ids", &format!("({secs}"), "+inf"]);
-        if leased >= RUNS {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "only {leased} of {RUNS} runs hold an id"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// The request sent `calls` times back to back on one connection: the
 /// server's CPU per call, in µs.
 fn back_to_back(subject: &Subject, max: u64, calls: u64) -> f64 {
@@ -396,24 +381,11 @@ fn back_to_back(subject: &Subject, max: u64, calls: u64) -> f64 {
     let Some(cmd) = request(&subject.load, &mut conn, max) else {
         return f64::NAN;
     };
-    let cpu0 = cpu(&server);
+    let cpu0 = server_cpu(&server);
     for _ in 0..calls {
         let _: redis::Value = cmd.query(&mut conn).expect("the request");
     }
-    (cpu(&server) - cpu0) * 1e6 / calls as f64
-}
-
-/// The server's CPU seconds, user and system.
-fn cpu(server: &RedisServer) -> f64 {
-    ["used_cpu_user", "used_cpu_sys"]
-        .iter()
-        .map(|f| {
-            server
-                .info_field("cpu", f)
-                .and_then(|v| v.parse::<f64>().ok())
-                .expect(f)
-        })
-        .sum()
+    (server_cpu(&server) - cpu0) * 1e6 / calls as f64
 }
 
 /// `INFO commandstats`: command → (calls, usec_per_call).

@@ -27,9 +27,11 @@ mod common;
 // Its percentile of durations is not used: the figures here are rates and sizes.
 #[allow(dead_code)]
 mod figures;
+mod pool_load;
 
 use common::RedisServer;
 use figures::{option, start_redis};
+use pool_load::{server_cpu, wait_leased};
 use std::fmt::Write as _;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -95,15 +97,15 @@ fn measure(yaraus: &str, n: usize, window: Duration) -> Figures {
         .expect("yaraus init");
     assert!(init.success(), "yaraus init failed");
     let mut runs: Vec<Child> = (0..n).map(|_| start_run(yaraus, &url)).collect();
-    wait_leased(&server, n);
+    wait_leased(&server, n, SETTLE);
     let (s0, c0, cpu0, t0) = (
         scripts(&server),
         commands(&server),
-        cpu(&server),
+        server_cpu(&server),
         Instant::now(),
     );
     std::thread::sleep(window);
-    let (s1, c1, cpu1) = (scripts(&server), commands(&server), cpu(&server));
+    let (s1, c1, cpu1) = (scripts(&server), commands(&server), server_cpu(&server));
     let elapsed = t0.elapsed().as_secs_f64();
     let (rss_kib, pss_kib) = memory(&runs);
     for run in &mut runs {
@@ -137,23 +139,6 @@ fn start_run(yaraus: &str, url: &str) -> Child {
         .expect("spawn yaraus run")
 }
 
-/// Until the pool's ids with a lease in the future number `n`.
-fn wait_leased(server: &RedisServer, n: usize) {
-    let deadline = Instant::now() + SETTLE;
-    loop {
-        let (secs, _): (String, String) = server.query(&["TIME"]);
-        let leased: usize = server.query(&["ZCOUNT", "yaraus:ids", &format!("({secs}"), "+inf"]);
-        if leased >= n {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "only {leased} of {n} runs hold an id"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
 fn commands(server: &RedisServer) -> u64 {
     let v = server.info_field("stats", "total_commands_processed");
     v.and_then(|v| v.parse().ok())
@@ -174,19 +159,6 @@ fn scripts(server: &RedisServer) -> u64 {
                 .next()?
                 .parse::<u64>()
                 .ok()
-        })
-        .sum()
-}
-
-/// The server's CPU seconds, user and system.
-fn cpu(server: &RedisServer) -> f64 {
-    ["used_cpu_user", "used_cpu_sys"]
-        .iter()
-        .map(|f| {
-            server
-                .info_field("cpu", f)
-                .and_then(|v| v.parse::<f64>().ok())
-                .expect(f)
         })
         .sum()
 }
