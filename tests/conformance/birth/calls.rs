@@ -11,7 +11,7 @@
 use super::names::{Key, creation_id, key_of, mark_text, naming, short, token};
 use std::time::Duration;
 use yaraus_models::seq_model::N;
-use yaraus_models::seq_model::birth::state::{Verdict, verdict};
+use yaraus_models::seq_model::birth::state::{Verdict, read_keys, verdict};
 use yaraus_models::seq_model::birth::{
     B_OK, Event, MISSING, Model, Msg, PREP, PREPARED, PREPARING, PROPOSE, PROPOSING, R_NONE, READ,
     READING, ROLLBACK, SETTLE, State, holder, unborn,
@@ -148,26 +148,6 @@ fn attempt(s: &State, p: usize) -> Vec<Msg> {
             f => msg(PROPOSE, n, f + 1, 0),
         })
         .collect()
-}
-
-/// The keys a read's decision counted (MISSING where none), and which of
-/// its prepared ones said ripe: the decoding of `State::decide_read`.
-fn read_keys(codes: [u8; N]) -> ([u8; N], u8) {
-    let mut keys = [MISSING; N];
-    let mut ripe = 0;
-    for (n, &c) in codes.iter().enumerate() {
-        keys[n] = match c {
-            R_NONE => MISSING,
-            0..8 => c,
-            8..14 => PREPARED + c - 8,
-            14..20 => {
-                ripe |= 1 << n;
-                PREPARED + c - 14
-            }
-            _ => unborn((c - 20) / 6, (c - 20) % 6),
-        };
-    }
-    (keys, ripe)
 }
 
 /// The verdict on the keys read, the model's (with every prepared node

@@ -247,6 +247,27 @@ pub enum Verdict {
     Nothing,
 }
 
+/// The keys a read's decision counted (MISSING where none) and which of its
+/// prepared ones said ripe (a bit per node), decoded from the codes of the
+/// replies it counts.
+pub fn read_keys(codes: [u8; N]) -> ([u8; N], u8) {
+    let mut keys = [MISSING; N];
+    let mut ripe = 0;
+    for (n, &c) in codes.iter().enumerate() {
+        keys[n] = match c {
+            R_NONE => MISSING,
+            0..8 => c,
+            8..14 => PREPARED + c - 8,
+            14..20 => {
+                ripe |= 1 << n;
+                PREPARED + c - 14
+            }
+            _ => unborn((c - 20) / 6, (c - 20) % 6),
+        };
+    }
+    (keys, ripe)
+}
+
 /// The verdict on `keys` (one per node, MISSING for no reply), `ripe`
 /// telling which prepared keys said ripe.
 pub fn verdict(rules: &Rules, keys: [u8; N], ripe: u8) -> Verdict {

@@ -1,7 +1,7 @@
 //! The steps of the `birth` model: what each event does, the events
 //! possible in a state, and the model as a `System` for the explorer.
 
-use super::state::{Verdict, verdict};
+use super::state::{Verdict, read_keys, verdict};
 use super::*;
 use crate::seq_model::explorer::{System, say};
 use crate::seq_model::in_flight::InFlight;
@@ -177,19 +177,8 @@ impl State {
     }
 
     fn decide_read(&mut self, m: &Model, p: usize, codes: [u8; N], describe: bool) -> String {
-        let mut keys = [MISSING; N];
-        let mut ripe = 0;
+        let (keys, ripe) = read_keys(codes);
         for (n, &c) in codes.iter().enumerate() {
-            keys[n] = match c {
-                R_NONE => MISSING,
-                0..8 => c,
-                8..14 => PREPARED + c - 8,
-                14..20 => {
-                    ripe |= 1 << n;
-                    PREPARED + c - 14
-                }
-                _ => unborn((c - 20) / 6, (c - 20) % 6),
-            };
             if c != R_NONE {
                 let read = Msg {
                     kind: READ,
