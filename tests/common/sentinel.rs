@@ -174,6 +174,22 @@ impl Sentinel {
             .and_then(|r| r.get("flags").cloned())
     }
 
+    /// How many entries `SENTINEL <what> mymaster` lists (`SENTINELS`:
+    /// the other sentinels it knows; `REPLICAS`: the master's replicas), or
+    /// `None` if it does not answer.
+    fn listed(&self, what: &str) -> Option<usize> {
+        let client = redis::Client::open(format!("redis://{}", self.address())).ok()?;
+        let mut conn = client
+            .get_connection_with_timeout(Duration::from_secs(1))
+            .ok()?;
+        let entries: Vec<redis::Value> = redis::cmd("SENTINEL")
+            .arg(what)
+            .arg(MASTER_NAME)
+            .query(&mut conn)
+            .ok()?;
+        Some(entries.len())
+    }
+
     /// SIGKILLs the sentinel.
     pub fn sigkill(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -216,6 +232,24 @@ pub fn wait_failover(sentinels: &[Sentinel], old_port: u16, timeout: Duration) -
         }
     });
     new
+}
+
+/// Waits until every sentinel knows each of the others and `replicas`
+/// replicas of the master. Sentinels learn of each other from hello messages
+/// published through the master every 2 s: a master killed before that has
+/// sentinels that each see it down alone, never reach the quorum, and never
+/// fail over (a test that kills at once must await this first).
+pub fn wait_acquainted(sentinels: &[Sentinel], replicas: usize, timeout: Duration) {
+    let others = sentinels.len() - 1;
+    wait_until(
+        "the sentinels to know each other and the replicas",
+        timeout,
+        || {
+            sentinels.iter().all(|s| {
+                s.listed("SENTINELS") == Some(others) && s.listed("REPLICAS") == Some(replicas)
+            })
+        },
+    );
 }
 
 /// What the sentinel on `port` names as the master's port.
