@@ -72,6 +72,22 @@ const CURVES: &[Curve] = &[
         log_y: true,
     },
     Curve {
+        name: "fleet_cpu",
+        title: "the busiest master's CPU against leases held (library drivers)",
+        x: "leases",
+        y: "server CPU, % of one core",
+        log_x: true,
+        log_y: true,
+    },
+    Curve {
+        name: "fleet_renewal_p99",
+        title: "renewal latency p99 against leases held (library drivers)",
+        x: "leases",
+        y: "renewal p99, ms",
+        log_x: true,
+        log_y: true,
+    },
+    Curve {
         name: "seq_serve_clients",
         title: "ids/s against clients (redis-benchmark)",
         x: "clients",

@@ -34,5 +34,7 @@ else
     cargo bench --quiet --bench renew_cost
 fi
 cargo bench --quiet --bench health
+# A fleet of up to 65,536 leases held through the library (about 8 minutes).
+cargo bench --quiet --bench fleet
 # Last: the SVG curves of docs/benchmarks.md from the CSV figures above.
 cargo bench --quiet --bench plots
