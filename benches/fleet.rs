@@ -112,6 +112,8 @@ struct Point {
     lease: (Duration, Duration),
     renewal: (Duration, Duration),
     failed: u64,
+    /// Why the first failed renewal failed.
+    why: Option<String>,
     stats: Duration,
     list_using: Duration,
 }
@@ -149,14 +151,38 @@ fn main() {
         }
     }
     report(&points, window, drivers);
+    for p in points.iter().filter(|p| p.failed > 0) {
+        eprintln!(
+            "{}, {} leases every {} s: {} renewals failed; the first: {}",
+            p.setup,
+            p.leases,
+            p.interval_s,
+            p.failed,
+            p.why.as_deref().unwrap_or("?")
+        );
+    }
 }
 
 /// The fleet of `n` leases on `servers`, renewed every `interval_s`.
-fn measure(servers: &Servers, n: usize, interval_s: u64, window: Duration, drivers: usize) -> Point {
+fn measure(
+    servers: &Servers,
+    n: usize,
+    interval_s: u64,
+    window: Duration,
+    drivers: usize,
+) -> Point {
     let url = servers.url();
     let yaraus = env!("CARGO_BIN_EXE_yaraus");
     let mut init = Command::new(yaraus);
-    init.args(["init", "--redis", &url, "--min", "0", "--max", &(n - 1).to_string()]);
+    init.args([
+        "init",
+        "--redis",
+        &url,
+        "--min",
+        "0",
+        "--max",
+        &(n - 1).to_string(),
+    ]);
     if matches!(servers, Servers::Cluster(_)) {
         init.args(["--shards", &SHARDS.to_string()]);
     }
@@ -236,6 +262,7 @@ fn measure(servers: &Servers, n: usize, interval_s: u64, window: Duration, drive
         lease: quantiles(&record.lease),
         renewal: quantiles(&record.renewal),
         failed: record.failed,
+        why: record.why.take(),
         stats,
         list_using,
     }
@@ -255,7 +282,14 @@ fn scripts(server: &RedisServer) -> u64 {
         .info("commandstats")
         .lines()
         .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
-        .filter_map(|l| l.split("calls=").nth(1)?.split(',').next()?.parse::<u64>().ok())
+        .filter_map(|l| {
+            l.split("calls=")
+                .nth(1)?
+                .split(',')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
         .sum()
 }
 
@@ -316,8 +350,8 @@ impl Driver {
     /// The process's CPU seconds so far: each thread's time on a CPU, in
     /// ns (`/proc/PID/task/TID/schedstat`).
     fn cpu(&self) -> f64 {
-        let tasks = std::fs::read_dir(format!("/proc/{}/task", self.child.id()))
-            .expect("/proc/PID/task");
+        let tasks =
+            std::fs::read_dir(format!("/proc/{}/task", self.child.id())).expect("/proc/PID/task");
         let ns: f64 = tasks
             .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
             .filter_map(|stat| stat.split_whitespace().next()?.parse::<f64>().ok())

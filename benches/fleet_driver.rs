@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
-use yaraus::claim::Claim;
+use yaraus::claim::{Claim, RenewError};
 use yaraus::lease::{Acquired, Lease, Leaser, PoolKeys};
 use yaraus::store::{Store, Target};
 use yaraus::timing::Timeouts;
@@ -45,6 +45,8 @@ pub struct Record {
     pub renewal: Vec<Duration>,
     /// Renewals that failed while measuring.
     pub failed: u64,
+    /// Why, the first failure's words (after that, the count says how many).
+    pub why: Option<String>,
 }
 
 impl Record {
@@ -52,10 +54,11 @@ impl Record {
         self.lease.extend(other.lease);
         self.renewal.extend(other.renewal);
         self.failed += other.failed;
+        self.why = self.why.take().or(other.why);
     }
 
     /// Three lines: `lease` and `renewal` each followed by microseconds,
-    /// and `failed N`.
+    /// and `failed N`; then `why WORDS` if one failed.
     fn print(&self) {
         let us = |v: &[Duration]| {
             v.iter()
@@ -66,11 +69,18 @@ impl Record {
         println!("lease {}", us(&self.lease));
         println!("renewal {}", us(&self.renewal));
         println!("failed {}", self.failed);
+        if let Some(why) = &self.why {
+            println!("why {}", why.replace('\n', " "));
+        }
     }
 
     pub fn parse(text: &str) -> Record {
         let mut record = Record::default();
         for line in text.lines() {
+            if let Some(why) = line.strip_prefix("why ") {
+                record.why = Some(why.to_string());
+                continue;
+            }
             let mut words = line.split_whitespace();
             let name = words.next().unwrap_or("");
             let mut micros = words.map(|w| Duration::from_micros(w.parse().expect("µs")));
@@ -146,9 +156,10 @@ async fn fleet(url: &str, n: usize, interval: Duration) -> Record {
         ..Record::default()
     };
     for task in tasks {
-        let (latency, failed) = task.await.expect("a renewing task");
+        let (latency, failed, why) = task.await.expect("a renewing task");
         record.renewal.extend(latency);
         record.failed += failed;
+        record.why = record.why.or(why);
     }
     record
 }
@@ -191,28 +202,35 @@ async fn lease_all(
 }
 
 /// Renews `lease` every `interval` from `first` until told to stop: the
-/// latency of each renewal begun while measuring, and how many failed.
+/// latency of each renewal begun while measuring, how many failed, and
+/// why the first did.
 async fn renew_until_stopped(
     mut lease: Lease,
     first: tokio::time::Instant,
     interval: Duration,
     phase: watch::Receiver<Phase>,
-) -> (Vec<Duration>, u64) {
+) -> (Vec<Duration>, u64, Option<String>) {
     let mut ticks = tokio::time::interval_at(first, interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let (mut latency, mut failed) = (Vec::new(), 0);
+    let (mut latency, mut failed, mut why) = (Vec::new(), 0, None);
     loop {
         ticks.tick().await;
         let now = *phase.borrow();
         if now == Phase::Stop {
-            return (latency, failed);
+            return (latency, failed, why);
         }
         let sent = Instant::now();
-        let ok = lease.renew().await.is_ok();
+        let renewed = lease.renew().await;
         if now == Phase::Measure {
-            match ok {
-                true => latency.push(sent.elapsed()),
-                false => failed += 1,
+            match renewed {
+                Ok(_) => latency.push(sent.elapsed()),
+                Err(e) => {
+                    failed += 1;
+                    why.get_or_insert_with(|| match e {
+                        RenewError::Lost(why) => format!("lost: {why}"),
+                        RenewError::Failed(e) => format!("failed: {e}"),
+                    });
+                }
             }
         }
     }
