@@ -173,39 +173,12 @@ fn measure(
 ) -> Point {
     let url = servers.url();
     let yaraus = env!("CARGO_BIN_EXE_yaraus");
-    let mut init = Command::new(yaraus);
-    init.args([
-        "init",
-        "--redis",
-        &url,
-        "--min",
-        "0",
-        "--max",
-        &(n - 1).to_string(),
-    ]);
-    if matches!(servers, Servers::Cluster(_)) {
-        init.args(["--shards", &SHARDS.to_string()]);
-    }
-    let out = init.output().expect("yaraus init");
-    assert!(out.status.success(), "init: {out:?}");
-
-    let shares: Vec<usize> = (0..drivers)
-        .map(|d| n / drivers + usize::from(d < n % drivers))
-        .collect();
-    let mut fleet: Vec<Driver> = shares
-        .iter()
-        .map(|&share| Driver::start(&url, share, interval_s))
-        .collect();
-    for d in &mut fleet {
-        d.expect("leased");
-    }
+    let mut fleet = start_fleet(servers, n, interval_s, drivers);
     // Every lease's renewals under way: two intervals after the last lease.
     std::thread::sleep(Duration::from_secs(2 * interval_s));
 
     let masters = servers.masters();
-    let cpu0: Vec<f64> = masters.iter().map(|m| server_cpu(m)).collect();
-    let scripts0: Vec<u64> = masters.iter().map(|m| scripts(m)).collect();
-    let client0: f64 = fleet.iter().map(Driver::cpu).sum();
+    let before = Reading::take(&masters, &fleet);
     for d in &mut fleet {
         d.say("measure");
     }
@@ -215,25 +188,14 @@ fn measure(
         d.say("rest");
     }
     let secs = start.elapsed().as_secs_f64();
-    let client = fleet.iter().map(Driver::cpu).sum::<f64>() - client0;
-    let cpu: Vec<f64> = masters
+    let after = Reading::take(&masters, &fleet);
+    let cpu: Vec<f64> = after
+        .cpu
         .iter()
-        .zip(&cpu0)
-        .map(|(m, c0)| server_cpu(m) - c0)
+        .zip(&before.cpu)
+        .map(|(a, b)| a - b)
         .collect();
-    let master_clients = masters
-        .iter()
-        .map(|m| info_number(m, "clients", "connected_clients") as u64)
-        .collect();
-    let master_mib = masters
-        .iter()
-        .map(|m| info_number(m, "memory", "used_memory") / (1024.0 * 1024.0))
-        .collect();
-    let ran: Vec<f64> = masters
-        .iter()
-        .zip(&scripts0)
-        .map(|(m, s0)| (scripts(m) - s0) as f64 / secs)
-        .collect();
+    let client = after.client - before.client;
 
     let stats = median_run(yaraus, &["stats", "--redis", &url]);
     let list_using = median_run(yaraus, &["list", "--using", "--redis", &url]);
@@ -252,9 +214,11 @@ fn measure(
         leases: n,
         interval_s,
         master_cpu: cpu.iter().map(|c| 100.0 * c / secs).collect(),
-        master_scripts: ran,
-        master_clients,
-        master_mib,
+        master_scripts: (after.scripts.iter().zip(&before.scripts))
+            .map(|(a, b)| (a - b) as f64 / secs)
+            .collect(),
+        master_clients: after.clients,
+        master_mib: after.mib,
         kept_up: 100.0 * record.renewal.len() as f64 / due,
         server_us: cpu.iter().sum::<f64>() * 1e6 / renewals,
         client_us: client * 1e6 / renewals,
@@ -265,6 +229,58 @@ fn measure(
         why: record.why.take(),
         stats,
         list_using,
+    }
+}
+
+/// A pool of exactly `n` ids made on `servers`, and `drivers` drivers
+/// holding all of them, returned once every lease is held.
+fn start_fleet(servers: &Servers, n: usize, interval_s: u64, drivers: usize) -> Vec<Driver> {
+    let url = servers.url();
+    let max = (n - 1).to_string();
+    let mut init = Command::new(env!("CARGO_BIN_EXE_yaraus"));
+    init.args(["init", "--redis", &url, "--min", "0", "--max", &max]);
+    if matches!(servers, Servers::Cluster(_)) {
+        init.args(["--shards", &SHARDS.to_string()]);
+    }
+    let out = init.output().expect("yaraus init");
+    assert!(out.status.success(), "init: {out:?}");
+    let mut fleet: Vec<Driver> = (0..drivers)
+        .map(|d| n / drivers + usize::from(d < n % drivers))
+        .map(|share| Driver::start(&url, share, interval_s))
+        .collect();
+    for d in &mut fleet {
+        d.expect("leased");
+    }
+    fleet
+}
+
+/// What the masters and the drivers say at one instant.
+struct Reading {
+    /// Each master's CPU seconds.
+    cpu: Vec<f64>,
+    /// Each master's scripts run.
+    scripts: Vec<u64>,
+    /// Each master's connected clients.
+    clients: Vec<u64>,
+    /// Each master's `used_memory`, MiB.
+    mib: Vec<f64>,
+    /// The drivers' CPU seconds, together.
+    client: f64,
+}
+
+impl Reading {
+    fn take(masters: &[&RedisServer], fleet: &[Driver]) -> Reading {
+        Reading {
+            cpu: masters.iter().map(|m| server_cpu(m)).collect(),
+            scripts: masters.iter().map(|m| scripts(m)).collect(),
+            clients: (masters.iter())
+                .map(|m| info_number(m, "clients", "connected_clients") as u64)
+                .collect(),
+            mib: (masters.iter())
+                .map(|m| info_number(m, "memory", "used_memory") / (1024.0 * 1024.0))
+                .collect(),
+            client: fleet.iter().map(Driver::cpu).sum(),
+        }
     }
 }
 
