@@ -17,7 +17,7 @@
 //! log) around its use of the id, stamped with the wall clock, the one
 //! clock of this machine that a shell child can read too; the chaos
 //! suite's checker, included here, reads them back as lives and finds any
-//! overlap. A run's child is a shell script (its pid names its life); a Go
+//! overlap. A run's child is a bash script (its pid names its life); a Go
 //! client's life is named by its thread id, which no live process shares.
 //!
 //! A Go client's user of the id is its own thread, which acts only when it
@@ -279,7 +279,7 @@ fn tally(lives: &[Life]) -> Tally {
 
 /// Client `k`: `yaraus run` after `yaraus run` until `stop`, each child
 /// holding its id a random while. Returns the runs that did not end 0,
-/// with their logs.
+/// each with the last line of its log (why).
 fn run_loop(k: usize, server: &RedisServer, scratch: &Scratch, stop: &AtomicBool) -> Vec<String> {
     let _stop_all_if_this_panics = StopOnDrop(stop);
     let url = server.url_ns(NS);
