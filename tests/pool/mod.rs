@@ -31,11 +31,15 @@
 //!   pauses, and a server that stops answering.
 //! * `renewal.rs`: the renewal script on a pool whose keys were deleted or
 //!   replaced by keys of another type.
+//! * `mixed.rs`: `yaraus run`s and clients of the Go tool's protocol
+//!   churning through one small pool, their uses of each id never
+//!   overlapping.
 
 use crate::common;
 
 mod init;
 mod list;
+mod mixed;
 mod prometheus;
 mod race;
 mod renewal;
