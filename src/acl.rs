@@ -200,8 +200,10 @@ impl Part {
                 "type", "time", "get", "hset", "hmget", "zadd", "zcard", "zscan", "pexpire",
             ],
             // wait_shortfall; a waiter's wake-up subscription
-            // (src/claim/wake.rs).
-            Part::Run => &["get", "hincrby", "subscribe"],
+            // (src/claim/wake.rs); SCAN: a run given the pool's range looks
+            // for shards that outlived their layout before it makes the
+            // pool (lease/recovery.rs).
+            Part::Run => &["get", "hincrby", "subscribe", "scan"],
             Part::Stats => &["get", "hmget"],
             // `--using`: how much of the pool is leased (list.rs).
             // ZSCAN: the walk measures a pool that records no range (the

@@ -79,6 +79,15 @@ impl PoolKeys {
         keys
     }
 
+    /// What the keys of every shard of this pool start with (`ns:shard:`,
+    /// `{ns:shard:` in a Cluster), whatever their number.
+    pub fn shards_prefix(&self) -> String {
+        match self.cluster {
+            true => format!("{{{}:shard:", self.namespace),
+            false => format!("{}:shard:", self.namespace),
+        }
+    }
+
     /// The prefix of the keys of shard `k` of `n`: `ns:shard:K` on one
     /// server. In a Cluster it is a hash tag, `{ns:shard:K.S}`, with `S`
     /// the smallest number that puts it in the `k`-th of `n` equal parts
@@ -103,6 +112,17 @@ impl PoolKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_shard_prefix_starts_with_the_shards_prefix() {
+        for pool in [PoolKeys::new("t"), PoolKeys::in_cluster("t")] {
+            for n in [1, 2, 6, 1024] {
+                for k in [0, n / 2, n - 1] {
+                    assert!(pool.shard_prefix(k, n).starts_with(&pool.shards_prefix()));
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_shard_has_the_pool_keys_under_its_prefix() {

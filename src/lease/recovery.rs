@@ -8,7 +8,10 @@
 //!   never over a pool that exists) and asking again. The holder then waits
 //!   the grace delay before its command starts, as after any lost record.
 //!   A shard that is gone (its master restarted empty) is built again with
-//!   the runs its layout gives it, not with the range given to `run`.
+//!   the runs its layout gives it, not with the range given to `run`. A
+//!   pool is never built while shards of a sharded pool of the namespace
+//!   exist on any master: their layout was lost, and the pool would hand
+//!   their ids out again (`init` adopts them instead: sharded_init.rs).
 //! * **Leftovers.** An attempt that leased an id the replicas did not
 //!   confirm releases it; a replica promoted in between keeps it leased to
 //!   us, from everyone, until `--expire`. Such ids are released again
@@ -20,8 +23,9 @@ use super::leaser::{Leaser, Leftover};
 use super::script::{self, is_uninit};
 use super::worker_id::WorkerId;
 use crate::base::setting::Setting;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::reply::Answer;
+use crate::store::{Store, keys_under_every_master};
 
 /// What acquire.lua answered: its code, the client id, the id, the
 /// expiry and the server's time (ms), and the id's clock record.
@@ -80,8 +84,10 @@ impl Leaser {
         }
     }
 
-    /// Builds the pool `min..=max`, unless there is one.
+    /// Builds the pool `min..=max`, unless there is one, or shards of a
+    /// sharded pool of this namespace outlived its layout.
     async fn recreate_pool(&mut self, keys: &PoolKeys, min: u64, max: u64) -> Result<()> {
+        refuse_beside_shards(&mut self.store, keys).await?;
         match create_missing(&mut self.store, keys, min, max).await? {
             InitOutcome::Created { .. } => log::warn!(
                 "the pool {} did not exist (a Redis restarted without persistence, or never \
@@ -215,4 +221,25 @@ impl Leaser {
 /// mark), which the attempt then finds out for itself.
 fn is_wrong_type(e: &crate::error::Error) -> bool {
     matches!(e, crate::error::Error::State(text) if text.contains("WRONGTYPE"))
+}
+
+/// Refuses to make the pool `keys` while a key of a shard of this
+/// namespace exists: the layout of a sharded pool was lost (the master of
+/// `ns:layout` and its marks restarted empty, in a Cluster) while other
+/// shards and their holders live on, and a pool made now would hand out
+/// their ids again. Every master is searched: the shards' slots are all
+/// over a Cluster. Rare (only when the pool is gone), so a `SCAN` of the
+/// keyspace is its price.
+async fn refuse_beside_shards(store: &mut Store, keys: &PoolKeys) -> Result<()> {
+    let found = keys_under_every_master(store, &keys.shards_prefix()).await?;
+    let Some(key) = found.iter().min() else {
+        return Ok(());
+    };
+    Err(Error::State(format!(
+        "the pool {} does not exist, but {key} (a shard of a sharded pool of this namespace) \
+         does: the layout {} was lost (its master restarted empty?) while shards and their \
+         holders live on, and a pool made now would hand out their ids again; nothing was \
+         written. Run `yaraus init --shards N` with the pool's number of shards and range",
+        keys.ids, keys.layout
+    )))
 }

@@ -19,6 +19,9 @@
 //! * **Finishing**: a shard that does not hold exactly its runs (an `init`
 //!   interrupted) is made to, by adding them again (`ZADD NX`) and removing
 //!   what lies outside them.
+//! * **Adopting**: shards that outlived their layout record (its master
+//!   restarted empty) are taken into the layout made again by `init` as the
+//!   pool was made, when each holds only ids of its run of that split.
 //!
 //! The number of shards of a pool is fixed when it is made: changing it
 //! would move ids between shards, and a leased id's holder renews it where
@@ -67,9 +70,19 @@ pub async fn init_pool(
         }
         (false, Some(n)) => {
             let made = new_shards(base, min, max, n);
-            refuse_orphans(store, &layout, &made).await?;
+            let survivors = adopt_survivors(store, &layout, &made).await?;
             match layout.record(store, &made).await? {
-                None => return create(store, &layout, made, (min, max)).await,
+                None => {
+                    if survivors > 0 {
+                        log::warn!(
+                            "{survivors} of the {n} shards of {} outlived their layout record, \
+                             each holding the ids this split gives it: recorded the layout \
+                             again, their holders keep their ids, and the missing shards are made",
+                            layout.base.layout
+                        );
+                    }
+                    return create(store, &layout, made, (min, max)).await;
+                }
                 Some(other) => other,
             }
         }
@@ -121,21 +134,40 @@ fn new_shards(base: &PoolKeys, min: u64, max: u64, n: usize) -> Vec<Shard> {
         .collect()
 }
 
-/// Refuses a new layout while one of its shards exists already: the shard
-/// of a sharded pool whose record was lost (a master restarted empty), whose
-/// holders renew there and whose ids a new split would hand out again.
-async fn refuse_orphans(store: &mut Store, layout: &Layout, shards: &[Shard]) -> Result<()> {
+/// How many shards of a new layout exist already: shards of a sharded pool
+/// whose record was lost (its master restarted empty) while they and their
+/// holders lived on. Each is adopted only if every id it holds lies in the
+/// run this split gives it: the runs are disjoint, so no id is then in two
+/// shards once the missing ones are made with their own runs (a lost
+/// shard's holders are stopped at their next renewal, as when any pool
+/// vanishes, and its new holders wait `--delay`). Otherwise (the pool was
+/// resized since, or made with another range or number of shards) the
+/// layout is refused, having written nothing: a person must say which
+/// shards are the pool.
+async fn adopt_survivors(store: &mut Store, layout: &Layout, shards: &[Shard]) -> Result<usize> {
+    let mut survivors = 0;
     for shard in shards {
-        if check_types(store, &shard.keys).await? != "none" {
+        if check_types(store, &shard.keys).await? == "none" {
+            continue;
+        }
+        let stray = outside(store, &shard.keys, &shard.ranges).await?;
+        if !stray.is_empty() {
             return Err(Error::State(format!(
-                "{} exists, but no layout {} records it: a sharded pool whose layout was lost \
-                 (its master restarted empty?), whose holders may still renew there; delete \
-                 the old shards' keys (which stops their holders) before making the pool again",
-                shard.keys.ids, layout.base.layout
+                "{} holds ids {} outside the ids {} this split gives it, and no layout {} \
+                 records it: a shard of a sharded pool whose layout was lost (its master \
+                 restarted empty?), resized since it was made or made with another range or \
+                 number of shards, whose holders may still renew there; give the range and \
+                 number of shards it was made with, or delete the old shards' keys (which \
+                 stops their holders) before making the pool again",
+                shard.keys.ids,
+                ranges(&stray),
+                ranges(&shard.ranges),
+                layout.base.layout
             )));
         }
+        survivors += 1;
     }
-    Ok(())
+    Ok(survivors)
 }
 
 /// Builds the shards of a layout just recorded.

@@ -300,6 +300,30 @@ impl Connection {
         }
     }
 
+    /// Runs `cmd` on the node at `addr` (`host:port`, as
+    /// [`on_every_master`](Self::on_every_master) names it); on one
+    /// server, on that server whatever `addr` says.
+    pub async fn on_node(&mut self, addr: &str, cmd: Cmd) -> RedisResult<Value> {
+        match self {
+            Connection::Server(conn) => cmd.query_async(conn).await,
+            Connection::Cluster(conn) => {
+                let (host, port) = addr
+                    .rsplit_once(':')
+                    .and_then(|(h, p)| Some((h.to_string(), p.parse().ok()?)))
+                    .ok_or_else(|| {
+                        redis::RedisError::from((
+                            redis::ErrorKind::Client,
+                            "not a node address",
+                            addr.to_string(),
+                        ))
+                    })?;
+                let route =
+                    RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host, port });
+                conn.route_command(cmd, route).await
+            }
+        }
+    }
+
     /// Runs `cmd` on every master and returns each one's reply with its
     /// address; on one server, that server's reply alone.
     pub async fn on_every_master(&mut self, cmd: Cmd) -> RedisResult<Vec<(String, Value)>> {

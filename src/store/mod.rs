@@ -65,6 +65,6 @@ pub use quorum::{Quorum, Replies, Round, majority};
 pub(crate) use redis_error::is_denied;
 pub use redis_error::script_error;
 pub use replication::{Replica, ReplicaState, Replication, Role};
-pub use scan::keys_under;
+pub use scan::{keys_under, keys_under_every_master};
 pub use server::{Replicated, Store, invoke};
 pub use target::{ConnectOptions, Target, Tls, split_urls};

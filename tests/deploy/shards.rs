@@ -253,3 +253,77 @@ fn a_release_on_any_shard_wakes_a_waiter_on_the_cluster() {
     let kept = 1 - released;
     assert_eq!(holders[kept].wait(), 0, "{}", holders[kept].log());
 }
+
+/// The master of the layout record restarted empty: the layout and the
+/// marks are gone, four shards on the other masters and their holders live
+/// on. A run given the range finds those shards on the other masters and
+/// makes no pool beside them; `init` as the pool was made adopts them and
+/// makes the two lost shards again, so a run gets an id of those only.
+#[test]
+fn a_lost_layout_master_leaves_no_id_handed_out_twice_and_init_adopts_the_shards() {
+    let mut cluster = Cluster::start(3);
+    let url = cluster.url("t");
+    let range = ["--min", "1", "--max", "12", "--shards", "6"];
+    ok(&[&["init", "--redis", &url][..], &range].concat());
+    let shards = shard_keys(&cluster, "t");
+    let layout_master = master_of(&cluster, "{t}:layout");
+    // Every id held (by hand, as a holder's lease reads), for ten minutes.
+    let mut lost_ids = BTreeSet::new();
+    for key in &shards {
+        let node = cluster.node_of(key);
+        let (secs, _): (u64, u64) = node.query(&["TIME"]);
+        let until = (secs + 600).to_string();
+        let clients = key.replace(":ids", ":clients");
+        for member in node.query::<Vec<String>>(&["ZRANGE", key, "0", "-1"]) {
+            let _: i64 = node.query(&["ZADD", key, "XX", &until, &member]);
+            let _: i64 = node.query(&["HSET", &clients, &member, "by-hand"]);
+            if master_of(&cluster, key) == layout_master {
+                lost_ids.insert(member[1..].parse::<u64>().expect("an id"));
+            }
+        }
+    }
+    assert_eq!(lost_ids.len(), 4, "two shards of two ids on each master");
+    cluster.nodes[layout_master].restart_empty();
+    wait_until("the cluster to be ok again", EVENT, || {
+        cluster.nodes.iter().all(|n| {
+            n.query::<String>(&["CLUSTER", "INFO"])
+                .contains("cluster_state:ok")
+        })
+    });
+    let before = cluster.keys();
+
+    let run = [
+        "run",
+        "--redis",
+        &url,
+        "--min",
+        "1",
+        "--max",
+        "12",
+        "--wait",
+        "0",
+        "--delay",
+        "0",
+        "--no-safeguards",
+        "--",
+        "sh",
+        "-c",
+        "echo $YARAUS_WORKER_ID",
+    ];
+    let out = run_yaraus(&run, &[], LIMIT);
+    assert_eq!(out.code, Some(125), "{out:#?}");
+    assert!(out.stdout.is_empty(), "an id handed out again: {out:#?}");
+    assert!(out.stderr.contains("{t:shard:"), "{}", out.stderr);
+    assert_eq!(cluster.keys(), before, "the refused run wrote something");
+
+    let out = ok(&[&["init", "--redis", &url][..], &range].concat());
+    assert!(
+        out.stderr
+            .contains("4 of the 6 shards of {t}:layout outlived"),
+        "{out:#?}"
+    );
+    let out = run_yaraus(&run, &[], LIMIT);
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    let id: u64 = out.stdout.trim().parse().expect("an id");
+    assert!(lost_ids.contains(&id), "id {id} was held on a live shard");
+}

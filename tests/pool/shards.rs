@@ -154,6 +154,73 @@ fn a_lost_shard_is_passed_over_or_made_again_from_its_runs() {
     assert_eq!(members, set_of(&[&enc(3), &enc(4), &enc(7), &enc(8)]));
 }
 
+#[test]
+fn a_run_never_makes_a_pool_beside_the_shards_of_a_lost_layout() {
+    let s = RedisServer::start();
+    let url = s.url_ns("t");
+    yaraus_ok(&[
+        "--redis", &url, "init", "--min", "1", "--max", "4", "--shards", "2",
+    ]);
+    // Every id held by runs that renew on their shards.
+    for (k, id) in [(0, 1), (0, 2), (1, 3), (1, 4)] {
+        lease_in_shard(&s, k, id);
+    }
+    // The layout's master restarted empty: the layout and the marks are
+    // gone, the shards and their holders live on.
+    s.cmd(&["DEL", "t:layout", "t:ids", "t:stats"]);
+    let before = s.snapshot();
+    let out = yaraus(&quick_run(
+        &url,
+        &[
+            "--min",
+            "1",
+            "--max",
+            "4",
+            "--wait",
+            "0",
+            "--",
+            "sh",
+            "-c",
+            "echo $YARAUS_WORKER_ID",
+        ],
+    ));
+    assert_eq!(out.code, Some(125), "{out:#?}");
+    assert!(
+        out.stdout.is_empty(),
+        "an id was handed out again: {out:#?}"
+    );
+    let said: Vec<&str> = (out.stderr.lines())
+        .filter(|l| !l.contains("safeguards are off"))
+        .collect();
+    assert_eq!(said.len(), 1, "{out:#?}");
+    for words in ["t:shard:0:", "t:layout", "init --shards"] {
+        assert!(said[0].contains(words), "{words:?} not said: {}", said[0]);
+    }
+    assert_eq!(s.snapshot(), before, "the failed run wrote something");
+
+    // `init` as the pool was made finds the shards as it made them: it
+    // records the layout again, and the holders keep their ids.
+    let out = yaraus(&[
+        "--redis", &url, "init", "--min", "1", "--max", "4", "--shards", "2",
+    ]);
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    assert!(
+        out.stderr
+            .contains("2 of the 2 shards of t:layout outlived their layout record"),
+        "{out:#?}"
+    );
+    for k in 0..2 {
+        let held: Vec<String> = s.query(&["HVALS", &format!("t:shard:{k}:clients")]);
+        assert_eq!(held, ["by-hand", "by-hand"], "shard {k}");
+    }
+    // The pool is full: a run waits rather than take a held id.
+    let out = yaraus(&quick_run(&url, &["--wait", "0", "--", "true"]));
+    assert_eq!(out.code, Some(75), "{out:#?}");
+    assert_eq!(s.query::<i64>(&["EXISTS", "t:ids"]), 1, "the mark is back");
+    let mark: String = s.query(&["TYPE", "t:ids"]);
+    assert_eq!(mark, "string", "t:ids is the layout's mark, not a pool");
+}
+
 /// A pool of 1..9 in 3 shards with ids 2, 4, 6 and 9 leased by hand.
 fn sharded_with_leases(s: &RedisServer, url: &str) {
     yaraus_ok(&[
@@ -401,14 +468,17 @@ fn bad_shard_counts_get_one_line_and_change_nothing() {
         out.stderr
     );
     assert_eq!(s.snapshot(), before);
-    // A shard left over from a pool whose layout record was lost.
+    // Shards left over from a pool whose layout record was lost, asked for
+    // with another range than they were made with (1..5).
     s.cmd(&["DEL", "u:layout", "u:ids", "u:stats"]);
     let before = s.snapshot();
-    let out = yaraus(&["--redis", &other, "init", "--max", "5", "--shards", "2"]);
+    let out = yaraus(&["--redis", &other, "init", "--max", "6", "--shards", "2"]);
     assert_eq!(out.code, Some(125), "{out:#?}");
     assert!(
-        out.one_line()
-            .contains("u:shard:0:ids exists, but no layout u:layout records it"),
+        out.one_line().contains(
+            "u:shard:1:ids holds ids 3 outside the ids 4..6 this split gives it, and no \
+             layout u:layout records it"
+        ),
         "{}",
         out.stderr
     );
