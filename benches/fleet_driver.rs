@@ -83,11 +83,11 @@ impl Record {
             }
             let mut words = line.split_whitespace();
             let name = words.next().unwrap_or("");
-            let mut micros = words.map(|w| Duration::from_micros(w.parse().expect("µs")));
+            let numbers = words.map(|w| w.parse::<u64>().expect("a number"));
             match name {
-                "lease" => record.lease = micros.collect(),
-                "renewal" => record.renewal = micros.collect(),
-                "failed" => record.failed = micros.next().map_or(0, |d| d.as_micros() as u64),
+                "lease" => record.lease = numbers.map(Duration::from_micros).collect(),
+                "renewal" => record.renewal = numbers.map(Duration::from_micros).collect(),
+                "failed" => record.failed = numbers.sum(),
                 _ => panic!("a driver printed {line:?}"),
             }
         }

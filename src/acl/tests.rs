@@ -34,8 +34,8 @@ fn the_pool_rules_are_exact() {
         "reset on ~pool:clients ~pool:clock ~pool:ids ~pool:layout ~pool:queue:pool:ids \
          ~pool:queue:pool:shard:* ~pool:shard:* ~pool:stats &pool:wake:pool:ids \
          &pool:wake:pool:ids:* &pool:wake:pool:shard:* -@all +evalsha +get +hdel +hget +hincrby \
-         +hset +info|replication +pexpire +ping +pttl +publish +script|load +spublish +subscribe \
-         +time +type +wait +zadd +zrange +zrem +zscore"
+         +hset +info|replication +pexpire +ping +pttl +publish +scan +script|load +spublish \
+         +subscribe +time +type +wait +zadd +zrange +zrem +zscore"
     );
     // A sharded pool's shards, each under its own hash tag in a Cluster.
     let d = Deployment {
