@@ -195,14 +195,15 @@ impl Part {
         match self {
             // GET: the layout of a sharded pool (lease/layout.rs), which
             // `init`, `stats` and `list` read first, and `run` when the
-            // pool turns out to be sharded.
+            // pool turns out to be sharded. SCAN: before it makes a pool,
+            // whether shards of a lost layout live on (lease/layout.rs).
             Part::Init => &[
-                "type", "time", "get", "hset", "hmget", "zadd", "zcard", "zscan", "pexpire",
+                "type", "time", "get", "hset", "hmget", "zadd", "zcard", "zscan", "pexpire", "scan",
             ],
             // wait_shortfall; a waiter's wake-up subscription
             // (src/claim/wake.rs); SCAN: a run given the pool's range looks
             // for shards that outlived their layout before it makes the
-            // pool (lease/recovery.rs).
+            // pool (lease/layout.rs).
             Part::Run => &["get", "hincrby", "subscribe", "scan"],
             Part::Stats => &["get", "hmget"],
             // `--using`: how much of the pool is leased (list.rs).

@@ -30,7 +30,7 @@
 use super::keys::PoolKeys;
 use super::script::{Layout as LayoutScript, pool_error};
 use crate::error::{Error, Result};
-use crate::store::{Store, is_denied};
+use crate::store::{Store, is_denied, keys_under_every_master};
 use serde::{Deserialize, Serialize};
 use std::ops::RangeInclusive;
 
@@ -349,6 +349,27 @@ pub(super) fn minus(
             .collect();
     }
     left
+}
+
+/// Refuses to make the pool `keys` while a key of a shard of this
+/// namespace exists: the layout of a sharded pool was lost (the master of
+/// `ns:layout` and its marks restarted empty, in a Cluster) while other
+/// shards and their holders live on, and a pool made now would hand out
+/// their ids again. Every master is searched: the shards' slots are all
+/// over a Cluster. Rare (only when the pool is gone), so a `SCAN` of the
+/// keyspace is its price.
+pub(super) async fn refuse_beside_shards(store: &mut Store, keys: &PoolKeys) -> Result<()> {
+    let found = keys_under_every_master(store, &keys.shards_prefix()).await?;
+    let Some(key) = found.iter().min() else {
+        return Ok(());
+    };
+    Err(Error::State(format!(
+        "the pool {} does not exist, but {key} (a shard of a sharded pool of this namespace) \
+         does: the layout {} was lost (its master restarted empty?) while shards and their \
+         holders live on, and a pool made now would hand out their ids again; nothing was \
+         written. Run `yaraus init --shards N` with the pool's number of shards and range",
+        keys.ids, keys.layout
+    )))
 }
 
 #[cfg(test)]

@@ -19,13 +19,13 @@
 
 use super::init::{InitOutcome, add, create_missing, recorded_range};
 use super::keys::PoolKeys;
+use super::layout::refuse_beside_shards;
 use super::leaser::{Leaser, Leftover};
 use super::script::{self, is_uninit};
 use super::worker_id::WorkerId;
 use crate::base::setting::Setting;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::reply::Answer;
-use crate::store::{Store, keys_under_every_master};
 
 /// What acquire.lua answered: its code, the client id, the id, the
 /// expiry and the server's time (ms), and the id's clock record.
@@ -221,25 +221,4 @@ impl Leaser {
 /// mark), which the attempt then finds out for itself.
 fn is_wrong_type(e: &crate::error::Error) -> bool {
     matches!(e, crate::error::Error::State(text) if text.contains("WRONGTYPE"))
-}
-
-/// Refuses to make the pool `keys` while a key of a shard of this
-/// namespace exists: the layout of a sharded pool was lost (the master of
-/// `ns:layout` and its marks restarted empty, in a Cluster) while other
-/// shards and their holders live on, and a pool made now would hand out
-/// their ids again. Every master is searched: the shards' slots are all
-/// over a Cluster. Rare (only when the pool is gone), so a `SCAN` of the
-/// keyspace is its price.
-async fn refuse_beside_shards(store: &mut Store, keys: &PoolKeys) -> Result<()> {
-    let found = keys_under_every_master(store, &keys.shards_prefix()).await?;
-    let Some(key) = found.iter().min() else {
-        return Ok(());
-    };
-    Err(Error::State(format!(
-        "the pool {} does not exist, but {key} (a shard of a sharded pool of this namespace) \
-         does: the layout {} was lost (its master restarted empty?) while shards and their \
-         holders live on, and a pool made now would hand out their ids again; nothing was \
-         written. Run `yaraus init --shards N` with the pool's number of shards and range",
-        keys.ids, keys.layout
-    )))
 }

@@ -32,7 +32,7 @@ use super::init::{
     validate_range,
 };
 use super::keys::PoolKeys;
-use super::layout::{Layout, MAX_SHARDS, Shard, minus, resized, split};
+use super::layout::{Layout, MAX_SHARDS, Shard, minus, refuse_beside_shards, resized, split};
 use super::worker_id::WorkerId;
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
@@ -63,6 +63,9 @@ pub async fn init_pool(
     let layout = Layout::read(store, base).await?;
     let layout = match (layout.is_sharded(), shards) {
         (false, None | Some(1)) => {
+            if check_types(store, base).await? == "none" {
+                refuse_beside_shards(store, base).await?;
+            }
             return Ok(PoolInit {
                 outcome: init(store, base, (min, max), force).await?,
                 name: base.ids.clone(),

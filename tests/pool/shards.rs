@@ -197,6 +197,11 @@ fn a_run_never_makes_a_pool_beside_the_shards_of_a_lost_layout() {
         assert!(said[0].contains(words), "{words:?} not said: {}", said[0]);
     }
     assert_eq!(s.snapshot(), before, "the failed run wrote something");
+    // Nor does an `init` that is not told the pool is sharded.
+    let out = yaraus(&["--redis", &url, "init", "--min", "1", "--max", "4"]);
+    assert_eq!(out.code, Some(125), "{out:#?}");
+    assert!(out.one_line().contains("t:shard:0:"), "{}", out.stderr);
+    assert_eq!(s.snapshot(), before, "the refused init wrote something");
 
     // `init` as the pool was made finds the shards as it made them: it
     // records the layout again, and the holders keep their ids.
