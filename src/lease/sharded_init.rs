@@ -36,7 +36,7 @@ use super::layout::{Layout, MAX_SHARDS, Shard, minus, refuse_beside_shards, resi
 use super::worker_id::WorkerId;
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
-use crate::store::Store;
+use crate::store::{Store, keys_under_every_master};
 use std::ops::RangeInclusive;
 
 /// What `init` did, and to which pool.
@@ -144,10 +144,33 @@ fn new_shards(base: &PoolKeys, min: u64, max: u64, n: usize) -> Vec<Shard> {
 /// shards once the missing ones are made with their own runs (a lost
 /// shard's holders are stopped at their next renewal, as when any pool
 /// vanishes, and its new holders wait `--delay`). Otherwise (the pool was
-/// resized since, or made with another range or number of shards) the
-/// layout is refused, having written nothing: a person must say which
-/// shards are the pool.
+/// resized since, or made with another range or number of shards: a shard
+/// this split does not have is found on any master) the layout is
+/// refused, having written nothing: a person must say which shards are
+/// the pool.
 async fn adopt_survivors(store: &mut Store, layout: &Layout, shards: &[Shard]) -> Result<usize> {
+    // A shard of another split (another number of shards) may hold ids of
+    // this one's runs: a person must say what it is.
+    let found = keys_under_every_master(store, &layout.base.shards_prefix()).await?;
+    let prefixes: Vec<String> = shards
+        .iter()
+        .map(|s| format!("{}:", s.keys.ids.trim_end_matches(":ids")))
+        .collect();
+    if let Some(stranger) = found
+        .iter()
+        .filter(|key| !prefixes.iter().any(|p| key.starts_with(p.as_str())))
+        .min()
+    {
+        return Err(Error::State(format!(
+            "{stranger} exists, of a shard that {} shards would not have, and no layout {} \
+             records it: a sharded pool whose layout was lost (its master restarted empty?), \
+             made with another number of shards, whose holders may still renew there; give \
+             the number of shards and the range it was made with, or delete the old shards' \
+             keys (which stops their holders) before making the pool again",
+            shards.len(),
+            layout.base.layout
+        )));
+    }
     let mut survivors = 0;
     for shard in shards {
         if check_types(store, &shard.keys).await? == "none" {

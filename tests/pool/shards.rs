@@ -488,4 +488,19 @@ fn bad_shard_counts_get_one_line_and_change_nothing() {
         out.stderr
     );
     assert_eq!(s.snapshot(), before);
+    // Shards of 3 whose first two fit a split in 2 (1..3, 4..7) while the
+    // third holds 7..9, which that split would give out again.
+    let third = s.url_ns("v");
+    yaraus_ok(&["--redis", &third, "init", "--max", "9", "--shards", "3"]);
+    s.cmd(&["DEL", "v:layout", "v:ids", "v:stats"]);
+    let before = s.snapshot();
+    let out = yaraus(&["--redis", &third, "init", "--max", "7", "--shards", "2"]);
+    assert_eq!(out.code, Some(125), "{out:#?}");
+    assert!(
+        out.one_line()
+            .contains("v:shard:2:ids exists, of a shard that 2 shards would not have"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(s.snapshot(), before);
 }
