@@ -441,13 +441,16 @@ fn clients_that_read_no_layout_are_refused_and_change_nothing() {
 fn bad_shard_counts_get_one_line_and_change_nothing() {
     let s = RedisServer::start();
     let url = s.url_ns("t");
-    let refused = |args: &[&str], code: i32, says: &str| {
+    // `init ARGS` on the namespace of `url`: exit `code`, one line that
+    // `says`, nothing changed.
+    let refused_on = |url: &str, args: &[&str], code: i32, says: &str| {
         let before = s.snapshot();
-        let out = yaraus(&[&["--redis", &url, "init"][..], args].concat());
+        let out = yaraus(&[&["--redis", url, "init"][..], args].concat());
         assert_eq!(out.code, Some(code), "{args:?}: {out:#?}");
         assert!(out.one_line().contains(says), "{args:?}: {}", out.stderr);
         assert_eq!(s.snapshot(), before, "{args:?} changed Redis");
     };
+    let refused = |args: &[&str], code: i32, says: &str| refused_on(&url, args, code, says);
     refused(
         &["--shards", "0"],
         2,
@@ -463,44 +466,31 @@ fn bad_shard_counts_get_one_line_and_change_nothing() {
     );
     let other = s.url_ns("u");
     yaraus_ok(&["--redis", &other, "init", "--max", "5", "--shards", "2"]);
-    let before = s.snapshot();
-    let out = yaraus(&["--redis", &other, "init", "--max", "5", "--shards", "3"]);
-    assert_eq!(out.code, Some(125), "{out:#?}");
-    assert!(
-        out.one_line()
-            .contains("the pool u:layout has 2 shards, not 3"),
-        "{}",
-        out.stderr
+    refused_on(
+        &other,
+        &["--max", "5", "--shards", "3"],
+        125,
+        "the pool u:layout has 2 shards, not 3",
     );
-    assert_eq!(s.snapshot(), before);
     // Shards left over from a pool whose layout record was lost, asked for
     // with another range than they were made with (1..5).
     s.cmd(&["DEL", "u:layout", "u:ids", "u:stats"]);
-    let before = s.snapshot();
-    let out = yaraus(&["--redis", &other, "init", "--max", "6", "--shards", "2"]);
-    assert_eq!(out.code, Some(125), "{out:#?}");
-    assert!(
-        out.one_line().contains(
-            "u:shard:1:ids holds ids 3 outside the ids 4..6 this split gives it, and no \
-             layout u:layout records it"
-        ),
-        "{}",
-        out.stderr
+    refused_on(
+        &other,
+        &["--max", "6", "--shards", "2"],
+        125,
+        "u:shard:1:ids holds ids 3 outside the ids 4..6 this split gives it, and no layout \
+         u:layout records it",
     );
-    assert_eq!(s.snapshot(), before);
     // Shards of 3 whose first two fit a split in 2 (1..3, 4..7) while the
     // third holds 7..9, which that split would give out again.
     let third = s.url_ns("v");
     yaraus_ok(&["--redis", &third, "init", "--max", "9", "--shards", "3"]);
     s.cmd(&["DEL", "v:layout", "v:ids", "v:stats"]);
-    let before = s.snapshot();
-    let out = yaraus(&["--redis", &third, "init", "--max", "7", "--shards", "2"]);
-    assert_eq!(out.code, Some(125), "{out:#?}");
-    assert!(
-        out.one_line()
-            .contains("v:shard:2:ids exists, of a shard that 2 shards would not have"),
-        "{}",
-        out.stderr
+    refused_on(
+        &third,
+        &["--max", "7", "--shards", "2"],
+        125,
+        "v:shard:2:ids exists, of a shard that 2 shards would not have",
     );
-    assert_eq!(s.snapshot(), before);
 }
