@@ -39,7 +39,7 @@ mod pool_load;
 use common::RedisServer;
 use common::cluster::Cluster;
 use figures::{option, percentile, start_redis};
-use pool_load::server_cpu;
+use pool_load::{scripts, server_cpu};
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write as _};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -290,23 +290,6 @@ fn info_number(server: &RedisServer, section: &str, field: &str) -> f64 {
         .info_field(section, field)
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("INFO {section}: {field}"))
-}
-
-/// Scripts a server ran (`EVALSHA` and `EVAL` calls, INFO commandstats).
-fn scripts(server: &RedisServer) -> u64 {
-    server
-        .info("commandstats")
-        .lines()
-        .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
-        .filter_map(|l| {
-            l.split("calls=")
-                .nth(1)?
-                .split(',')
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
-        .sum()
 }
 
 /// The median whole-process time of three runs of `yaraus args`.

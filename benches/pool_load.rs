@@ -1,6 +1,7 @@
 //! What the benches of a pool under renewal load share (`renewals.rs`,
-//! `renew_cost.rs`): the server's CPU, and the wait for the runs to hold
-//! their ids. Included by each with `mod pool_load;` (beside `mod common;`).
+//! `renew_cost.rs`, `fleet.rs`): the server's CPU and scripts run, and the
+//! wait for the runs to hold their ids. Included by each with
+//! `mod pool_load;` (beside `mod common;`).
 
 use crate::common::RedisServer;
 use std::time::{Duration, Instant};
@@ -14,6 +15,24 @@ pub fn server_cpu(server: &RedisServer) -> f64 {
                 .info_field("cpu", f)
                 .and_then(|v| v.parse::<f64>().ok())
                 .expect(f)
+        })
+        .sum()
+}
+
+/// Scripts run so far (`cmdstat_evalsha` and `cmdstat_eval` calls): the
+/// requests the runs make, where `total_commands_processed` also counts
+/// each command a script runs inside.
+pub fn scripts(server: &RedisServer) -> u64 {
+    let info = server.info("commandstats");
+    info.lines()
+        .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
+        .filter_map(|l| {
+            l.split("calls=")
+                .nth(1)?
+                .split(',')
+                .next()?
+                .parse::<u64>()
+                .ok()
         })
         .sum()
 }

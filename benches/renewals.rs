@@ -31,7 +31,7 @@ mod pool_load;
 
 use common::RedisServer;
 use figures::{option, start_redis};
-use pool_load::{server_cpu, wait_leased};
+use pool_load::{scripts, server_cpu, wait_leased};
 use std::fmt::Write as _;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -143,24 +143,6 @@ fn commands(server: &RedisServer) -> u64 {
     let v = server.info_field("stats", "total_commands_processed");
     v.and_then(|v| v.parse().ok())
         .expect("total_commands_processed")
-}
-
-/// Scripts run so far (`cmdstat_evalsha` and `cmdstat_eval` calls): the
-/// requests the runs make, where `total_commands_processed` also counts
-/// each command a script runs inside.
-fn scripts(server: &RedisServer) -> u64 {
-    let info = server.info("commandstats");
-    info.lines()
-        .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
-        .filter_map(|l| {
-            l.split("calls=")
-                .nth(1)?
-                .split(',')
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
-        .sum()
 }
 
 /// Medians over the runs of (yaraus, watchdog) resident and proportional
