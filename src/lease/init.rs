@@ -29,6 +29,7 @@
 //! by the Go tool, which has none, is measured by scanning it.
 
 use super::keys::PoolKeys;
+use super::range::{measure, recorded_range};
 use super::script::pool_error;
 use super::script::{FinalizeInit, Resize, Shrink};
 use super::worker_id::WorkerId;
@@ -111,15 +112,6 @@ pub async fn create_missing(
     }
     let (min, max) = current_range(store, keys).await?;
     Ok(InitOutcome::Already { min, max })
-}
-
-/// The pool's range as recorded in its stats (`None` for a pool made by
-/// the Go tool, which records none, or no pool).
-pub async fn recorded_range(store: &mut Store, keys: &PoolKeys) -> Result<Option<(u64, u64)>> {
-    let (min, max): (Option<u64>, Option<u64>) = store
-        .query(redis::cmd("HMGET").arg(&keys.stats).arg("min").arg("max"))
-        .await?;
-    Ok(min.zip(max))
 }
 
 /// Refuses keys of the pool that hold another type; the type of the ids
@@ -252,41 +244,6 @@ async fn current_range(store: &mut Store, keys: &PoolKeys) -> Result<(u64, u64)>
     // Record it, so that the next command need not scan.
     record_range(store, keys, min, max).await?;
     Ok((min, max))
-}
-
-/// Scans a pool (one written by the Go tool, say) for its smallest and
-/// largest id.
-pub(crate) async fn measure(store: &mut Store, keys: &PoolKeys) -> Result<(u64, u64)> {
-    let mut cursor: u64 = 0;
-    let mut range: Option<(u64, u64)> = None;
-    loop {
-        let (next, page): (u64, Vec<(String, f64)>) = store
-            .query(
-                redis::cmd("ZSCAN")
-                    .arg(&keys.ids)
-                    .arg(cursor)
-                    .arg("COUNT")
-                    .arg(CHUNK),
-            )
-            .await?;
-        for (member, _) in page {
-            let id = WorkerId::decode(&member).ok_or_else(|| {
-                Error::State(format!(
-                    "the pool {} holds '{member}', which is not an encoded id (A1, B10, …)",
-                    keys.ids
-                ))
-            })?;
-            range = Some(match range {
-                None => (id.0, id.0),
-                Some((lo, hi)) => (lo.min(id.0), hi.max(id.0)),
-            });
-        }
-        if next == 0 {
-            break;
-        }
-        cursor = next;
-    }
-    range.ok_or_else(|| Error::State(format!("the pool {} is empty", keys.ids)))
 }
 
 pub(super) async fn add(store: &mut Store, ids: &str, range: RangeInclusive<u64>) -> Result<u64> {

@@ -32,9 +32,9 @@
 
 use super::chunks::Chunks;
 use super::clock_guard::ClockRecord;
-use super::init::measure;
 use super::keys::PoolKeys;
 use super::layout::Layout;
+use super::range::measure;
 use super::report::HolderClock;
 use super::script::{Leased, pool_error};
 use super::worker_id::WorkerId;

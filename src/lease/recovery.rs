@@ -17,10 +17,11 @@
 //!   us, from everyone, until `--expire`. Such ids are released again
 //!   before later attempts and after the one that succeeds.
 
-use super::init::{InitOutcome, add, create_missing, recorded_range};
+use super::init::{InitOutcome, add, create_missing};
 use super::keys::PoolKeys;
 use super::layout::refuse_beside_shards;
 use super::leaser::{Leaser, Leftover};
+use super::range::recorded_range;
 use super::script::{self, is_uninit};
 use super::worker_id::WorkerId;
 use crate::base::setting::Setting;

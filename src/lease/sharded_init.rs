@@ -33,6 +33,7 @@ use super::init::{
 };
 use super::keys::PoolKeys;
 use super::layout::{Layout, MAX_SHARDS, Shard, minus, refuse_beside_shards, resized, split};
+use super::range::each_member;
 use super::worker_id::WorkerId;
 use crate::base::setting::Setting;
 use crate::error::{Error, Result};
@@ -383,29 +384,16 @@ async fn outside(
     keys: &PoolKeys,
     runs: &[RangeInclusive<u64>],
 ) -> Result<Vec<RangeInclusive<u64>>> {
-    let mut cursor: u64 = 0;
     let mut stray = Vec::new();
-    loop {
-        let (next, page): (u64, Vec<(String, f64)>) = store
-            .query(
-                redis::cmd("ZSCAN")
-                    .arg(&keys.ids)
-                    .arg(cursor)
-                    .arg("COUNT")
-                    .arg(1000),
-            )
-            .await?;
+    each_member(store, keys, |member| {
         stray.extend(
-            page.iter()
-                .filter_map(|(member, _)| WorkerId::decode(member))
+            WorkerId::decode(&member)
                 .map(|id| id.0)
                 .filter(|id| !runs.iter().any(|r| r.contains(id))),
         );
-        if next == 0 {
-            break;
-        }
-        cursor = next;
-    }
+        Ok(())
+    })
+    .await?;
     stray.sort_unstable();
     stray.dedup();
     let mut out: Vec<RangeInclusive<u64>> = Vec::new();
