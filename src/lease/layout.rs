@@ -359,7 +359,17 @@ pub(super) fn minus(
 /// over a Cluster. Rare (only when the pool is gone), so a `SCAN` of the
 /// keyspace is its price.
 pub(super) async fn refuse_beside_shards(store: &mut Store, keys: &PoolKeys) -> Result<()> {
-    let found = keys_under_every_master(store, &keys.shards_prefix()).await?;
+    let Some(found) = keys_under_every_master(store, &keys.shards_prefix()).await? else {
+        // Let through, as a layout it may not read is taken as none: rules
+        // made before sharded pools keep working on a pool that is not.
+        log::warn!(
+            "the ACL denies SCAN, so whether shards of a lost layout {} live on was not \
+             looked for before making {}; give the user the rules of `yaraus acl-rules`",
+            keys.layout,
+            keys.ids
+        );
+        return Ok(());
+    };
     let Some(key) = found.iter().min() else {
         return Ok(());
     };

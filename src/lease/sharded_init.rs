@@ -157,8 +157,7 @@ async fn adopt_survivors(store: &mut Store, layout: &Layout, shards: &[Shard]) -
         .iter()
         .map(|s| format!("{}:", s.keys.ids.trim_end_matches(":ids")))
         .collect();
-    if let Some(stranger) = found
-        .iter()
+    if let Some(stranger) = (found.iter().flatten())
         .filter(|key| !prefixes.iter().any(|p| key.starts_with(p.as_str())))
         .min()
     {
@@ -193,6 +192,14 @@ async fn adopt_survivors(store: &mut Store, layout: &Layout, shards: &[Shard]) -
             )));
         }
         survivors += 1;
+    }
+    if survivors > 0 && found.is_none() {
+        return Err(Error::State(format!(
+            "shards of {} outlived their layout record, and the ACL denies SCAN, so whether a \
+             shard of another split lives on cannot be known; give the user the rules of \
+             `yaraus acl-rules` and run init again",
+            layout.base.layout
+        )));
     }
     Ok(survivors)
 }

@@ -5,6 +5,7 @@
 //! must know whether a pool it would make has shards already (a Cluster's
 //! every master walked).
 
+use super::redis_error::is_denied;
 use super::server::Store;
 use crate::error::Result;
 
@@ -28,12 +29,17 @@ pub async fn keys_under(store: &mut Store, prefix: &str) -> Result<Vec<String>> 
 }
 
 /// Every key that starts with `prefix` on every master of a Cluster (each
-/// master walked with its own cursor), or on the one server.
-pub async fn keys_under_every_master(store: &mut Store, prefix: &str) -> Result<Vec<String>> {
+/// master walked with its own cursor), or on the one server; `None` when
+/// the ACL denies the user `SCAN` (rules made before a caller needed it).
+pub async fn keys_under_every_master(
+    store: &mut Store,
+    prefix: &str,
+) -> Result<Option<Vec<String>>> {
     let pattern = format!("{}*", glob_escaped(prefix));
     let mut conn = store.connection().await?;
     let firsts = match conn.on_every_master(scan(0, &pattern)).await {
         Ok(firsts) => firsts,
+        Err(e) if is_denied(&e) => return Ok(None),
         Err(e) => return Err(store.fail(e)),
     };
     let mut keys = Vec::new();
@@ -52,7 +58,7 @@ pub async fn keys_under_every_master(store: &mut Store, prefix: &str) -> Result<
             };
         }
     }
-    Ok(keys)
+    Ok(Some(keys))
 }
 
 /// `SCAN cursor MATCH pattern COUNT …`.

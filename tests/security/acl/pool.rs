@@ -151,7 +151,7 @@ fn the_rules_of_list_alone_let_it_list_the_leased_ids() {
 }
 
 /// A user made from the rules of a yaraus without sharded pools (no layout
-/// record, no shards, no `GET`) keeps running the pool subcommands on a
+/// record, no shards, no `GET`, no `SCAN`) keeps running the pool subcommands on a
 /// pool that is not sharded: the layout it may not read is taken as none.
 #[test]
 fn a_user_from_rules_without_shards_keeps_using_a_pool_that_is_not_sharded() {
@@ -167,6 +167,7 @@ fn a_user_from_rules_without_shards_keeps_using_a_pool_that_is_not_sharded() {
         "SETUSER",
         "app",
         "-get",
+        "-scan",
         "resetkeys",
         "~pool:ids",
         "~pool:clients",
