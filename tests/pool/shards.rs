@@ -274,24 +274,16 @@ fn stats_and_list_go_over_every_shard() {
         "{health:#?}"
     );
 
-    let out = yaraus_ok(&["--redis", &url, "list", "--using"]);
-    let rows = parse_json(&out.stdout);
-    let ids: Vec<u64> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_u64().unwrap())
-        .collect();
-    assert_eq!(ids, [2, 4, 6, 9]);
-    let out = yaraus_ok(&["--redis", &url, "list"]);
-    let all = parse_json(&out.stdout);
-    let ids: Vec<u64> = all
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_u64().unwrap())
-        .collect();
-    assert_eq!(ids, (1..=9).collect::<Vec<_>>());
+    // The ids of the rows `list ARGS` prints.
+    let listed = |args: &[&str]| -> Vec<u64> {
+        let out = yaraus_ok(&[&["--redis", &url, "list"][..], args].concat());
+        let rows = parse_json(&out.stdout);
+        (rows.as_array().unwrap().iter())
+            .map(|r| r["id"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(listed(&["--using"]), [2, 4, 6, 9]);
+    assert_eq!(listed(&[]), (1..=9).collect::<Vec<_>>());
 }
 
 #[test]

@@ -18,17 +18,8 @@ fn a_user_from_acl_rules_runs_the_pool_subcommands_and_can_touch_nothing_else() 
         "{rules}"
     );
 
-    ok(&global(&urls, "pool", &["init", "--max", "3"]), &AS_USER);
-    let run = [
-        &["run"][..],
-        &FAST,
-        &["--", "sh", "-c", "echo $YARAUS_WORKER_ID"],
-    ]
-    .concat();
-    let out = ok(&global(&urls, "pool", &run), &AS_USER);
-    assert_eq!(out.stdout.trim(), "1");
-    let stats = ok(&global(&urls, "pool", &["stats"]), &AS_USER);
-    let stats: serde_json::Value = serde_json::from_str(&stats.stdout).expect("stats JSON");
+    let stats = init_run_once_and_stats(&urls);
+    let stats: serde_json::Value = serde_json::from_str(&stats).expect("stats JSON");
     assert_eq!(stats["client_get_id_success"], 1, "{stats}");
     let prom = ok(
         &global(&urls, "pool", &["stats", "--format", "prometheus"]),
@@ -176,20 +167,22 @@ fn a_user_from_rules_without_shards_keeps_using_a_pool_that_is_not_sharded() {
         "~pool:queue:pool:ids",
         "~pool:ids:building:*",
     ]);
-    ok(&global(&urls, "pool", &["init", "--max", "3"]), &AS_USER);
+    let stats = init_run_once_and_stats(&urls);
+    assert!(stats.contains("\"client_get_id_success\": 1"), "{stats}");
+    ok(&global(&urls, "pool", &["list", "--using"]), &AS_USER);
+}
+
+/// As the user: `init --max 3`, one `run` whose command is given id 1,
+/// then `stats`' output.
+fn init_run_once_and_stats(urls: &[String]) -> String {
+    ok(&global(urls, "pool", &["init", "--max", "3"]), &AS_USER);
     let run = [
         &["run"][..],
         &FAST,
         &["--", "sh", "-c", "echo $YARAUS_WORKER_ID"],
     ]
     .concat();
-    let out = ok(&global(&urls, "pool", &run), &AS_USER);
+    let out = ok(&global(urls, "pool", &run), &AS_USER);
     assert_eq!(out.stdout.trim(), "1");
-    let stats = ok(&global(&urls, "pool", &["stats"]), &AS_USER);
-    assert!(
-        stats.stdout.contains("\"client_get_id_success\": 1"),
-        "{}",
-        stats.stdout
-    );
-    ok(&global(&urls, "pool", &["list", "--using"]), &AS_USER);
+    ok(&global(urls, "pool", &["stats"]), &AS_USER).stdout
 }
