@@ -44,6 +44,17 @@ mod tree;
 pub use tree::Packed;
 
 use std::collections::HashSet;
+
+/// Every order of three things (`i` becomes `perm[i]`): the renamings of
+/// three nodes a symmetry reduction tries, the spreads over three shards.
+pub const PERMUTATIONS_OF_3: [[u8; 3]; 6] = [
+    [0, 1, 2],
+    [0, 2, 1],
+    [1, 0, 2],
+    [1, 2, 0],
+    [2, 0, 1],
+    [2, 1, 0],
+];
 use std::fmt::Debug;
 use std::hash::{Hash, Hasher};
 use std::time::Instant;

@@ -9,6 +9,7 @@
 //! shard's create is sent when that shard acknowledges its raise).
 
 use super::*;
+use crate::hilo_model::explorer::PERMUTATIONS_OF_3;
 
 impl Run {
     /// Started: a fence in flight to every shard.
@@ -123,14 +124,7 @@ impl Run {
 
 /// Orders of the shards, for one window per shard: window i on shard
 /// `perm[i]`.
-const PERMUTATIONS: [[u8; MAX_SHARDS]; 6] = [
-    [0, 1, 2],
-    [0, 2, 1],
-    [1, 0, 2],
-    [1, 2, 0],
-    [2, 0, 1],
-    [2, 1, 0],
-];
+const PERMUTATIONS: [[u8; MAX_SHARDS]; 6] = PERMUTATIONS_OF_3;
 
 impl Model {
     /// The plans a run may choose: (k, shard of window i).

@@ -13,16 +13,10 @@
 //! search visits the same states in the same order.
 
 use super::*;
+use crate::seq_model::explorer::PERMUTATIONS_OF_3;
 
 /// Every renaming of the nodes: node i becomes perm[i].
-const PERMS: [[u8; N]; 6] = [
-    [0, 1, 2],
-    [0, 2, 1],
-    [1, 0, 2],
-    [1, 2, 0],
-    [2, 0, 1],
-    [2, 1, 0],
-];
+const PERMS: [[u8; N]; 6] = PERMUTATIONS_OF_3;
 
 /// The inverse of each of `PERMS`.
 const INVERSES: [[u8; N]; 6] = [
