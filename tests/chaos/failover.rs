@@ -28,7 +28,7 @@
 
 use super::child::now_ns;
 use super::common::pool::init_pool;
-use super::common::sentinel::{Sentinel, sentinel_url, wait_acquainted, wait_failover};
+use super::common::sentinel::{Sentinel, sentinel_url, three_watching, wait_failover};
 use super::common::{RedisServer, ServerOptions};
 use super::figures::{Budget, Outcome, Report, assert_no_overlap};
 use super::harness::{ClientSpec, Fleet, serial};
@@ -63,8 +63,7 @@ impl Group {
         for r in &servers[1..] {
             r.wait_replica_synced(&servers[0]);
         }
-        let sentinels: Vec<Sentinel> = (0..3).map(|_| Sentinel::start(&servers[0], 2)).collect();
-        wait_acquainted(&sentinels, servers.len() - 1, Duration::from_secs(30));
+        let sentinels = three_watching(&servers[0], servers.len() - 1);
         Group { servers, sentinels }
     }
 

@@ -234,12 +234,23 @@ pub fn wait_failover(sentinels: &[Sentinel], old_port: u16, timeout: Duration) -
     new
 }
 
+/// Three sentinels watching `master` (quorum 2), returned once each knows
+/// the other two and the master's `replicas` replicas: ready to fail over.
+pub fn three_watching(master: &RedisServer, replicas: usize) -> Vec<Sentinel> {
+    let sentinels: Vec<Sentinel> = (0..3).map(|_| Sentinel::start(master, 2)).collect();
+    wait_acquainted(&sentinels, replicas, ACQUAINTED);
+    sentinels
+}
+
+/// Bound on sentinels finding each other (a hello every 2 s each).
+const ACQUAINTED: Duration = Duration::from_secs(30);
+
 /// Waits until every sentinel knows each of the others and `replicas`
 /// replicas of the master. Sentinels learn of each other from hello messages
 /// published through the master every 2 s: a master killed before that has
 /// sentinels that each see it down alone, never reach the quorum, and never
 /// fail over (a test that kills at once must await this first).
-pub fn wait_acquainted(sentinels: &[Sentinel], replicas: usize, timeout: Duration) {
+fn wait_acquainted(sentinels: &[Sentinel], replicas: usize, timeout: Duration) {
     let others = sentinels.len() - 1;
     wait_until(
         "the sentinels to know each other and the replicas",

@@ -6,7 +6,7 @@ use super::*;
 use common::pool::{NS, enc, init_pool, server_now};
 use common::process::Run;
 use common::scratch::Scratch;
-use common::sentinel::{Sentinel, sentinel_url, wait_acquainted, wait_failover};
+use common::sentinel::{Sentinel, sentinel_url, three_watching, wait_failover};
 use common::{RedisServer, ServerOptions, wait_until};
 
 /// A master with `replicas` replicas in sync, watched by three sentinels
@@ -28,8 +28,7 @@ pub fn group(replicas: usize) -> (RedisServer, Vec<RedisServer>, Vec<Sentinel>) 
     for replica in &replicas {
         replica.wait_replica_synced(&master);
     }
-    let sentinels: Vec<Sentinel> = (0..3).map(|_| Sentinel::start(&master, 2)).collect();
-    wait_acquainted(&sentinels, replicas.len(), Duration::from_secs(30));
+    let sentinels = three_watching(&master, replicas.len());
     (master, replicas, sentinels)
 }
 

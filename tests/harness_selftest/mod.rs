@@ -318,7 +318,7 @@ fn yaraus_is_the_binary_under_test() {
 
 #[test]
 fn sentinels_promote_the_replica_when_the_master_is_sigkilled() {
-    use common::sentinel::{Sentinel, wait_acquainted, wait_failover};
+    use common::sentinel::{three_watching, wait_failover};
     let tcp = || ServerOptions {
         tcp: true,
         ..Default::default()
@@ -329,10 +329,9 @@ fn sentinels_promote_the_replica_when_the_master_is_sigkilled() {
         ..tcp()
     });
     replica.wait_replica_synced(&master);
-    let sentinels: Vec<Sentinel> = (0..3).map(|_| Sentinel::start(&master, 2)).collect();
+    let sentinels = three_watching(&master, 1);
     let old = master.port().unwrap();
     assert_eq!(sentinels[0].master_port(), Some(old));
-    wait_acquainted(&sentinels, 1, Duration::from_secs(30));
     master.sigkill();
     let new = wait_failover(&sentinels, old, Duration::from_secs(30));
     assert_eq!(Some(new), replica.port());
